@@ -1,0 +1,1 @@
+"""total-recall: extractors layer."""

@@ -1,0 +1,59 @@
+"""Plain data passed into and out of the extractors.
+
+Extractors are pure functions: they get `Utterance`s (one human prompt or one assistant text block,
+with the DAG context the walker resolved) and return `Extraction`s. They never touch SQLite; the index
+layer stores what they return, after the central scrubber has run over every string.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(slots=True)
+class ToolEvent:
+    """A tool call near an utterance: what ran and whether it failed."""
+
+    name: str
+    summary: str  # compact input, e.g. the Bash command or the edited file path
+    is_error: bool = False
+    result_head: str = ""  # first few hundred chars of the result text
+
+
+@dataclass(slots=True)
+class Utterance:
+    """One human-typed prompt or one assistant text block, with its conversational context."""
+
+    uuid: str
+    session_id: str
+    role: Role
+    text: str
+    ts: str | None = None
+    cwd: str | None = None
+    project_key: str | None = None
+    on_main_branch: bool = True
+    is_sidechain: bool = False
+    # For a user prompt: the last assistant text before it on its parent chain (what it may reject).
+    prev_assistant_text: str | None = None
+    # For an assistant text: the last human prompt before it on its parent chain.
+    prev_user_text: str | None = None
+    # Tool calls between the previous human prompt and this utterance, oldest first (capped).
+    recent_tools: list[ToolEvent] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Extraction:
+    """A typed fact mined from one message. Identity is (kind, source_uuid, ordinal)."""
+
+    kind: str
+    content: str
+    source_uuid: str
+    session_id: str
+    ordinal: int = 0
+    score: float = 0.5
+    context: dict[str, Any] = field(default_factory=dict)
+    ts: str | None = None
+    cwd: str | None = None

@@ -1,0 +1,1 @@
+"""total-recall: hooks layer."""

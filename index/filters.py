@@ -1,0 +1,69 @@
+"""Shared filters and scopes (I7, I8): one meaning of project/cwd/since/role/kind everywhere."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+_REL = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+class BadFilter(ValueError):
+    """An invalid filter value; the message says what is accepted."""
+
+
+def parse_since(value: str | None, now: datetime | None = None) -> str | None:
+    """`7d`, `12h`, `2w` or an ISO date/time -> ISO timestamp string comparable with stored `ts`."""
+    if not value:
+        return None
+    m = _REL.match(value)
+    now = now or datetime.now(timezone.utc)
+    if m:
+        dt = now - timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2)])
+        return dt.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise BadFilter(f"--since {value!r}: use a duration like 7d, 12h, 2w or an ISO date like 2026-10-01") from exc
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+@dataclass(slots=True)
+class Filters:
+    project: str | None = None  # project key, or a substring of it
+    cwd: str | None = None
+    since: str | None = None  # already-parsed ISO timestamp
+    role: str | None = None
+    kind: str | None = None
+    session: str | None = None
+    include_sidechains: bool = True
+
+    def sql(self, m: str = "m", s: str = "s") -> tuple[str, list[object]]:
+        """WHERE fragments over messages alias `m` joined to sessions alias `s`."""
+        where: list[str] = []
+        args: list[object] = []
+        if self.project:
+            where.append(f"({s}.project_key = ? OR {s}.project_key LIKE ?)")
+            args += [self.project, f"%{self.project}%"]
+        if self.cwd:
+            where.append(f"({m}.cwd = ? OR {s}.cwd = ?)")
+            args += [self.cwd, self.cwd]
+        if self.since:
+            where.append(f"{m}.ts >= ?")
+            args.append(self.since)
+        if self.role:
+            where.append(f"{m}.role = ?")
+            args.append(self.role)
+        if self.kind:
+            where.append(f"{m}.kind = ?")
+            args.append(self.kind)
+        if self.session:
+            where.append(f"{m}.session_id LIKE ?")
+            args.append(self.session + "%")
+        if not self.include_sidechains:
+            where.append(f"{m}.is_sidechain = 0")
+        return (" AND ".join(where), args)

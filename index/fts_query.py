@@ -1,0 +1,100 @@
+"""The one FTS5 query sanitiser (I7): user text in, a safe MATCH expression out.
+
+Rules: quoted phrases stay phrases; identifiers (snake_case, dotted, paths, ERR_CODES) become
+phrases of their parts, matching how unicode61 tokenised them; camelCase also matches its parts
+in the `idents` column; `term*` is a prefix query; FTS syntax characters never reach SQLite.
+Stopwords are dropped so natural-language questions match on their content words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+STOPWORDS = frozenset("""
+a an and are as at be been but by can could did do does doing done for from had has have how i if in into
+is it its itself just me my of on or our ours please should so some such than that the their them then
+there these they this those to too us was we were what when where which while who whom why will with
+would you your yours about after again against all am any because before being below between both down
+during each few further here more most no nor not off once only other out over own same she he her him his
+under until up very let lets let's also via vs ago get got make made use used using find found show
+""".split())
+
+_PHRASE = re.compile(r'"([^"]*)"')
+_WORD = re.compile(r"[\w][\w./\\:@#+-]*\*?", re.UNICODE)
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
+_CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+@dataclass(slots=True)
+class Query:
+    terms: list[str]  # FTS expressions, one per user term
+    exact: list[str]  # identifier-like terms (for exact-match promotion)
+
+    def all_of(self) -> str:
+        return " AND ".join(self.terms)
+
+    def any_of(self) -> str:
+        return " OR ".join(self.terms)
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', "") + '"'
+
+
+def _term(word: str) -> tuple[str | None, bool]:
+    """One user word -> (FTS expression, is_identifier)."""
+    prefix = word.endswith("*")
+    word = word.rstrip("*")
+    parts = _TOKEN.findall(word)
+    parts = [p for p in parts if p]
+    if not parts:
+        return None, False
+    ident = len(parts) > 1 or bool(_CAMEL.search(word))
+    if len(parts) == 1:
+        p = parts[0]
+        if not ident and p.lower() in STOPWORDS:
+            return None, False
+        expr = _quote(p) + ("*" if prefix else "")
+        if _CAMEL.search(word):
+            sub = [s.lower() for s in _CAMEL_PARTS.findall(word) if len(s) > 1]
+            if len(sub) > 1:
+                expr = f"({expr} OR ({' AND '.join('idents:' + _quote(s) for s in sub)}))"
+        return expr, ident
+    phrase = _quote(" ".join(parts))
+    return (phrase + ("*" if prefix else "")), True
+
+
+def parse(text: str) -> Query:
+    terms: list[str] = []
+    exact: list[str] = []
+    seen: set[str] = set()
+
+    def add(expr: str | None, raw: str, ident: bool) -> None:
+        if expr and expr not in seen:
+            seen.add(expr)
+            terms.append(expr)
+            if ident:
+                exact.append(raw)
+
+    for m in _PHRASE.finditer(text):
+        toks = _TOKEN.findall(m.group(1))
+        if toks:
+            add(_quote(" ".join(toks)), m.group(1), True)
+    rest = _PHRASE.sub(" ", text)
+    for m in _WORD.finditer(rest):
+        raw = m.group(0).rstrip(".:,;-/\\")
+        if raw.endswith("*") is False and m.group(0).endswith("*"):
+            raw += "*"
+        expr, ident = _term(raw)
+        add(expr, raw.rstrip("*"), ident)
+    if not terms:
+        # A query of only stopwords: search them anyway rather than nothing.
+        for tok in _TOKEN.findall(text)[:8]:
+            add(_quote(tok), tok, False)
+    return Query(terms, exact)

@@ -1,0 +1,90 @@
+"""Worker side of indexing: parse a file chunk, run the extractors, scrub every stored string.
+
+Pure and picklable: runs in worker processes (`--jobs N`); the result goes to the single writer.
+The scrubber is applied here, centrally, to every string that will be stored; nothing reaches
+the writer unscrubbed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import orjson
+
+from extractors.model import ToolEvent, Utterance
+from extractors.pipeline import extract
+from extractors.scrubber import scrub_obj, scrub_text
+from index.writer import Prepared
+from lib.context import iter_contexts
+from lib.model import Carry, FileChunk
+from lib.project import project_key
+from lib.walker import FileInfo, parse_file
+
+HEAD_BYTES = 4096
+
+
+@dataclass(slots=True)
+class Task:
+    path: str
+    root: str
+    project_dir: str
+    info: FileInfo
+    start: int
+    carry: dict | None
+    reset: bool
+    size: int
+    mtime_ns: int
+    inode: int
+
+
+def head_hash(path: str, n: int) -> str:
+    """Fingerprint of the first n bytes (n is stored with it, so a growing file still matches)."""
+    with open(path, "rb") as f:
+        data = f.read(min(n, HEAD_BYTES))
+    return f"{len(data)}:{hashlib.blake2b(data, digest_size=12).hexdigest()}"
+
+
+def prepare(task: Task) -> Prepared:
+    chunk = parse_file(task.path, task.start, Carry.from_json(task.carry), task.info)
+    rows = _extract(chunk)
+    _scrub_chunk(chunk)
+    return Prepared(chunk=chunk, root=task.root, project_dir=task.project_dir, layout=task.info.layout,
+                    size=task.size, mtime_ns=task.mtime_ns, inode=task.inode,
+                    head_hash=head_hash(task.path, chunk.end), reset=task.reset, extractions=rows)
+
+
+def _extract(chunk: FileChunk) -> list[tuple]:
+    rows: list[tuple] = []
+    for m, ctx in iter_contexts(chunk.messages, chunk.carry):
+        if m.kind not in ("prompt", "text"):
+            continue
+        u = Utterance(
+            uuid=m.uuid, session_id=m.session_id, role="user" if m.role == "user" else "assistant",
+            text=m.text, ts=m.ts, cwd=m.cwd, project_key=project_key(m.cwd), is_sidechain=m.is_sidechain,
+            prev_assistant_text=ctx.prev_assistant_text, prev_user_text=ctx.prev_user_text,
+            recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools])
+        for e in extract(u):
+            content = scrub_text(e.content)
+            context = scrub_obj(e.context) if e.context else {}
+            rows.append((e.kind, content, orjson.dumps(context).decode(), float(e.score), e.session_id,
+                         e.source_uuid, e.ordinal, e.cwd or m.cwd, u.project_key, e.ts or m.ts,
+                         "project"))
+    return rows
+
+
+def _scrub_chunk(chunk: FileChunk) -> None:
+    """Every stored string of the chunk goes through the one scrubber."""
+    for m in chunk.messages:
+        m.text = scrub_text(m.text)
+        if m.tool_target:
+            m.tool_target = scrub_text(m.tool_target)
+    for d in chunk.sessions.values():
+        if d.first_prompt:
+            d.first_prompt = scrub_text(d.first_prompt)
+        d.titles = {k: scrub_text(v) for k, v in d.titles.items()}
+    chunk.summaries = [(leaf, scrub_text(title)) for leaf, title in chunk.summaries]
+    for s in chunk.spawns:
+        if s.description:
+            s.description = scrub_text(s.description)
+    chunk.carry.threads = scrub_obj(chunk.carry.threads)

@@ -1,0 +1,145 @@
+"""Versioned schema and idempotent migrations (I1). The only DDL in the project."""
+
+from __future__ import annotations
+
+import sqlite3
+
+SCHEMA_VERSION = 1
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT);
+
+CREATE TABLE IF NOT EXISTS sessions(
+  session_id TEXT PRIMARY KEY,
+  project_key TEXT, cwd TEXT, git_branch TEXT,
+  title TEXT, title_source TEXT, first_prompt TEXT,
+  first_ts TEXT, last_ts TEXT,
+  n_messages INTEGER DEFAULT 0, n_prompts INTEGER DEFAULT 0, n_tool_calls INTEGER DEFAULT 0,
+  n_compactions INTEGER DEFAULT 0,
+  version TEXT, models TEXT, resumed_from TEXT,
+  source_file TEXT, source_state TEXT DEFAULT 'present',
+  main_leaf TEXT
+);
+CREATE INDEX IF NOT EXISTS sessions_project ON sessions(project_key, last_ts);
+CREATE INDEX IF NOT EXISTS sessions_cwd ON sessions(cwd);
+
+CREATE TABLE IF NOT EXISTS messages(
+  id INTEGER PRIMARY KEY,
+  uuid TEXT NOT NULL UNIQUE,
+  session_id TEXT NOT NULL,
+  parent_uuid TEXT,
+  role TEXT NOT NULL, kind TEXT NOT NULL,
+  ts TEXT,
+  text TEXT NOT NULL,
+  idents TEXT NOT NULL DEFAULT '',
+  agent_id TEXT, is_sidechain INTEGER NOT NULL DEFAULT 0, on_main INTEGER NOT NULL DEFAULT 1,
+  tool_name TEXT, tool_use_id TEXT, tool_target TEXT, is_error INTEGER NOT NULL DEFAULT 0,
+  message_id TEXT, model TEXT, cwd TEXT,
+  source_file TEXT, byte_offset INTEGER
+);
+CREATE INDEX IF NOT EXISTS messages_session ON messages(session_id, id);
+CREATE INDEX IF NOT EXISTS messages_parent ON messages(parent_uuid);
+CREATE INDEX IF NOT EXISTS messages_source ON messages(source_file);
+CREATE INDEX IF NOT EXISTS messages_tool_use ON messages(tool_use_id);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
+  text, idents, content='messages', content_rowid='id', tokenize='porter unicode61'
+);
+
+CREATE TABLE IF NOT EXISTS aliases(
+  uuid TEXT PRIMARY KEY, parent_uuid TEXT, session_id TEXT, source_file TEXT
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS turns(
+  message_id TEXT NOT NULL, request_id TEXT NOT NULL,
+  session_id TEXT, uuid TEXT, ts TEXT, model TEXT,
+  input_tokens INTEGER, output_tokens INTEGER, cache_creation_tokens INTEGER,
+  cache_5m_tokens INTEGER, cache_1h_tokens INTEGER, cache_read_tokens INTEGER,
+  web_search_requests INTEGER DEFAULT 0,
+  is_sidechain INTEGER, agent_id TEXT, source_file TEXT,
+  PRIMARY KEY(message_id, request_id)
+);
+CREATE INDEX IF NOT EXISTS turns_session ON turns(session_id);
+CREATE INDEX IF NOT EXISTS turns_ts ON turns(ts);
+
+CREATE TABLE IF NOT EXISTS turn_durations(
+  uuid TEXT PRIMARY KEY, session_id TEXT, parent_uuid TEXT, duration_ms INTEGER, ts TEXT, source_file TEXT
+);
+
+CREATE TABLE IF NOT EXISTS compactions(
+  uuid TEXT PRIMARY KEY, session_id TEXT, ts TEXT, kind TEXT, trigger TEXT,
+  pre_tokens INTEGER, tokens_saved INTEGER, logical_parent_uuid TEXT, source_file TEXT
+);
+
+CREATE TABLE IF NOT EXISTS summaries(
+  leaf_uuid TEXT NOT NULL, summary TEXT NOT NULL, source_file TEXT,
+  PRIMARY KEY(leaf_uuid, summary)
+);
+
+CREATE TABLE IF NOT EXISTS agents(
+  agent_id TEXT PRIMARY KEY, session_id TEXT, layout TEXT, source_file TEXT,
+  spawn_tool_use_id TEXT, spawn_uuid TEXT, subagent_type TEXT, description TEXT,
+  is_compaction_helper INTEGER DEFAULT 0, first_ts TEXT, prompt_key TEXT
+);
+CREATE INDEX IF NOT EXISTS agents_session ON agents(session_id);
+
+CREATE TABLE IF NOT EXISTS task_spawns(
+  tool_use_id TEXT PRIMARY KEY, session_id TEXT, uuid TEXT, subagent_type TEXT, description TEXT,
+  prompt_key TEXT, agent_id TEXT, source_file TEXT
+);
+CREATE INDEX IF NOT EXISTS task_spawns_prompt ON task_spawns(prompt_key);
+
+CREATE TABLE IF NOT EXISTS extractions(
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL, content TEXT NOT NULL, context TEXT NOT NULL DEFAULT '{}',
+  score REAL NOT NULL DEFAULT 0.5,
+  session_id TEXT, source_uuid TEXT NOT NULL, ordinal INTEGER NOT NULL DEFAULT 0,
+  cwd TEXT, project_key TEXT, ts TEXT, scope TEXT DEFAULT 'project', source_file TEXT,
+  UNIQUE(kind, source_uuid, ordinal)
+);
+CREATE INDEX IF NOT EXISTS extractions_kind ON extractions(kind, ts);
+CREATE INDEX IF NOT EXISTS extractions_session ON extractions(session_id);
+CREATE INDEX IF NOT EXISTS extractions_source ON extractions(source_uuid);
+CREATE INDEX IF NOT EXISTS extractions_project ON extractions(project_key, kind);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS extractions_fts USING fts5(
+  content, context, content='extractions', content_rowid='id', tokenize='porter unicode61'
+);
+
+CREATE TABLE IF NOT EXISTS ingest_state(
+  path TEXT PRIMARY KEY,
+  root TEXT, project_dir TEXT, layout TEXT,
+  size INTEGER, mtime_ns INTEGER, inode INTEGER,
+  offset INTEGER NOT NULL DEFAULT 0, head_hash TEXT,
+  carry TEXT, missing INTEGER NOT NULL DEFAULT 0,
+  records INTEGER DEFAULT 0, lines INTEGER DEFAULT 0, bad_lines INTEGER DEFAULT 0,
+  indexed_at TEXT
+);
+
+CREATE TABLE IF NOT EXISTS ingest_runs(
+  id INTEGER PRIMARY KEY, started_at TEXT, elapsed_s REAL, mode TEXT, jobs INTEGER,
+  files INTEGER, files_unchanged INTEGER, records INTEGER, messages_added INTEGER,
+  extractions_added INTEGER, bytes_read INTEGER, bad_lines TEXT, errors INTEGER DEFAULT 0
+);
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1}
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    try:
+        row = conn.execute("SELECT value FROM schema_meta WHERE key='schema_version'").fetchone()
+    except sqlite3.OperationalError:
+        return 0
+    return int(row[0]) if row else 0
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the DB to SCHEMA_VERSION; safe to run any number of times."""
+    have = current_version(conn)
+    for version in sorted(MIGRATIONS):
+        if version > have:
+            conn.executescript("BEGIN;" + MIGRATIONS[version] + f"""
+                INSERT OR REPLACE INTO schema_meta(key, value) VALUES('schema_version', '{version}');
+                COMMIT;""")
+    return SCHEMA_VERSION

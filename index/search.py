@@ -1,0 +1,192 @@
+"""The one search implementation (I7): FTS5 bm25 + kind + recency, filters, snippets, de-duplication.
+
+CLI `search`, the hooks and the MCP tools all call `search_messages` / `search_sessions`.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from index.filters import Filters
+from index.fts_query import Query, parse
+
+# How much a hit of each kind is worth relative to a human prompt or an assistant answer.
+KIND_WEIGHT = {
+    "prompt": 1.0, "text": 1.0, "away_summary": 0.9, "tool_use": 0.75, "tool_result": 0.6,
+    "agent_prompt": 0.55, "command": 0.7, "bash_input": 0.7, "command_output": 0.5, "compact_summary": 0.35,
+    "compact_prompt": 0.2, "meta": 0.3, "system_reminder": 0.2, "interrupt": 0.1, "api_error": 0.2,
+    "compact_boundary": 0.1,
+}
+CANDIDATES = 400
+RECENCY_HALF_LIFE_DAYS = 180.0
+
+
+@dataclass(slots=True)
+class Hit:
+    session_id: str
+    uuid: str
+    ts: str | None
+    role: str
+    kind: str
+    cwd: str | None
+    project: str | None
+    snippet: str
+    score: float
+    source_file: str | None
+    is_sidechain: bool = False
+    on_main: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class SessionHit:
+    session_id: str
+    title: str | None
+    project: str | None
+    first_ts: str | None
+    last_ts: str | None
+    score: float
+    hits: list[Hit] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["hits"] = [h.to_json() for h in self.hits]
+        return d
+
+
+def _age_factor(ts: str | None, now: datetime) -> float:
+    if not ts:
+        return 0.9
+    try:
+        dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return 0.9
+    days = max((now - dt).total_seconds() / 86400.0, 0.0)
+    return 0.85 + 0.15 * math.exp(-days / RECENCY_HALF_LIFE_DAYS)
+
+
+def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) -> list[tuple[Any, ...]]:
+    where, args = f.sql()
+    sql = f"""
+        SELECT m.id, m.session_id, m.uuid, m.ts, m.role, m.kind, m.cwd, s.project_key, m.source_file,
+               m.is_sidechain, m.on_main, bm25(messages_fts, 1.0, 0.6) AS rank, m.text
+        FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+        LEFT JOIN sessions s ON s.session_id = m.session_id
+        WHERE messages_fts MATCH ? {"AND " + where if where else ""}
+        ORDER BY rank LIMIT ?"""
+    return conn.execute(sql, [match, *args, limit]).fetchall()
+
+
+def _rank(rows: list[tuple[Any, ...]], q: Query, now: datetime) -> list[tuple[float, tuple[Any, ...]]]:
+    scored = []
+    exact = [e.lower() for e in q.exact if len(e) > 2]
+    for r in rows:
+        base = -float(r[11])  # bm25: lower is better
+        w = KIND_WEIGHT.get(r[5], 0.5)
+        if not r[10]:
+            w *= 0.8  # abandoned branch
+        bonus = 1.0
+        if exact:
+            low = r[12].lower()
+            found = sum(1 for e in exact if e in low)
+            bonus += 0.25 * found
+        scored.append((base * w * bonus * _age_factor(r[3], now), r))
+    scored.sort(key=lambda x: -x[0])
+    return scored
+
+
+def _snippets(conn: sqlite3.Connection, match: str, ids: list[int]) -> dict[int, str]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"""SELECT rowid, snippet(messages_fts, 0, '[', ']', '…', 24) FROM messages_fts
+            WHERE messages_fts MATCH ? AND rowid IN ({marks})""", [match, *ids]).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> tuple[str, list[tuple[Any, ...]]]:
+    """AND of all terms first; widen to OR when that finds too little."""
+    match = q.all_of()
+    rows = _candidates(conn, match, f, CANDIDATES) if len(q.terms) > 1 else []
+    if len(rows) < limit * 3 or len(q.terms) == 1:
+        match = q.any_of()
+        more = _candidates(conn, match, f, CANDIDATES)
+        have = {r[0] for r in rows}
+        # AND-matches keep a head start over OR-only matches
+        rows = [r[:11] + (r[11] * 1.5,) + r[12:] for r in rows] + [r for r in more if r[0] not in have]
+    return match, rows
+
+
+def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = None, limit: int = 10,
+                    now: datetime | None = None) -> list[Hit]:
+    f = f or Filters()
+    q = parse(text)
+    if q.empty:
+        return []
+    now = now or datetime.now(timezone.utc)
+    match, rows = _query_rows(conn, q, f, limit)
+    ranked = _rank(rows, q, now)
+    out: list[tuple[float, tuple[Any, ...]]] = []
+    seen_text: set[tuple[str, int]] = set()
+    for score, r in ranked:
+        key = (r[1], hash(r[12][:400]))
+        if key in seen_text:
+            continue  # the same text twice in one session (resume copies, mirrors)
+        seen_text.add(key)
+        out.append((score, r))
+        if len(out) >= limit:
+            break
+    snips = _snippets(conn, q.any_of(), [r[0] for _, r in out])
+    return [_hit(r, score, snips.get(r[0]) or r[12][:200]) for score, r in out]
+
+
+def _hit(r: tuple[Any, ...], score: float, snippet: str) -> Hit:
+    return Hit(session_id=r[1], uuid=r[2], ts=r[3], role=r[4], kind=r[5], cwd=r[6], project=r[7],
+               snippet=snippet, score=round(score, 4), source_file=r[8], is_sidechain=bool(r[9]),
+               on_main=bool(r[10]))
+
+
+def search_sessions(conn: sqlite3.Connection, text: str, f: Filters | None = None, limit: int = 10,
+                    hits_per_session: int = 3, now: datetime | None = None) -> list[SessionHit]:
+    """Rank whole sessions: the best hit counts most, further distinct hits add a little."""
+    f = f or Filters()
+    q = parse(text)
+    if q.empty:
+        return []
+    now = now or datetime.now(timezone.utc)
+    _, rows = _query_rows(conn, q, f, limit)
+    ranked = _rank(rows, q, now)
+    per: dict[str, list[tuple[float, tuple[Any, ...]]]] = {}
+    for score, r in ranked:
+        per.setdefault(r[1], []).append((score, r))
+    scored = []
+    for sid, items in per.items():
+        tops = [s for s, _ in items[:5]]
+        total = tops[0] + 0.15 * sum(tops[1:])
+        scored.append((total, sid, items))
+    scored.sort(key=lambda x: -x[0])
+    scored = scored[:limit]
+    meta = _session_meta(conn, [sid for _, sid, _ in scored])
+    snips = _snippets(conn, q.any_of(), [r[0] for _, _, items in scored for _, r in items[:hits_per_session]])
+    out = []
+    for total, sid, items in scored:
+        title, project, first_ts, last_ts = meta.get(sid, (None, None, None, None))
+        hits = [_hit(r, s, snips.get(r[0]) or r[12][:200]) for s, r in items[:hits_per_session]]
+        out.append(SessionHit(sid, title, project, first_ts, last_ts, round(total, 4), hits))
+    return out
+
+
+def _session_meta(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(f"SELECT session_id, title, project_key, first_ts, last_ts FROM sessions "
+                        f"WHERE session_id IN ({marks})", ids).fetchall()
+    return {r[0]: r[1:] for r in rows}

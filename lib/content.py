@@ -1,0 +1,117 @@
+"""Content normalisation (W5): message content -> (kind, searchable text, tool fields).
+
+`thinking` blocks are dropped here and never leave this module. Envelopes that are not the
+human's own words (meta text, command echoes, reminders, compact summaries, interrupts) get
+their own kinds so extractors can ignore them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+TOOL_RESULT_CAP = 2000
+TOOL_INPUT_CAP = 1200
+TEXT_CAP = 60000
+
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+_PRIVATE = re.compile(r"<private>.*?</private>", re.S | re.I)
+_CMD_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_CMD_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_TAG = re.compile(r"</?[a-z][a-z0-9-]*>")
+COMPACT_PREFIX = "This session is being continued from a previous conversation"
+_INTERRUPT = "[Request interrupted by user"
+
+
+def strip_private(text: str) -> str:
+    """`<private>…</private>` spans are never stored (S3)."""
+    if "<private>" in text or "<PRIVATE>" in text:
+        return _PRIVATE.sub("[private]", text)
+    return text
+
+
+def classify_user_text(text: str, *, is_meta: bool, is_compact: bool) -> tuple[str, str]:
+    """Return (kind, cleaned text) for a user string/text content."""
+    if is_compact or text.startswith(COMPACT_PREFIX):
+        return "compact_summary", text
+    if is_meta:
+        return "meta", text
+    head = text[:200]
+    if "<command-name>" in head or "<command-message>" in head:
+        name = _CMD_NAME.search(text)
+        args = _CMD_ARGS.search(text)
+        cleaned = " ".join(x for x in ((name.group(1).strip() if name else ""),
+                                       (args.group(1).strip() if args else "")) if x)
+        return "command", cleaned or _TAG.sub(" ", text).strip()
+    if head.startswith("<local-command-") or head.startswith("<bash-stdout>") or head.startswith("<bash-stderr>"):
+        return "command_output", _TAG.sub(" ", text).strip()
+    if head.startswith("<bash-input>"):
+        return "bash_input", _TAG.sub("", text).strip()
+    if text.startswith(_INTERRUPT):
+        return "interrupt", text
+    if "<system-reminder>" in text:
+        rest = _REMINDER.sub("", text).strip()
+        if not rest:
+            return "system_reminder", text
+        text = rest
+    if head.startswith("<user-prompt-submit-hook>") or head.startswith("Caveat: The messages below"):
+        return "meta", text
+    return "prompt", text
+
+
+def block_text(content: Any) -> str:
+    """Text of a tool_result content (string or list of blocks), images as placeholders."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for b in content:
+            if not isinstance(b, dict):
+                continue
+            t = b.get("type")
+            if t == "text":
+                parts.append(str(b.get("text") or ""))
+            elif t == "image":
+                parts.append("[image]")
+            elif t == "tool_reference":
+                parts.append(str(b.get("tool_name") or b.get("name") or ""))
+        return "\n".join(parts)
+    return ""
+
+
+def tool_summary(name: str, inp: Any) -> tuple[str | None, str]:
+    """(target, searchable text) for a tool call: the command or file it acted on, plus input."""
+    if not isinstance(inp, dict):
+        return None, f"{name}"
+    target: str | None = None
+    if "command" in inp and isinstance(inp["command"], str):
+        target = inp["command"][:300]
+    for key in ("file_path", "notebook_path", "path", "url", "pattern", "query", "skill"):
+        v = inp.get(key)
+        if isinstance(v, str) and v:
+            target = target or v[:300]
+            break
+    if name in ("Task", "Agent"):
+        target = str(inp.get("subagent_type") or inp.get("description") or "")[:300] or None
+    if name == "TodoWrite" and isinstance(inp.get("todos"), list):
+        items = [f"[{t.get('status', '')}] {t.get('content', '')}" for t in inp["todos"] if isinstance(t, dict)]
+        return None, f"{name}: " + "; ".join(items)[:TOOL_INPUT_CAP]
+    if name in ("Edit", "MultiEdit", "Write"):
+        body = inp.get("new_string") or inp.get("content") or ""
+        if name == "MultiEdit" and isinstance(inp.get("edits"), list):
+            body = "\n".join(str(e.get("new_string", "")) for e in inp["edits"] if isinstance(e, dict))
+        return target, f"{name} {target or ''}\n{str(body)[:TOOL_INPUT_CAP]}"
+    if name == "Bash":
+        desc = inp.get("description") or ""
+        return target, f"{name}: {inp.get('command', '')}\n{desc}"[:TOOL_INPUT_CAP]
+    try:
+        dumped = orjson.dumps(inp).decode("utf-8", "replace")
+    except TypeError:
+        dumped = str(inp)
+    return target, f"{name}: {dumped[:TOOL_INPUT_CAP]}"
+
+
+def clip(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[:cap] + " …"

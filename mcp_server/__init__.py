@@ -1,0 +1,1 @@
+"""total-recall: mcp_server layer."""

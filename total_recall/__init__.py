@@ -1,0 +1,1 @@
+"""total-recall: total_recall layer."""

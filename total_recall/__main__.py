@@ -1,0 +1,3 @@
+from total_recall.entry import main
+
+main()

@@ -1,0 +1,261 @@
+"""`total-recall` command line (design.md §3). Each command is thin: it calls the index API."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from index.db import IndexError_, open_reader, open_writer
+from index.filters import BadFilter, Filters, parse_since
+from lib.paths import db_path, projects_roots
+from total_recall.output import emit_json, fail, short
+
+
+class Ctx:
+    def __init__(self, db: str | None, verbose: bool) -> None:
+        self.db = db_path(db)
+        self.verbose = verbose
+
+
+class _Group(click.Group):
+    """Turns known errors into one line with a fix; tracebacks only with --verbose."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except IndexError_ as exc:
+            if "--verbose" in sys.argv or "-v" in sys.argv:
+                raise
+            fail(str(exc), exc.fix)
+        except BadFilter as exc:
+            fail(str(exc))
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", envvar=None, help="Index DB path (default: TOTAL_RECALL_DB or the data dir).")
+@click.option("--verbose", "-v", is_flag=True, help="Show tracebacks.")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, verbose: bool) -> None:
+    """total-recall: local memory for coding agents, mined from Claude Code transcripts."""
+    ctx.obj = Ctx(db, verbose)
+
+
+def _roots(given: tuple[str, ...]) -> list[Path]:
+    roots = projects_roots(given)
+    for r in roots:
+        if not r.exists():
+            fail(f"projects root {r} does not exist",
+                 "pass --projects-root DIR (a directory of <project>/<session>.jsonl) or set TOTAL_RECALL_PROJECTS")
+        if not os.access(r, os.R_OK | os.X_OK):
+            fail(f"projects root {r} is not readable", "fix its permissions or pass another --projects-root")
+    return roots
+
+
+@cli.command()
+@click.option("--projects-root", "roots", multiple=True, help="Transcript root (repeatable).")
+@click.option("--full", is_flag=True, help="Re-read every file from the start.")
+@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64), help="Parser processes.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int, as_json: bool) -> None:
+    """Index new transcript bytes (incremental; O(appended bytes))."""
+    from index.ingest import run_index
+
+    paths = _roots(roots)
+    if as_json or not sys.stderr.isatty():
+        report = run_index(obj.db, paths, full=full, jobs=jobs)
+    else:
+        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+        with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                      TimeRemainingColumn(), transient=True) as bar:
+            task = bar.add_task("indexing", total=None)
+
+            def tick(done: int, total: int, path: str) -> None:
+                bar.update(task, completed=done, total=total, description=f"indexing {Path(path).parent.name[:30]}")
+
+            report = run_index(obj.db, paths, full=full, jobs=jobs, progress=tick)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    bad = sum(report.bad_lines.values())
+    click.echo(f"indexed {report.files - report.files_unchanged} changed files ({report.files_unchanged} unchanged), "
+               f"{report.records} records, +{report.messages_added} messages, +{report.extractions_added} extractions, "
+               f"{bad} bad lines skipped, {report.bytes_read / 1e6:.1f} MB in {report.elapsed_s:.2f}s")
+    for err in report.errors[:5]:
+        click.echo(f"warning: {err}", err=True)
+
+
+def _filters(project: str | None, cwd: str | None, since: str | None, role: str | None, kind: str | None,
+             session: str | None) -> Filters:
+    return Filters(project=project, cwd=cwd, since=parse_since(since), role=role, kind=kind, session=session)
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 500))
+@click.option("--project")
+@click.option("--cwd")
+@click.option("--since", help="7d, 12h, 2w or an ISO date.")
+@click.option("--role", type=click.Choice(["user", "assistant", "system"]))
+@click.option("--kind", help="Message kind: prompt, text, tool_use, tool_result, …")
+@click.option("--session", help="Session id (or prefix).")
+@click.option("--sessions", "by_session", is_flag=True, help="Rank whole sessions.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def search(obj: Ctx, query: tuple[str, ...], limit: int, project: str | None, cwd: str | None, since: str | None,
+           role: str | None, kind: str | None, session: str | None, by_session: bool, as_json: bool) -> None:
+    """Full-text search over past messages."""
+    from index.search import search_messages, search_sessions
+
+    f = _filters(project, cwd, since, role, kind, session)
+    conn = open_reader(obj.db)
+    text = " ".join(query)
+    if by_session:
+        sessions = search_sessions(conn, text, f, limit)
+        if as_json:
+            emit_json([s.to_json() for s in sessions])
+            return
+        _print_sessions(sessions)
+        return
+    hits = search_messages(conn, text, f, limit)
+    if as_json:
+        emit_json([h.to_json() for h in hits])
+        return
+    _print_hits(hits)
+
+
+def _print_hits(hits: list[Any]) -> None:
+    if not hits:
+        click.echo("no matches")
+        return
+    from rich.table import Table
+
+    from total_recall.output import console
+
+    t = Table(show_lines=False, box=None)
+    for col in ("when", "project", "who", "session", "snippet"):
+        t.add_column(col, overflow="fold" if col == "snippet" else "ellipsis")
+    for h in hits:
+        t.add_row((h.ts or "")[:16].replace("T", " "), short(Path(h.project or "?").name, 20),
+                  f"{h.role}/{h.kind}", h.session_id[:8], short(h.snippet, 160))
+    console().print(t)
+
+
+def _print_sessions(sessions: list[Any]) -> None:
+    if not sessions:
+        click.echo("no matching sessions")
+        return
+    for s in sessions:
+        click.echo(f"{s.session_id[:8]}  {(s.last_ts or '')[:10]}  {Path(s.project or '?').name}  "
+                   f"{short(s.title, 70)}  (score {s.score:.2f})")
+        for h in s.hits:
+            click.echo(f"    {h.role}/{h.kind}: {short(h.snippet, 140)}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def status(obj: Ctx, as_json: bool) -> None:
+    """What the index holds and when it last ran."""
+    from index.queries import status as q_status
+
+    data = q_status(open_reader(obj.db), obj.db)
+    if as_json:
+        emit_json(data)
+        return
+    from rich.table import Table
+
+    from total_recall.output import console
+
+    t = Table(box=None, show_header=False)
+    for k, v in data.items():
+        if k == "extractions_by_kind":
+            v = ", ".join(f"{a}={b}" for a, b in sorted(v.items())) or "none"
+        t.add_row(k, str(v))
+    console().print(t)
+
+
+@cli.command()
+@click.argument("session_id")
+@click.option("--messages", default=40, show_default=True, type=click.IntRange(0, 10000))
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def inspect(obj: Ctx, session_id: str, messages: int, as_json: bool) -> None:
+    """Everything the index knows about one session."""
+    from index.queries import find_session, inspect_session
+
+    conn = open_reader(obj.db)
+    sid = find_session(conn, session_id) or session_id
+    data = inspect_session(conn, sid, messages)
+    if data is None:
+        fail(f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`")
+    if as_json:
+        emit_json(data)
+        return
+    assert data is not None
+    click.echo(f"session {data['session_id']}  {data.get('title') or ''}")
+    for k in ("project_key", "cwd", "git_branch", "first_ts", "last_ts", "n_messages", "n_prompts", "models",
+              "resumed_from", "source_file", "source_state"):
+        click.echo(f"  {k}: {data.get(k)}")
+    click.echo(f"  agents: {len(data['agents'])}, compactions: {len(data['compactions'])}, "
+               f"off-main-branch messages: {data['off_main_branch']}")
+    for m in data["messages"]:
+        click.echo(f"  {(m['ts'] or '')[:19]} {m['role']}/{m['kind']}: {short(m['text'], 120)}")
+
+
+@cli.command()
+@click.option("--yes", is_flag=True, help="Confirm: delete the index and rebuild it from the transcripts.")
+@click.option("--projects-root", "roots", multiple=True)
+@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 64))
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def rebuild(obj: Ctx, yes: bool, roots: tuple[str, ...], jobs: int, as_json: bool) -> None:
+    """Delete the index and rebuild it from scratch."""
+    from index.ingest import run_index
+
+    if not yes:
+        fail("rebuild deletes the index", "re-run with --yes to confirm")
+    paths = _roots(roots)
+    for suffix in ("", "-wal", "-shm"):
+        p = Path(str(obj.db) + suffix)
+        if p.exists():
+            p.unlink()
+    report = run_index(obj.db, paths, full=True, jobs=jobs)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        click.echo(f"rebuilt: {report.records} records, {report.messages_added} messages in {report.elapsed_s:.2f}s")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def doctor(obj: Ctx, as_json: bool) -> None:
+    """Check the index: schema, integrity, FTS, sources."""
+    from index.queries import doctor as q_doctor
+
+    if not obj.db.exists():
+        fail(f"no index at {obj.db}", "run `total-recall index` first")
+    conn = open_writer(obj.db)
+    checks = q_doctor(conn)
+    ok = all(c[1] for c in checks)
+    if as_json:
+        emit_json({"ok": ok, "checks": [{"check": c, "ok": o, "detail": d} for c, o, d in checks]})
+    else:
+        for c, o, d in checks:
+            click.echo(f"{'ok ' if o else 'BAD'}  {c}: {d}")
+    if not ok:
+        sys.exit(1)
+
+
+@cli.command()
+def version() -> None:
+    """Print the version."""
+    from importlib.metadata import version as v
+
+    click.echo(v("total-recall"))
