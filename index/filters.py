@@ -50,8 +50,8 @@ class Filters:
             where.append(f"({s}.project_key = ? OR {s}.project_key LIKE ?)")
             args += [self.project, f"%{self.project}%"]
         if self.cwd:
-            where.append(f"({m}.cwd = ? OR {s}.cwd = ?)")
-            args += [self.cwd, self.cwd]
+            where.append(f"{s}.cwd = ?")
+            args.append(self.cwd)
         if self.since:
             where.append(f"{m}.ts >= ?")
             args.append(self.since)

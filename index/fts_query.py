@@ -31,6 +31,7 @@ _CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 class Query:
     terms: list[str]  # FTS expressions, one per user term
     exact: list[str]  # identifier-like terms (for exact-match promotion)
+    words: list[str]  # plain content words (for snippets and highlighting)
 
     def all_of(self) -> str:
         return " AND ".join(self.terms)
@@ -97,4 +98,5 @@ def parse(text: str) -> Query:
         # A query of only stopwords: search them anyway rather than nothing.
         for tok in _TOKEN.findall(text)[:8]:
             add(_quote(tok), tok, False)
-    return Query(terms, exact)
+    words = [w for w in _TOKEN.findall(text) if w.lower() not in STOPWORDS]
+    return Query(terms, exact, words)

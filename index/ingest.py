@@ -53,7 +53,7 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
     for f in discover(roots):
         seen.add(f.path)
         st = state.get(f.path)
-        if st is None or full:
+        if st is None or st[1] is None or full:
             tasks.append(_task(f, 0, None, reset=st is not None))
             continue
         _, size, mtime_ns, inode, offset, hh, carry, missing = st
@@ -143,10 +143,11 @@ def _mark_missing(conn: sqlite3.Connection, roots: list[Path], seen: set[str]) -
     if gone:
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany("UPDATE ingest_state SET missing=1 WHERE path=?", [(p,) for p in gone])
-        conn.executemany("UPDATE sessions SET source_state='missing' WHERE source_file=?", [(p,) for p in gone])
+        conn.executemany("""UPDATE sessions SET source_state='missing'
+                            WHERE file_id=(SELECT id FROM ingest_state WHERE path=?)""", [(p,) for p in gone])
         conn.execute("COMMIT")
-    conn.execute("""UPDATE sessions SET source_state='present' WHERE source_state='missing' AND source_file IN
-                    (SELECT path FROM ingest_state WHERE missing=0)""")
+    conn.execute("""UPDATE sessions SET source_state='present' WHERE source_state='missing' AND file_id IN
+                    (SELECT id FROM ingest_state WHERE missing=0)""")
     return len(gone)
 
 

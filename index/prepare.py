@@ -15,7 +15,7 @@ import orjson
 from extractors.model import ToolEvent, Utterance
 from extractors.pipeline import extract
 from extractors.scrubber import scrub_obj, scrub_text
-from index.writer import Prepared
+from index.writer import Prepared, fts_fields
 from lib.context import iter_contexts
 from lib.model import Carry, FileChunk
 from lib.project import project_key
@@ -49,9 +49,13 @@ def prepare(task: Task) -> Prepared:
     chunk = parse_file(task.path, task.start, Carry.from_json(task.carry), task.info)
     rows = _extract(chunk)
     _scrub_chunk(chunk)
+    bodies = {m.uuid: fts_fields(m.text) for m in chunk.messages}
+    for m in chunk.messages:
+        m.text = ""  # travels packed in `bodies`; no need to pickle it twice
     return Prepared(chunk=chunk, root=task.root, project_dir=task.project_dir, layout=task.info.layout,
                     size=task.size, mtime_ns=task.mtime_ns, inode=task.inode,
-                    head_hash=head_hash(task.path, chunk.end), reset=task.reset, extractions=rows)
+                    head_hash=head_hash(task.path, chunk.end), reset=task.reset, extractions=rows,
+                    bodies=bodies)
 
 
 def _extract(chunk: FileChunk) -> list[tuple]:

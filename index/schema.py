@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS sessions(
   n_messages INTEGER DEFAULT 0, n_prompts INTEGER DEFAULT 0, n_tool_calls INTEGER DEFAULT 0,
   n_compactions INTEGER DEFAULT 0,
   version TEXT, models TEXT, resumed_from TEXT,
-  source_file TEXT, source_state TEXT DEFAULT 'present',
+  file_id INTEGER, source_state TEXT DEFAULT 'present',
   main_leaf TEXT
 );
 CREATE INDEX IF NOT EXISTS sessions_project ON sessions(project_key, last_ts);
@@ -30,24 +30,22 @@ CREATE TABLE IF NOT EXISTS messages(
   parent_uuid TEXT,
   role TEXT NOT NULL, kind TEXT NOT NULL,
   ts TEXT,
-  text TEXT NOT NULL,
-  idents TEXT NOT NULL DEFAULT '',
+  body BLOB NOT NULL,             -- text, packed by index/textstore.py
   agent_id TEXT, is_sidechain INTEGER NOT NULL DEFAULT 0, on_main INTEGER NOT NULL DEFAULT 1,
   tool_name TEXT, tool_use_id TEXT, tool_target TEXT, is_error INTEGER NOT NULL DEFAULT 0,
-  message_id TEXT, model TEXT, cwd TEXT,
-  source_file TEXT, byte_offset INTEGER
+  message_id TEXT, model TEXT,
+  file_id INTEGER, byte_offset INTEGER
 );
 CREATE INDEX IF NOT EXISTS messages_session ON messages(session_id, id);
-CREATE INDEX IF NOT EXISTS messages_parent ON messages(parent_uuid);
-CREATE INDEX IF NOT EXISTS messages_source ON messages(source_file);
-CREATE INDEX IF NOT EXISTS messages_tool_use ON messages(tool_use_id);
+CREATE INDEX IF NOT EXISTS messages_file ON messages(file_id);
 
+-- Contentless: terms only; text lives (compressed) in messages.body.
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
-  text, idents, content='messages', content_rowid='id', tokenize='porter unicode61'
+  text, idents, content='', tokenize='porter unicode61'
 );
 
 CREATE TABLE IF NOT EXISTS aliases(
-  uuid TEXT PRIMARY KEY, parent_uuid TEXT, session_id TEXT, source_file TEXT
+  uuid TEXT PRIMARY KEY, parent_uuid TEXT, file_id INTEGER
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS turns(
@@ -56,28 +54,27 @@ CREATE TABLE IF NOT EXISTS turns(
   input_tokens INTEGER, output_tokens INTEGER, cache_creation_tokens INTEGER,
   cache_5m_tokens INTEGER, cache_1h_tokens INTEGER, cache_read_tokens INTEGER,
   web_search_requests INTEGER DEFAULT 0,
-  is_sidechain INTEGER, agent_id TEXT, source_file TEXT,
+  is_sidechain INTEGER, agent_id TEXT, file_id INTEGER,
   PRIMARY KEY(message_id, request_id)
 );
 CREATE INDEX IF NOT EXISTS turns_session ON turns(session_id);
-CREATE INDEX IF NOT EXISTS turns_ts ON turns(ts);
 
 CREATE TABLE IF NOT EXISTS turn_durations(
-  uuid TEXT PRIMARY KEY, session_id TEXT, parent_uuid TEXT, duration_ms INTEGER, ts TEXT, source_file TEXT
+  uuid TEXT PRIMARY KEY, session_id TEXT, parent_uuid TEXT, duration_ms INTEGER, ts TEXT, file_id INTEGER
 );
 
 CREATE TABLE IF NOT EXISTS compactions(
   uuid TEXT PRIMARY KEY, session_id TEXT, ts TEXT, kind TEXT, trigger TEXT,
-  pre_tokens INTEGER, tokens_saved INTEGER, logical_parent_uuid TEXT, source_file TEXT
+  pre_tokens INTEGER, tokens_saved INTEGER, logical_parent_uuid TEXT, file_id INTEGER
 );
 
 CREATE TABLE IF NOT EXISTS summaries(
-  leaf_uuid TEXT NOT NULL, summary TEXT NOT NULL, source_file TEXT,
+  leaf_uuid TEXT NOT NULL, summary TEXT NOT NULL, file_id INTEGER,
   PRIMARY KEY(leaf_uuid, summary)
 );
 
 CREATE TABLE IF NOT EXISTS agents(
-  agent_id TEXT PRIMARY KEY, session_id TEXT, layout TEXT, source_file TEXT,
+  agent_id TEXT PRIMARY KEY, session_id TEXT, layout TEXT, file_id INTEGER,
   spawn_tool_use_id TEXT, spawn_uuid TEXT, subagent_type TEXT, description TEXT,
   is_compaction_helper INTEGER DEFAULT 0, first_ts TEXT, prompt_key TEXT
 );
@@ -85,7 +82,7 @@ CREATE INDEX IF NOT EXISTS agents_session ON agents(session_id);
 
 CREATE TABLE IF NOT EXISTS task_spawns(
   tool_use_id TEXT PRIMARY KEY, session_id TEXT, uuid TEXT, subagent_type TEXT, description TEXT,
-  prompt_key TEXT, agent_id TEXT, source_file TEXT
+  prompt_key TEXT, agent_id TEXT, file_id INTEGER
 );
 CREATE INDEX IF NOT EXISTS task_spawns_prompt ON task_spawns(prompt_key);
 
@@ -94,7 +91,7 @@ CREATE TABLE IF NOT EXISTS extractions(
   kind TEXT NOT NULL, content TEXT NOT NULL, context TEXT NOT NULL DEFAULT '{}',
   score REAL NOT NULL DEFAULT 0.5,
   session_id TEXT, source_uuid TEXT NOT NULL, ordinal INTEGER NOT NULL DEFAULT 0,
-  cwd TEXT, project_key TEXT, ts TEXT, scope TEXT DEFAULT 'project', source_file TEXT,
+  cwd TEXT, project_key TEXT, ts TEXT, scope TEXT DEFAULT 'project', file_id INTEGER,
   UNIQUE(kind, source_uuid, ordinal)
 );
 CREATE INDEX IF NOT EXISTS extractions_kind ON extractions(kind, ts);
@@ -107,7 +104,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS extractions_fts USING fts5(
 );
 
 CREATE TABLE IF NOT EXISTS ingest_state(
-  path TEXT PRIMARY KEY,
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
   root TEXT, project_dir TEXT, layout TEXT,
   size INTEGER, mtime_ns INTEGER, inode INTEGER,
   offset INTEGER NOT NULL DEFAULT 0, head_hash TEXT,

@@ -13,6 +13,7 @@ from typing import Any
 
 from index.filters import Filters
 from index.fts_query import Query, parse
+from index.textstore import snippet, unpack
 
 # How much a hit of each kind is worth relative to a human prompt or an assistant answer.
 KIND_WEIGHT = {
@@ -74,13 +75,14 @@ def _age_factor(ts: str | None, now: datetime) -> float:
 def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) -> list[tuple[Any, ...]]:
     where, args = f.sql()
     sql = f"""
-        SELECT m.id, m.session_id, m.uuid, m.ts, m.role, m.kind, m.cwd, s.project_key, m.source_file,
-               m.is_sidechain, m.on_main, bm25(messages_fts, 1.0, 0.6) AS rank, m.text
+        SELECT m.id, m.session_id, m.uuid, m.ts, m.role, m.kind, s.cwd, s.project_key, f.path,
+               m.is_sidechain, m.on_main, bm25(messages_fts, 1.0, 0.6) AS rank, m.body
         FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
         LEFT JOIN sessions s ON s.session_id = m.session_id
+        LEFT JOIN ingest_state f ON f.id = m.file_id
         WHERE messages_fts MATCH ? {"AND " + where if where else ""}
         ORDER BY rank LIMIT ?"""
-    return conn.execute(sql, [match, *args, limit]).fetchall()
+    return [r[:12] + (unpack(r[12]),) for r in conn.execute(sql, [match, *args, limit])]
 
 
 def _rank(rows: list[tuple[Any, ...]], q: Query, now: datetime) -> list[tuple[float, tuple[Any, ...]]]:
@@ -99,16 +101,6 @@ def _rank(rows: list[tuple[Any, ...]], q: Query, now: datetime) -> list[tuple[fl
         scored.append((base * w * bonus * _age_factor(r[3], now), r))
     scored.sort(key=lambda x: -x[0])
     return scored
-
-
-def _snippets(conn: sqlite3.Connection, match: str, ids: list[int]) -> dict[int, str]:
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    rows = conn.execute(
-        f"""SELECT rowid, snippet(messages_fts, 0, '[', ']', '…', 24) FROM messages_fts
-            WHERE messages_fts MATCH ? AND rowid IN ({marks})""", [match, *ids]).fetchall()
-    return {r[0]: r[1] for r in rows}
 
 
 def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> tuple[str, list[tuple[Any, ...]]]:
@@ -143,8 +135,7 @@ def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = Non
         out.append((score, r))
         if len(out) >= limit:
             break
-    snips = _snippets(conn, q.any_of(), [r[0] for _, r in out])
-    return [_hit(r, score, snips.get(r[0]) or r[12][:200]) for score, r in out]
+    return [_hit(r, score, snippet(r[12], q.words)) for score, r in out]
 
 
 def _hit(r: tuple[Any, ...], score: float, snippet: str) -> Hit:
@@ -174,11 +165,10 @@ def search_sessions(conn: sqlite3.Connection, text: str, f: Filters | None = Non
     scored.sort(key=lambda x: -x[0])
     scored = scored[:limit]
     meta = _session_meta(conn, [sid for _, sid, _ in scored])
-    snips = _snippets(conn, q.any_of(), [r[0] for _, _, items in scored for _, r in items[:hits_per_session]])
     out = []
     for total, sid, items in scored:
         title, project, first_ts, last_ts = meta.get(sid, (None, None, None, None))
-        hits = [_hit(r, s, snips.get(r[0]) or r[12][:200]) for s, r in items[:hits_per_session]]
+        hits = [_hit(r, s, snippet(r[12], q.words)) for s, r in items[:hits_per_session]]
         out.append(SessionHit(sid, title, project, first_ts, last_ts, round(total, 4), hits))
     return out
 
