@@ -81,50 +81,48 @@ def resolve_parent(conn: sqlite3.Connection, parent: str | None, fallback: str |
 
 
 def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
-    """Write rows and advance the cursor atomically. Returns (messages_added, extractions_added)."""
+    """Write a chunk's rows and advance its cursor inside the caller's transaction.
+
+    The caller (ingest) batches a few files per transaction; a file's rows and its cursor always
+    commit together. Returns (messages_added, extractions_added).
+    """
     c = prep.chunk
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        fid = file_id_for(conn, c.path)
-        if prep.reset:
-            delete_file_rows(conn, fid)
-        if c.aliases:
-            conn.executemany("INSERT OR IGNORE INTO aliases VALUES(?,?,?)",
-                             [(a.uuid, a.parent_uuid, fid) for a in c.aliases])
-        for m in c.messages:
-            if m.parent_external:
-                m.parent_uuid = resolve_parent(conn, m.parent_uuid, m.fallback_parent)
-        last = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
-        bodies = prep.bodies
-        conn.executemany(
-            """INSERT OR IGNORE INTO messages(uuid, session_id, parent_uuid, role, kind, ts, body, agent_id,
-               is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, file_id, byte_offset)
-               VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-            [_msg_row(m, bodies[m.uuid][0], fid) for m in c.messages])
-        new = conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
-        conn.executemany("INSERT INTO messages_fts(rowid, text, idents) VALUES(?,?,?)",
-                         [(rid, bodies[u][1], bodies[u][2]) for rid, u in new])
-        added = len(new)
-        ext_added = write_extractions(conn, prep.extractions, fid)
-        _write_metrics(conn, c, fid)
-        _write_sessions(conn, c, fid, prep.layout)
-        _update_main_branch(conn, c, last)
-        conn.execute(
-            """UPDATE ingest_state SET root=?, project_dir=?, layout=?, size=?, mtime_ns=?, inode=?, offset=?,
-               head_hash=?, carry=?, missing=0,
-               records=CASE WHEN ? THEN ? ELSE records + ? END,
-               lines=CASE WHEN ? THEN ? ELSE lines + ? END,
-               bad_lines=CASE WHEN ? THEN ? ELSE bad_lines + ? END,
-               indexed_at=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id=?""",
-            (prep.root, prep.project_dir, prep.layout, prep.size, prep.mtime_ns, prep.inode, c.end,
-             prep.head_hash, orjson.dumps(c.carry.to_json()).decode(),
-             prep.reset, c.records, c.records, prep.reset, c.lines, c.lines,
-             prep.reset, sum(c.bad_lines.values()), sum(c.bad_lines.values()), fid))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return max(added, 0), ext_added
+    fid = file_id_for(conn, c.path)
+    if prep.reset:
+        delete_file_rows(conn, fid)
+    if c.aliases:
+        conn.executemany("INSERT OR IGNORE INTO aliases VALUES(?,?,?)",
+                         [(a.uuid, a.parent_uuid, fid) for a in c.aliases])
+    for m in c.messages:
+        if m.parent_external:
+            m.parent_uuid = resolve_parent(conn, m.parent_uuid, m.fallback_parent)
+    last = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
+    bodies = prep.bodies
+    conn.executemany(
+        """INSERT OR IGNORE INTO messages(uuid, session_id, parent_uuid, role, kind, ts, body, agent_id,
+           is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, file_id, byte_offset)
+           VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+        [_msg_row(m, bodies[m.uuid][0], fid) for m in c.messages])
+    new = conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
+    conn.executemany("INSERT INTO messages_fts(rowid, text, idents) VALUES(?,?,?)",
+                     [(rid, bodies[u][1], bodies[u][2]) for rid, u in new])
+    added = len(new)
+    ext_added = write_extractions(conn, prep.extractions, fid)
+    _write_metrics(conn, c, fid)
+    _write_sessions(conn, c, fid, prep.layout)
+    _update_main_branch(conn, c, last)
+    conn.execute(
+        """UPDATE ingest_state SET root=?, project_dir=?, layout=?, size=?, mtime_ns=?, inode=?, offset=?,
+           head_hash=?, carry=?, missing=0,
+           records=CASE WHEN ? THEN ? ELSE records + ? END,
+           lines=CASE WHEN ? THEN ? ELSE lines + ? END,
+           bad_lines=CASE WHEN ? THEN ? ELSE bad_lines + ? END,
+           indexed_at=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id=?""",
+        (prep.root, prep.project_dir, prep.layout, prep.size, prep.mtime_ns, prep.inode, c.end,
+         prep.head_hash, orjson.dumps(c.carry.to_json()).decode(),
+         prep.reset, c.records, c.records, prep.reset, c.lines, c.lines,
+         prep.reset, sum(c.bad_lines.values()), sum(c.bad_lines.values()), fid))
+    return added, ext_added
 
 
 def write_extractions(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], file_id: int | None) -> int:

@@ -259,3 +259,14 @@ def version() -> None:
     from importlib.metadata import version as v
 
     click.echo(v("total-recall"))
+
+
+def _register() -> None:
+    from total_recall.cmd_eval import eval_group
+    from total_recall.demo import demo
+
+    cli.add_command(demo)
+    cli.add_command(eval_group)
+
+
+_register()

@@ -1,0 +1,46 @@
+"""`total-recall demo`: index the user's transcripts (or a generated demo corpus) and show a search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from lib.paths import data_dir, projects_roots
+from total_recall.output import short
+
+
+def _has_transcripts(roots: list[Path]) -> bool:
+    return any(next(r.rglob("*.jsonl"), None) is not None for r in roots if r.is_dir())
+
+
+@click.command()
+@click.option("--demo-corpus", is_flag=True, help="Use the generated demo corpus even if transcripts exist.")
+@click.pass_obj
+def demo(obj: object, demo_corpus: bool) -> None:
+    """Index your transcripts (or a generated demo corpus when there are none) and show what it found."""
+    from index.db import open_reader
+    from index.ingest import run_index
+    from index.search import search_sessions
+    from total_recall.democorpus import write_demo_corpus
+
+    db: Path = obj.db  # type: ignore[attr-defined]
+    roots = projects_roots()
+    queries = ["error failed", "decided instead", "tests pass"]
+    if demo_corpus or not _has_transcripts(roots):
+        home = data_dir() / "demo"
+        roots = [write_demo_corpus(home)]
+        db = home / "index.db"
+        queries = ["retry webhook", "Celery RQ", "ERR_TIMEOUT", "flaky login"]
+        click.echo(f"No Claude Code transcripts found; using a generated demo corpus in {roots[0]}")
+    report = run_index(db, roots, jobs=2)
+    click.echo(f"Indexed {report.records} records (+{report.messages_added} messages, "
+               f"+{report.extractions_added} extractions) from {report.files} files in {report.elapsed_s:.2f}s "
+               f"into {db}")
+    conn = open_reader(db)
+    for q in queries:
+        click.echo(f"\n$ total-recall --db {db} search --sessions {q!r}")
+        for s in search_sessions(conn, q, limit=3):
+            click.echo(f"  {s.session_id[:8]}  {(s.last_ts or '')[:10]}  {short(s.title, 60)}")
+            for h in s.hits[:2]:
+                click.echo(f"      {h.role}/{h.kind}: {short(h.snippet, 110)}")
