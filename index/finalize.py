@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from index.profiles import materialise
+
 
 def finalize(conn: sqlite3.Connection, touched: bool) -> None:
     if not touched:
@@ -12,6 +14,7 @@ def finalize(conn: sqlite3.Connection, touched: bool) -> None:
     try:
         _titles(conn)
         _link_agents(conn)
+        materialise(conn)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -14,10 +14,11 @@ import orjson
 
 from extractors.model import ToolEvent, Utterance
 from extractors.pipeline import extract
+from extractors.profiles import chunk_counters
 from extractors.scrubber import scrub_obj, scrub_text
 from index.writer import Prepared, fts_fields
-from lib.context import iter_contexts
-from lib.model import Carry, FileChunk
+from lib.context import Context, iter_contexts
+from lib.model import Carry, FileChunk, Message
 from lib.project import project_key
 from lib.walker import FileInfo, parse_file
 
@@ -47,7 +48,8 @@ def head_hash(path: str, n: int) -> str:
 
 def prepare(task: Task) -> Prepared:
     chunk = parse_file(task.path, task.start, Carry.from_json(task.carry), task.info)
-    rows = _extract(chunk)
+    rows, prompts = _extract(chunk)
+    counters = chunk_counters(chunk.messages, prompts)
     _scrub_chunk(chunk)
     bodies = {m.uuid: fts_fields(m.text) for m in chunk.messages}
     for m in chunk.messages:
@@ -55,14 +57,18 @@ def prepare(task: Task) -> Prepared:
     return Prepared(chunk=chunk, root=task.root, project_dir=task.project_dir, layout=task.info.layout,
                     size=task.size, mtime_ns=task.mtime_ns, inode=task.inode,
                     head_hash=head_hash(task.path, chunk.end), reset=task.reset, extractions=rows,
-                    bodies=bodies)
+                    bodies=bodies, counters=[(p, scrub_text(k), v) for (p, k), v in counters.items()])
 
 
-def _extract(chunk: FileChunk) -> list[tuple]:
+def _extract(chunk: FileChunk) -> tuple[list[tuple], list[tuple[Message, Context]]]:
+    """Extraction rows for the chunk, plus the human prompts with their context (for profiles)."""
     rows: list[tuple] = []
+    prompts: list[tuple[Message, Context]] = []
     for m, ctx in iter_contexts(chunk.messages, chunk.carry):
         if m.kind not in ("prompt", "text"):
             continue
+        if m.kind == "prompt":
+            prompts.append((m, ctx))
         u = Utterance(
             uuid=m.uuid, session_id=m.session_id, role="user" if m.role == "user" else "assistant",
             text=m.text, ts=m.ts, cwd=m.cwd, project_key=project_key(m.cwd), is_sidechain=m.is_sidechain,
@@ -74,7 +80,7 @@ def _extract(chunk: FileChunk) -> list[tuple]:
             rows.append((e.kind, content, orjson.dumps(context).decode(), float(e.score), e.session_id,
                          e.source_uuid, e.ordinal, e.cwd or m.cwd, u.project_key, e.ts or m.ts,
                          "project"))
-    return rows
+    return rows, prompts
 
 
 def _scrub_chunk(chunk: FileChunk) -> None:

@@ -103,6 +103,54 @@ CREATE VIRTUAL TABLE IF NOT EXISTS extractions_fts USING fts5(
   content, context, content='extractions', content_rowid='id', tokenize='porter unicode61'
 );
 
+-- Operator tables, folded from extractions in the same transaction (index/operator.py).
+CREATE TABLE IF NOT EXISTS bans(
+  id INTEGER PRIMARY KEY, project_key TEXT, norm TEXT NOT NULL, content TEXT NOT NULL,
+  first_ts TEXT, last_ts TEXT, mentions INTEGER NOT NULL DEFAULT 1,
+  session_id TEXT, source_uuid TEXT, extraction_id INTEGER, active INTEGER NOT NULL DEFAULT 1,
+  UNIQUE(project_key, norm)
+);
+CREATE TABLE IF NOT EXISTS standing_decisions(
+  id INTEGER PRIMARY KEY, project_key TEXT, norm TEXT NOT NULL, content TEXT NOT NULL,
+  from_text TEXT, to_text TEXT, status TEXT NOT NULL DEFAULT 'active',  -- active | superseded
+  superseded_by INTEGER, first_ts TEXT, last_ts TEXT, mentions INTEGER NOT NULL DEFAULT 1,
+  session_id TEXT, source_uuid TEXT, extraction_id INTEGER,
+  UNIQUE(project_key, norm)
+);
+CREATE TABLE IF NOT EXISTS failed_attempts(
+  id INTEGER PRIMARY KEY, project_key TEXT, content TEXT NOT NULL, by_role TEXT, error TEXT,
+  ts TEXT, session_id TEXT, source_uuid TEXT, extraction_id INTEGER UNIQUE
+);
+CREATE INDEX IF NOT EXISTS failed_attempts_project ON failed_attempts(project_key, ts);
+CREATE TABLE IF NOT EXISTS goal_stack(
+  id INTEGER PRIMARY KEY, project_key TEXT, content TEXT NOT NULL,
+  status TEXT NOT NULL DEFAULT 'active',  -- active | paused | blocked | done | abandoned
+  ts TEXT, updated_ts TEXT, session_id TEXT, source_uuid TEXT, extraction_id INTEGER UNIQUE,
+  status_source_uuid TEXT
+);
+CREATE INDEX IF NOT EXISTS goal_stack_project ON goal_stack(project_key, updated_ts);
+
+-- Profile counters per source file (so a re-read file can be subtracted), summed at read time.
+CREATE TABLE IF NOT EXISTS profile_counters(
+  file_id INTEGER NOT NULL, profile TEXT NOT NULL, key TEXT NOT NULL, value REAL NOT NULL,
+  PRIMARY KEY(file_id, profile, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS profile_counters_key ON profile_counters(profile, key);
+
+-- Materialised after every index run from counters, sessions and extractions (index/profiles.py).
+CREATE TABLE IF NOT EXISTS profiles(name TEXT PRIMARY KEY, data TEXT NOT NULL, updated_at TEXT);
+CREATE TABLE IF NOT EXISTS projects(
+  project_key TEXT PRIMARY KEY, name TEXT, cwds TEXT, sessions INTEGER, prompts INTEGER,
+  first_ts TEXT, last_ts TEXT, branches TEXT, models TEXT
+);
+CREATE TABLE IF NOT EXISTS machines(
+  machine TEXT PRIMARY KEY, os TEXT, users TEXT, homes TEXT, sessions INTEGER, first_ts TEXT, last_ts TEXT,
+  hosts TEXT
+);
+CREATE TABLE IF NOT EXISTS vocabulary(
+  term TEXT PRIMARY KEY, uses INTEGER, projects TEXT, definition TEXT, source_uuid TEXT
+);
+
 CREATE TABLE IF NOT EXISTS ingest_state(
   id INTEGER PRIMARY KEY,
   path TEXT NOT NULL UNIQUE,

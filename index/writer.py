@@ -10,6 +10,7 @@ import orjson
 
 from index.branches import update_main_branch
 from index.idents import identifier_parts
+from index.operator import fold_new
 from index.textstore import pack, unpack
 from lib.model import FileChunk, Message
 from lib.project import project_key
@@ -31,6 +32,7 @@ class Prepared:
     extractions: list[tuple[Any, ...]] = field(default_factory=list)
     # uuid -> (packed body, FTS text, FTS identifier parts), built in the worker
     bodies: dict[str, tuple[bytes, str, str]] = field(default_factory=dict)
+    counters: list[tuple[str, str, float]] = field(default_factory=list)  # (profile, key, delta)
 
 
 def fts_fields(text: str) -> tuple[bytes, str, str]:
@@ -59,7 +61,8 @@ def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
     conn.execute("""INSERT INTO extractions_fts(extractions_fts, rowid, content, context)
                     SELECT 'delete', id, content, context FROM extractions WHERE file_id=?""", (file_id,))
     conn.execute("DELETE FROM extractions WHERE file_id=?", (file_id,))
-    for table in ("aliases", "turns", "turn_durations", "compactions", "summaries", "task_spawns", "agents"):
+    for table in ("aliases", "turns", "turn_durations", "compactions", "summaries", "task_spawns", "agents",
+                  "profile_counters"):
         conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
 
 
@@ -107,7 +110,15 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
     conn.executemany("INSERT INTO messages_fts(rowid, text, idents) VALUES(?,?,?)",
                      [(rid, bodies[u][1], bodies[u][2]) for rid, u in new])
     added = len(new)
+    ext_last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
     ext_added = write_extractions(conn, prep.extractions, fid)
+    if ext_added:
+        fold_new(conn, ext_last)
+    if prep.counters:
+        conn.executemany(
+            """INSERT INTO profile_counters(file_id, profile, key, value) VALUES(?,?,?,?)
+               ON CONFLICT(file_id, profile, key) DO UPDATE SET value = value + excluded.value""",
+            [(fid, p, k, v) for p, k, v in prep.counters])
     _write_metrics(conn, c, fid)
     _write_sessions(conn, c, fid, prep.layout)
     _update_main_branch(conn, c, last)

@@ -25,10 +25,15 @@ COMPACT_PREFIX = "This session is being continued from a previous conversation"
 _INTERRUPT = "[Request interrupted by user"
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 def strip_private(text: str) -> str:
-    """`<private>…</private>` spans are never stored (S3)."""
+    """`<private>…</private>` spans are never stored (S3); terminal colour codes are noise."""
     if "<private>" in text or "<PRIVATE>" in text:
-        return _PRIVATE.sub("[private]", text)
+        text = _PRIVATE.sub("[private]", text)
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
     return text
 
 

@@ -1,0 +1,185 @@
+"""Profile counters (X12–X17) from one chunk of messages: pure, additive, per source file.
+
+The index sums these counters over files and materialises the profiles after every run, so a
+profile is right after an incremental run and a re-read file can be subtracted exactly.
+Counters are keyed (profile, key); values are additive numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from lib.context import Context
+from lib.model import Message
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z']+")
+_HOME = re.compile(r"^(?:/Users/|/home/|[A-Za-z]:\\Users\\)([^/\\]+)")
+_SSH = re.compile(r"\b(?:ssh|scp|rsync|mosh)\s+(?:-\S+\s+)*(?:[\w.-]+@)?([A-Za-z][\w-]{1,40})(?:[:\s]|$)")
+_EXT = re.compile(r"\.([A-Za-z0-9]{1,6})$")
+_POSITIVE = re.compile(r"\b(?:thanks|thank you|perfect|great|awesome|excellent|nice|love it|works now|that works|"
+                       r"looks good|lgtm|well done|exactly)\b", re.I)
+_NEGATIVE = re.compile(r"\b(?:wrong|broken|still (?:not|doesn'?t|failing)|doesn'?t work|not working|wtf|ugh|"
+                       r"again\?|useless|frustrat\w*|annoying|stop)\b", re.I)
+_EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF]")
+
+# Tools whose use says something about how the operator works.
+PACKAGE_MANAGERS = ("uv", "pip", "poetry", "pipenv", "conda", "npm", "pnpm", "yarn", "bun", "cargo", "go",
+                    "brew", "apt", "apt-get", "winget", "choco")
+TEST_RUNNERS = ("pytest", "unittest", "jest", "vitest", "mocha", "cargo test", "go test", "npm test",
+                "pnpm test", "yarn test", "rspec", "phpunit")
+_PM_RE = re.compile(r"(?:^|[;&|(]\s*|\b(?:sudo)\s+)(" + "|".join(re.escape(p) for p in PACKAGE_MANAGERS)
+                    + r")\s+(?:install|add|sync|run|remove|update|upgrade|i|build|test)\b")
+_TEST_RE = re.compile("|".join(re.escape(t) for t in TEST_RUNNERS))
+_GIT_RE = re.compile(r"\bgit\s+(commit|push|rebase|merge|checkout|switch|stash|cherry-pick|worktree|pull|reset)\b")
+
+# Common misspellings of English words (general knowledge, not learned from any corpus).
+KNOWN_TYPOS = {
+    "teh": "the", "recieve": "receive", "seperate": "separate", "definately": "definitely", "wierd": "weird",
+    "occured": "occurred", "untill": "until", "wich": "which", "becuase": "because", "beacuse": "because",
+    "thier": "their", "alot": "a lot", "adress": "address", "enviroment": "environment", "dependancy": "dependency",
+    "dependancies": "dependencies", "succesful": "successful", "sucessful": "successful", "neccessary": "necessary",
+    "necesary": "necessary", "accomodate": "accommodate", "existant": "existent", "paramter": "parameter",
+    "paramters": "parameters", "fucntion": "function", "funtion": "function", "retrun": "return",
+    "lenght": "length", "widht": "width", "heigth": "height", "calender": "calendar", "comit": "commit",
+    "commmit": "commit", "pubilsh": "publish", "similiar": "similar", "tommorow": "tomorrow", "truely": "truly",
+    "arguement": "argument", "begining": "beginning", "concious": "conscious", "goverment": "government",
+    "independant": "independent", "occurence": "occurrence", "prefered": "preferred", "refered": "referred",
+    "seperately": "separately", "threshhold": "threshold", "transfered": "transferred", "usefull": "useful",
+    "writting": "writing", "doesnt": "doesn't", "dont": "don't", "cant": "can't", "wont": "won't",
+    "isnt": "isn't", "didnt": "didn't", "thats": "that's", "whats": "what's", "youre": "you're",
+}
+
+
+def one_edit(a: str, b: str) -> bool:
+    """True when a and b differ by exactly one insertion, deletion, substitution or transposition."""
+    la, lb = len(a), len(b)
+    if a == b or abs(la - lb) > 1:
+        return False
+    if la == lb:
+        diff = [i for i in range(la) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                   and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    if la > lb:
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i:] == b[i + 1:]
+
+
+def learned_typos(prompt: str, reference: str | None) -> list[tuple[str, str]]:
+    """(typo, correction) pairs: known misspellings, plus words one edit away from a word the
+    assistant just used (the reference text) that the reference never spells that way."""
+    words = [w.lower() for w in _WORD.findall(prompt)]
+    out = [(w, KNOWN_TYPOS[w]) for w in words if w in KNOWN_TYPOS]
+    if not reference:
+        return out
+    ref: dict[tuple[str, int], set[str]] = {}
+    for r in _WORD.findall(reference):
+        if len(r) >= 5:
+            r = r.lower()
+            ref.setdefault((r[0], len(r)), set()).add(r)
+    if not ref:
+        return out
+    own = Counter(words)
+    for w in own:
+        if len(w) < 5 or own[w] > 1 or w in KNOWN_TYPOS or "'" in w or w in ref.get((w[0], len(w)), ()):
+            continue
+        hits = [r for n in (len(w) - 1, len(w), len(w) + 1) for r in ref.get((w[0], n), ())
+                if one_edit(w, r) and not (r.startswith(w) or w.startswith(r))]  # not inflections
+        if len(hits) == 1:
+            out.append((w, hits[0]))
+    return out
+
+
+def chunk_counters(messages: Iterable[Message], prompts: Iterable[tuple[Message, Context]]) -> Counter[tuple[str, str]]:
+    """Counters for one chunk: `messages` are all stored messages, `prompts` the human prompts with context."""
+    c: Counter[tuple[str, str]] = Counter()
+    sessions: set[str] = set()
+    for m in messages:
+        sessions.add(m.session_id)
+        if m.cwd:
+            home = _HOME.match(m.cwd)
+            os_name = "windows" if ":\\" in m.cwd[:4] else ("macos" if m.cwd.startswith("/Users/") else "linux")
+            if home:
+                c[("machine", f"{os_name}|{home.group(1)}")] += 1
+        if m.kind == "tool_use" and m.tool_name:
+            c[("tool", m.tool_name)] += 1
+            if m.is_sidechain:
+                c[("workflow", "subagent_tool_calls")] += 1
+            target = m.tool_target or ""
+            if m.tool_name == "Bash":
+                for pm in _PM_RE.findall(target):
+                    c[("pkg", pm)] += 1
+                for tr in _TEST_RE.findall(target):
+                    c[("test_runner", tr)] += 1
+                for g in _GIT_RE.findall(target):
+                    c[("git", g)] += 1
+                for host in _SSH.findall(target):
+                    c[("host", host.lower())] += 1
+            elif m.tool_name in ("Edit", "Write", "MultiEdit", "NotebookEdit"):
+                ext = _EXT.search(target)
+                if ext:
+                    c[("lang", ext.group(1).lower())] += 1
+                c[("workflow", "edits")] += 1
+            elif m.tool_name in ("Task", "Agent"):
+                c[("workflow", "subagents")] += 1
+            elif m.tool_name == "TodoWrite":
+                c[("workflow", "todo_updates")] += 1
+            elif m.tool_name == "ExitPlanMode":
+                c[("workflow", "plans")] += 1
+        elif m.kind == "tool_result" and m.is_error:
+            c[("workflow", "tool_errors")] += 1
+        elif m.kind == "interrupt":
+            c[("satisfaction", "interrupts")] += 1
+        elif m.kind == "compact_boundary":
+            c[("workflow", "compactions")] += 1
+        elif m.kind == "command":
+            c[("command", (m.text.split() or ["?"])[0][:40])] += 1
+    for m, ctx in prompts:
+        _voice(c, m, ctx)
+    c[("workflow", "sessions_touched")] += len(sessions)
+    return c
+
+
+def _voice(c: Counter[tuple[str, str]], m: Message, ctx: Context) -> None:
+    text = m.text.strip()
+    if not text:
+        return
+    words = _WORD.findall(text)
+    c[("voice", "prompts")] += 1
+    c[("voice", "words")] += len(words)
+    c[("voice", "chars")] += len(text)
+    if len(words) <= 8:
+        c[("voice", "short_prompts")] += 1
+    if len(words) >= 80:
+        c[("voice", "long_prompts")] += 1
+    if text[0].islower():
+        c[("voice", "lowercase_start")] += 1
+    if text[-1] not in ".!?)`\"'":
+        c[("voice", "no_final_punct")] += 1
+    if "?" in text:
+        c[("voice", "questions")] += 1
+    if "!" in text:
+        c[("voice", "exclaims")] += 1
+    if re.search(r"\bplease\b|\bpls\b|\bplz\b", text, re.I):
+        c[("voice", "please")] += 1
+    if _EMOJI.search(text):
+        c[("voice", "emoji")] += 1
+    if words:
+        c[("opener", words[0].lower()[:20])] += 1
+    if m.ts and len(m.ts) >= 13:
+        c[("hour", m.ts[11:13])] += 1
+    for typo, fix in learned_typos(text, ctx.prev_assistant_text):
+        c[("typo", f"{typo}>{fix}")] += 1
+    if _POSITIVE.search(text):
+        c[("satisfaction", "positive")] += 1
+    if _NEGATIVE.search(text):
+        c[("satisfaction", "negative")] += 1
+    for w in words:
+        if len(w) >= 4 and any(ch.isupper() for ch in w[1:]) and any(ch.islower() for ch in w):
+            c[("vocab", w)] += 1  # mixed-case names the operator types: parseConfig, AeroSpace
+        elif w.isupper() and 3 <= len(w) <= 12:
+            c[("vocab", w)] += 1  # acronyms
