@@ -263,9 +263,13 @@ def version() -> None:
 
 def _register() -> None:
     from total_recall.cmd_eval import eval_group
+    from total_recall.cmd_recall import dump, extractors, recall
     from total_recall.demo import demo
 
     cli.add_command(demo)
+    cli.add_command(recall)
+    cli.add_command(dump)
+    eval_group.add_command(extractors)
     cli.add_command(eval_group)
 
 

@@ -1,0 +1,45 @@
+"""The one scope resolver (I8): this_cwd → this_project → global, widening when a scope is empty."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lib.project import project_key
+
+SCOPES = ("this_cwd", "this_project", "global")
+
+
+class BadScope(ValueError):
+    pass
+
+
+@dataclass(slots=True)
+class Scope:
+    name: str
+    where: str  # SQL fragment over a table alias with `cwd` and `project_key` columns ("" = everything)
+    args: list[object]
+
+
+def scope_chain(scope: str, cwd: str | None, alias: str = "e") -> list[Scope]:
+    """The requested scope followed by the wider ones to try when it finds nothing."""
+    if scope not in SCOPES:
+        raise BadScope(f"scope {scope!r}: use one of {', '.join(SCOPES)}")
+    chain: list[Scope] = []
+    start = SCOPES.index(scope)
+    for name in SCOPES[start:]:
+        if name == "this_cwd":
+            if cwd:
+                chain.append(Scope(name, f"{alias}.cwd = ?", [cwd]))
+        elif name == "this_project":
+            key = project_key(cwd)
+            if key:
+                chain.append(Scope(name, f"{alias}.project_key = ?", [key]))
+        else:
+            chain.append(Scope(name, "", []))
+    return chain
+
+
+def widen_note(asked: str, used: str) -> str | None:
+    if asked == used:
+        return None
+    return f"nothing in scope {asked}; widened to {used}"

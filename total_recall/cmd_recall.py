@@ -1,0 +1,109 @@
+"""`recall` (extractions by topic), `dump` (export rows) and `eval extractors`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from lib.project import display_name
+from total_recall.output import emit_json, fail, short
+
+
+@click.command()
+@click.argument("topic", nargs=-1)
+@click.option("--kind", help="Extraction kind(s), comma-separated: decision, correction, ban, goal, …")
+@click.option("--scope", type=click.Choice(["this_cwd", "this_project", "global"]), default="global", show_default=True)
+@click.option("--cwd", help="Working directory for this_cwd / this_project (default: the current one).")
+@click.option("--since", help="7d, 12h, 2w or an ISO date.")
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 500))
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def recall(obj: Any, topic: tuple[str, ...], kind: str | None, scope: str, cwd: str | None, since: str | None,
+           limit: int, as_json: bool) -> None:
+    """Recall decisions, corrections, bans, goals… about a topic (no topic: the most recent)."""
+    from index.db import open_reader
+    from index.filters import parse_since
+    from index.recall import recall as do_recall
+
+    conn = open_reader(obj.db)
+    res = do_recall(conn, " ".join(topic), kind=kind, scope=scope, cwd=cwd or os.getcwd(),
+                    since=parse_since(since), limit=limit)
+    if as_json:
+        emit_json([h.to_json() for h in res.hits])
+        return
+    if res.note:
+        click.echo(f"({res.note})")
+    if not res.hits:
+        click.echo("nothing recalled")
+        return
+    for h in res.hits:
+        stale = " [superseded]" if h.stale else ""
+        click.echo(f"{(h.ts or '')[:10]}  {h.kind:<18} {short(h.content, 110)}{stale}")
+        click.echo(f"            session {str(h.session_id)[:8]} · {display_name(h.project)}")
+
+
+@click.command()
+@click.option("--source", type=click.Choice(["extractions", "messages"]), default="extractions", show_default=True)
+@click.option("--kind")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write here instead of stdout.")
+@click.pass_obj
+def dump(obj: Any, source: str, kind: str | None, fmt: str, out: str | None) -> None:
+    """Export extractions or messages as JSONL or Markdown."""
+    from index.db import open_reader
+    from index.recall import iter_extractions, iter_messages
+
+    conn = open_reader(obj.db)
+    rows = iter_extractions(conn, kind) if source == "extractions" else iter_messages(conn, kind)
+    stream = open(out, "wb") if out else sys.stdout.buffer
+    try:
+        n = 0
+        for r in rows:
+            if fmt == "jsonl":
+                stream.write(orjson.dumps(r) + b"\n")
+            else:
+                title = f"### {(r.get('ts') or '')[:16]} · {r['kind']} · session {str(r.get('session_id'))[:8]}\n\n"
+                stream.write((title + str(r.get("content") or "") + "\n\n").encode())
+            n += 1
+    finally:
+        if out:
+            stream.close()
+    if out:
+        click.echo(f"wrote {n} {source} to {out}", err=True)
+
+
+def _read_labels(path: str) -> list[dict[str, Any]]:
+    p = Path(path)
+    if not p.is_file():
+        fail(f"labels file {path} not found", "pass the path of a labelled .jsonl file")
+    return [orjson.loads(line) for line in p.read_bytes().splitlines() if line.strip()]
+
+
+@click.command()
+@click.option("--labels", required=True, help="Labelled .jsonl (uuid, labels).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def extractors(obj: Any, labels: str, as_json: bool) -> None:
+    """Per-class precision / recall / F1 of the index's extractions against labelled records."""
+    from extractors.evaluation import format_table, predicted_classes, score
+    from index.db import open_reader
+    from index.recall import kinds_by_uuid
+
+    items = _read_labels(labels)
+    conn = open_reader(obj.db)
+    found = kinds_by_uuid(conn, [it["uuid"] for it in items])
+    missing = conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
+    if missing:
+        fail("the index holds no messages", "index the corpus the labels refer to first")
+    gold = {it["uuid"]: [c for c in it.get("labels", []) if c != "none"] for it in items}
+    pred = {u: predicted_classes(k) for u, k in found.items()}
+    result = score(gold, pred)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(format_table(result))
