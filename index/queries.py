@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from index.schema import SCHEMA_VERSION, current_version
+from index.textstore import unpack
 
 
 def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
@@ -49,11 +50,13 @@ def inspect_session(conn: sqlite3.Connection, session_id: str, messages: int = 4
     if row is None:
         return None
     out: dict[str, Any] = dict(zip(cols, row))
+    out["source_file"] = (conn.execute("SELECT path FROM ingest_state WHERE id=?", (out.pop("file_id"),)).fetchone()
+                          or (None,))[0]
     out["agents"] = [dict(zip(("agent_id", "layout", "subagent_type", "description", "spawn_tool_use_id",
                                 "spawn_uuid", "is_compaction_helper", "source_file"), r)) for r in conn.execute(
-        """SELECT agent_id, layout, subagent_type, description, spawn_tool_use_id, spawn_uuid,
-                  is_compaction_helper, source_file FROM agents WHERE session_id=? ORDER BY first_ts""",
-        (session_id,))]
+        """SELECT a.agent_id, a.layout, a.subagent_type, a.description, a.spawn_tool_use_id, a.spawn_uuid,
+                  a.is_compaction_helper, f.path FROM agents a LEFT JOIN ingest_state f ON f.id = a.file_id
+           WHERE a.session_id=? ORDER BY a.first_ts""", (session_id,))]
     out["compactions"] = [dict(zip(("uuid", "ts", "kind", "trigger", "pre_tokens"), r)) for r in conn.execute(
         "SELECT uuid, ts, kind, trigger, pre_tokens FROM compactions WHERE session_id=? ORDER BY ts", (session_id,))]
     out["resumed_by"] = [r[0] for r in conn.execute(
@@ -63,13 +66,14 @@ def inspect_session(conn: sqlite3.Connection, session_id: str, messages: int = 4
     out["off_main_branch"] = conn.execute(
         "SELECT count(*) FROM messages WHERE session_id=? AND on_main=0", (session_id,)).fetchone()[0]
     out["files"] = [r[0] for r in conn.execute(
-        "SELECT DISTINCT source_file FROM messages WHERE session_id=?", (session_id,))]
+        """SELECT path FROM ingest_state WHERE id IN (SELECT DISTINCT file_id FROM messages WHERE session_id=?)""",
+        (session_id,))]
     out["extractions"] = [dict(zip(("kind", "content", "ts", "source_uuid"), r)) for r in conn.execute(
         "SELECT kind, content, ts, source_uuid FROM extractions WHERE session_id=? ORDER BY ts LIMIT 50",
         (session_id,))]
-    out["messages"] = [dict(zip(("uuid", "parent_uuid", "ts", "role", "kind", "agent_id", "on_main", "text"), r))
-                       for r in conn.execute(
-        """SELECT uuid, parent_uuid, ts, role, kind, agent_id, on_main, substr(text, 1, 300) FROM messages
+    out["messages"] = [dict(zip(("uuid", "parent_uuid", "ts", "role", "kind", "agent_id", "on_main", "text"),
+                                (*r[:7], unpack(r[7])[:300]))) for r in conn.execute(
+        """SELECT uuid, parent_uuid, ts, role, kind, agent_id, on_main, body FROM messages
            WHERE session_id=? AND kind IN ('prompt','text','compact_boundary','away_summary')
            ORDER BY id LIMIT ?""", (session_id, messages))]
     return out

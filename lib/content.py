@@ -17,7 +17,8 @@ TOOL_INPUT_CAP = 1200
 TEXT_CAP = 60000
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
-_PRIVATE = re.compile(r"<private>.*?</private>", re.S | re.I)
+# An unclosed span (cut by a size cap, or never closed) is private to the end of the text.
+_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
 _CMD_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _CMD_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _TAG = re.compile(r"</?[a-z][a-z0-9-]*>")

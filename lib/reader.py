@@ -45,22 +45,24 @@ def iter_lines(path: str, start: int = 0) -> Iterator[Line]:
             yield Line(pos, rest, False)
 
 
-def decode(data: bytes) -> tuple[list[dict[str, Any]], str | None, bool]:
+def decode(data: bytes, whole: bool = False) -> tuple[list[dict[str, Any]], str | None, bool]:
     """Decode one line into records.
 
     Returns (records, bad_reason, repaired). `bad_reason` is set when nothing usable was found;
     `repaired` is True when records were recovered from invalid UTF-8 or `}{`-glued objects.
+    With `whole`, objects followed by undecodable bytes count as invalid (for an unterminated
+    last line, that tail is a record still being written: it must be re-read, not dropped).
     """
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return _decode_slow(data)
+        return _decode_slow(data, whole)
     if isinstance(obj, dict):
         return [obj], None, False
     return [], "not_object", False
 
 
-def _decode_slow(data: bytes) -> tuple[list[dict[str, Any]], str | None, bool]:
+def _decode_slow(data: bytes, whole: bool = False) -> tuple[list[dict[str, Any]], str | None, bool]:
     text = data.decode("utf-8", errors="replace")
     bad_utf8 = "\ufffd" in text and b"\xef\xbf\xbd" not in data
     stripped = text.strip()
@@ -81,6 +83,8 @@ def _decode_slow(data: bytes) -> tuple[list[dict[str, Any]], str | None, bool]:
             idx += 1
     if objs and idx >= n:
         return objs, None, True
+    if objs and whole:
+        return [], "invalid_json", False
     if objs:
         # Valid objects followed by garbage: keep what parsed, still count the line as damaged.
         return objs, None, True

@@ -14,7 +14,16 @@ from typing import Any
 
 from lib import content as C
 from lib.model import (
-    AgentInfo, Alias, Carry, Compaction, Duration, FileChunk, Message, SessionDelta, TaskSpawn, Turn,
+    AgentInfo,
+    Alias,
+    Carry,
+    Compaction,
+    Duration,
+    FileChunk,
+    Message,
+    SessionDelta,
+    TaskSpawn,
+    Turn,
 )
 from lib.reader import decode, iter_lines
 
@@ -46,23 +55,30 @@ def prompt_key(text: str) -> str:
 def parse_file(path: str, start: int, carry: Carry, info: FileInfo) -> FileChunk:
     chunk = FileChunk(path=path, start=start, end=start, carry=carry)
     state = _State(chunk, info)
+    # The last run consumed a complete record that had no newline yet: what follows the cursor
+    # finishes that line (its newline, or a record glued to it), it is not a new line.
+    continues = start > 0 and _byte_before(path, start) != b"\n"
     for line in iter_lines(path, start):
         data = line.data
         if not line.terminated:
             # A final segment with no newline: consume it only if it is a complete record.
             if not data.strip():
                 break
-            recs, bad, _ = decode(data)
+            recs, bad, _ = decode(data, whole=True)
             if bad or not recs:
                 break  # partial write: re-read next run
-            chunk.lines += 1
+            chunk.lines += not (continues and line.offset == start)
             chunk.repaired["no_final_newline"] += 1
             for rec in recs:
                 state.record(rec, line.offset)
             chunk.end = line.offset + len(data)
             break
-        chunk.lines += 1
         chunk.end = line.offset + len(data) + 1
+        if continues and line.offset == start:
+            if not data:
+                continue  # just the newline of the record consumed last run
+        else:
+            chunk.lines += 1
         if not data.strip():
             chunk.bad_lines["blank"] += 1
             continue
@@ -78,6 +94,12 @@ def parse_file(path: str, start: int, carry: Carry, info: FileInfo) -> FileChunk
             state.record(rec, line.offset)
     state.finish()
     return chunk
+
+
+def _byte_before(path: str, offset: int) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(offset - 1)
+        return f.read(1)
 
 
 def _fast_skip(data: bytes, state: _State, offset: int) -> bool:
@@ -148,13 +170,13 @@ class _State:
         if t == "summary":
             leaf, title = rec.get("leafUuid"), rec.get("summary")
             if isinstance(leaf, str) and isinstance(title, str) and title.strip():
-                chunk.summaries.append((leaf, title.strip()))
+                chunk.summaries.append((leaf, C.strip_private(title.strip())))
             return
         if t in ("custom-title", "ai-title"):
             sid = rec.get("sessionId")
             title = rec.get("customTitle") or rec.get("aiTitle") or rec.get("title")
             if isinstance(sid, str) and isinstance(title, str) and title.strip():
-                self.session(sid).titles["custom" if t == "custom-title" else "ai"] = title.strip()
+                self.session(sid).titles["custom" if t == "custom-title" else "ai"] = C.strip_private(title.strip())
             return
         if t in NON_TREE or t not in ("user", "assistant", "system", "attachment", "progress"):
             if t not in NON_TREE:
@@ -356,7 +378,7 @@ class _State:
             target, ttext = C.tool_summary(name, tool.get("input"))
             text = ("\n".join(texts) + "\n" + ttext) if texts else ttext
             m = self._base(rec, uuid, sid, parent, "assistant", "tool_use", text, offset)
-            m.tool_name, m.tool_target = name, target
+            m.tool_name, m.tool_target = name, C.strip_private(target) if target else target
             m.tool_use_id = tool.get("id") if isinstance(tool.get("id"), str) else None
             if name in ("Task", "Agent") and m.tool_use_id:
                 inp = tool.get("input") if isinstance(tool.get("input"), dict) else {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -60,8 +61,8 @@ def dump(obj: Any, source: str, kind: str | None, fmt: str, out: str | None) -> 
 
     conn = open_reader(obj.db)
     rows = iter_extractions(conn, kind) if source == "extractions" else iter_messages(conn, kind)
-    stream = open(out, "wb") if out else sys.stdout.buffer
-    try:
+    with contextlib.ExitStack() as stack:
+        stream = stack.enter_context(open(out, "wb")) if out else sys.stdout.buffer
         n = 0
         for r in rows:
             if fmt == "jsonl":
@@ -70,9 +71,6 @@ def dump(obj: Any, source: str, kind: str | None, fmt: str, out: str | None) -> 
                 title = f"### {(r.get('ts') or '')[:16]} · {r['kind']} · session {str(r.get('session_id'))[:8]}\n\n"
                 stream.write((title + str(r.get("content") or "") + "\n\n").encode())
             n += 1
-    finally:
-        if out:
-            stream.close()
     if out:
         click.echo(f"wrote {n} {source} to {out}", err=True)
 

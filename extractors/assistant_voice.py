@@ -1,0 +1,190 @@
+"""What the assistant says about its own work: self corrections (X3), failed attempts (X9) and
+progress (X4).
+
+Self correction: it admits an earlier mistake or wrong claim of its own and revises ("You're right - I
+was wrong", "I missed the obvious", "Wait, that won't work", "I have duplicate sections now").
+Failed attempt: an approach, fix or command it tried did not work (tool errors in the turn help).
+Progress: a status statement - something completed or verified, what remains, next steps - not
+narration of the next tool call and not diagnosis.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from extractors.cues import Cue, cues, weigh
+from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
+
+THRESHOLD = 1.0
+
+_SELF = cues(
+    (r"^\W{0,4}you'?re (?:absolutely |totally |completely |quite |exactly |so )?right\b", 1.0),
+    (r"^\W{0,4}(?:good|great|fair|excellent|sharp) (?:catch|point|eye)\b", 0.7),
+    (
+        r"\bi was (?:wrong|mistaken|incorrect)\b|\bmy (?:mistake|bad|error|apologies|oversight)\b|"
+        r"\bi apologi[sz]e\b|\bi made (?:a|an) (?:\w+ )?(?:error|mistake)\b|\bi (?:missed|overlooked|forgot|"
+        r"misread|misunderstood|misinterpreted|misjudged|conflated|confused)\b|\bi should(?:n'?t)? have\b|"
+        r"\bi (?:incorrectly|wrongly|mistakenly|accidentally|inadvertently|prematurely)\b|"
+        r"\bi (?:introduced|broke|caused)\b|\bi (?:oversold|overstated|overclaimed|exaggerated|jumped)\b|"
+        r"\b(?:that|this) was (?:wrong|incorrect|a mistake|my fault)\b|\bi was (?:too|being|overly)\b",
+        1.2,
+    ),
+    (r"^\W{0,4}(?:sorry|apologies)\b", 0.6),
+    (
+        r"^\W{0,4}(?:wait|hmm+|actually|oops|whoops|hold on)\b[^.\n]{0,60}?(?:won'?t work|wrong|not right|"
+        r"mistake|incorrect|that'?s not|i (?:think|see|need)|doesn'?t)",
+        1.0,
+    ),
+    (r"\b(?:i|we) (?:now )?have (?:a )?duplicate\b|\bi (?:created|added|left) (?:a )?duplicate\b", 1.0),
+    (r"\b(?:let me|i'?ll|i need to) (?:correct|fix|redo|revert|undo) (?:that|this|my|the mistake|it|these)\b", 0.4),
+    (r"\bhonestly,?\b|\bto be (?:honest|fair|clear)\b|\boverly (?:cautious|tentative|optimistic)\b", 0.4),
+    (r"\bi (?:claimed|said|stated|told you)\b[^.\n]{0,80}?\bbut\b", 0.8),
+)
+# "You're right" that merely agrees with the user's own claim about the world.
+_MERE_AGREEMENT = re.compile(r"^\W{0,4}you'?re (?:absolutely )?right[^.!\n]{0,10}[.!]\s+(?:it|that|this) (?:is|does|was)\b")
+
+_FAILED = cues(
+    (
+        r"\b(?:didn'?t|did not|doesn'?t|does not|isn'?t|is not|wasn'?t|still (?:not|doesn'?t|isn'?t))"
+        r" (?:seem to |actually |quite )?(?:work|working|help|fix|resolve|take effect|apply|appear|load|pass|"
+        r"exist|contain|show|render|persist|stick|trigger|change)\b",
+        1.0,
+    ),
+    (
+        r"\b(?:is|are|was|were|keeps?) (?:still )?(?:failing|erroring|timing out|crashing|broken|hanging)\b|"
+        r"\bstill (?:fail|error|broken|getting|seeing|shows|showing|returns|missing|there)\b|\bfailing in\b",
+        1.0,
+    ),
+    (
+        r"\b(?:try|trying) (?:a )?(?:different|another|alternative|new|simpler) (?:approach|way|method|tack|fix)\b|"
+        r"\blet me try (?:again|another|something else|a different|the)\b|\bthat didn'?t\b|\bno luck\b",
+        1.0,
+    ),
+    (
+        r"\bcouldn'?t (?:find|locate|connect|install|build|start|resolve|read|access|get|reach|run|complete)\b|"
+        r"\b(?:i )?can'?t (?:do|run|access|prompt|connect|reach|install|use)\b|\bunable to\b|\bnot able to\b",
+        0.8,
+    ),
+    (
+        r"\b(?:not appearing|not showing|not being (?:applied|used|picked up)|no effect|same error|same issue|"
+        r"same problem|still the same|says otherwise)\b|\b(?:are|is) (?:still )?missing\b",
+        0.8,
+    ),
+    (
+        r"\bencounter(?:ing|ed)? (?:an? )?(?:\w+ )?(?:issue|error|problem|bug)\b|\bran into\b|"
+        r"\bhit (?:an? )?(?:issue|error|snag|wall|bug)\b|\b(?:appears|seems) to be (?:blocking|broken|failing)\b",
+        0.8,
+    ),
+    (r"\b(?:failed|fails)\b|\bis failing\b|\berror(?:ed|s)? (?:out|again)\b", 0.5),
+    (r"\b(?:blocking|blocked|permission (?:issues?|denied)|timeouts?|times out|timed out|rejected)\b", 0.4),
+    (r"\b(?:roll(?:ing)? back|revert(?:ing)? (?:to|the|my)|restore (?:the )?(?:previous|original)|back out)\b", 0.6),
+    (r"\b(?:wasn'?t|isn'?t|aren'?t) (?:\w+ )?(?:enough|sufficient|correct|right)\b|\bneeds? a different\b", 0.5),
+)
+_ERRORISH = Cue(
+    r"\b(?:errors?|errored|fail|fails|failed|failing|failure|issues?|problems?|wrong|broke|broken|doesn'?t|"
+    r"isn'?t|didn'?t|can'?t|couldn'?t)\b"
+)
+_DIAGNOSIS = re.compile(r"^\W{0,4}(?:found (?:it|the (?:issue|problem|bug|cause))|i see (?:the|what)|the (?:root )?cause)\b")
+
+_PROGRESS = cues(
+    (
+        r"^\W{0,6}(?:all )?(?:done|complete|completed|finished|fixed|success|committed|pushed|merged|installed|"
+        r"deployed|updated|created|rebase successful|clean (?:compile|build)|build succeeds|tests? pass|"
+        r"excellent progress|great progress|good progress)\b",
+        1.2,
+    ),
+    (
+        r"\b(?:all|the) (?:\d+ )?(?:\w+ )?(?:tests?|checks?|specs?|subtasks?|tasks?) (?:are |were )?(?:now )?"
+        r"(?:pass|passing|passed|green|succeed|closed|done|complete)\b|\b\d+ of \d+ (?:tests? )?pass\b|"
+        r"\b\d+ tests?, 0 failures\b|\bno (?:new )?(?:\w+ )?(?:issues|errors|warnings|failures)\b|"
+        r"\b(?:tests?|build|compile|lint|typecheck|ci) (?:now )?(?:pass(?:es)?|succeeds|is clean|is green)\b",
+        1.0,
+        "pass passing passed green succeed closed done complete failures no issues errors warnings passes "
+        "succeeds clean",
+    ),
+    (
+        r"\bsuccessfully\b|\b(?:is|are) now (?:\w+ )?(?:working|passing|complete|installed|configured|active|"
+        r"live|fixed|done|available|running)\b|\bnow (?:works|passes|compiles|builds)\b|\bhas been (?:\w+ )?"
+        r"(?:created|added|fixed|updated|installed|removed|merged|pushed|committed|completed|resolved)\b",
+        0.9,
+    ),
+    (
+        r"\b(?:is|are) (?:now )?(?:removed|added|created|installed|fixed|closed|merged|pushed|staged|"
+        r"committed|done|complete|enabled|disabled|cleaned up|in place|activated|configured)\b",
+        0.8,
+    ),
+    (
+        r"\b(?:i'?ve|i have|we'?ve|we have) (?:now )?(?:successfully )?(?:created|added|fixed|updated|"
+        r"implemented|completed|built|installed|written|refactored|removed|migrated|configured|set up|"
+        r"resolved|finished|solved|merged|pushed|committed|cleaned)\b",
+        0.9,
+    ),
+    (
+        r"^[^.\n]{0,60}\b(?:activated|installed|created|updated|merged|pushed|committed|closed|deployed|resolved)[.!]",
+        0.9,
+        "activated installed created updated merged pushed committed closed deployed resolved",
+    ),
+    (r"\u2705", 0.7),
+    (r"^#+ .*(?:complete|summary|done|success|results?)\b", 0.7),
+    (r"\bnext steps?\b|\bremaining\b|\bwhat'?s left\b|\bstill to do\b|\bto do:|\bi need:\s*$|\bin order:", 0.5),
+    (r"\b(?:committed|pushed|merged|deployed|published|released|rebased)\b", 0.5),
+    (r"\bprogress\b|\bmilestone\b|\bstatus:", 0.4),
+)
+_NARRATION = re.compile(r"^\W{0,4}(?:(?:now|next|first|ok(?:ay)?|great|perfect|good)[!,.]?\s+)?(?:let me|i'?ll|let'?s|i will|i need to|i'?m going to)\b")
+_LIST = re.compile(r"\n\s*(?:\d+[.)]|[-*])\s+\S")
+
+
+def self_correction(v: View, prev_user_was_correction: Callable[[], bool]) -> list[Hit]:
+    """``prev_user_was_correction`` is only called when the verdict hangs on it."""
+    low = v.low
+    if not low:
+        return []
+    score, pos = weigh(_SELF, low[:900], v.tok)
+    if score <= 0:
+        return []
+    if THRESHOLD - 0.3 <= score < THRESHOLD + 0.6 and prev_user_was_correction():
+        score += 0.3
+    if _MERE_AGREEMENT.match(low) and score < 1.5:
+        score -= 0.6
+    if score < THRESHOLD:
+        return []
+    return [Hit("self_correction", sentence_at(v.prose, max(pos, 0)), squash(score), {})]
+
+
+def failed_attempt(v: View, tool_errors: int, last_error: str) -> list[Hit]:
+    low = v.low
+    if not low:
+        return []
+    score, pos = weigh(_FAILED, low[:900], v.tok)
+    if tool_errors and _ERRORISH.search(low[:500], v.tok):
+        score += 0.5 if tool_errors == 1 else 0.7
+    if _DIAGNOSIS.match(low):
+        score -= 0.5
+    if score < THRESHOLD:
+        return []
+    ctx: dict[str, object] = {}
+    if last_error:
+        ctx["tool_error"] = clip(last_error, 200)
+    return [Hit("failed_attempt", sentence_at(v.prose, max(pos, 0)), squash(score), ctx)]
+
+
+def progress(v: View) -> list[Hit]:
+    low = v.low
+    if not low:
+        return []
+    text = low if len(low) <= 1000 else low[:700] + "\n" + tail(low, 300)
+    score, pos = weigh(_PROGRESS, text, v.tok)
+    if score <= 0:
+        return []
+    if _LIST.search(v.prose) and score >= 0.4:
+        score += 0.3
+    if _NARRATION.match(low) and score < 1.2:
+        score -= 0.6
+    if _DIAGNOSIS.match(low):
+        score -= 0.4
+    if score < THRESHOLD:
+        return []
+    first = sentence_at(v.prose, 0)
+    content = first if len(first) >= 25 or pos <= 0 else sentence_at(v.prose, pos)
+    return [Hit("progress", content, squash(score), {})]

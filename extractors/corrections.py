@@ -1,0 +1,278 @@
+"""Corrections (X1) and model corrections (X7): the user rejects or redirects the assistant.
+
+A correction is read against the assistant's previous message: pushback right after the assistant
+claimed success ("Done, all green" -> "why is lint failing?") is the clearest signal; openers such as
+"no", "wrong", "not quite"; reports that something still or now fails; challenges ("are you sure",
+"do we even need X"); declined proposals; pasted review feedback. A model correction is a correction
+that also names the approach being rejected (from the prompt itself or from what the assistant
+announced it would do).
+"""
+
+from __future__ import annotations
+
+import re
+
+from extractors.cues import (
+    FAIL_BROKE,
+    FAIL_NOT_ING,
+    FAIL_NOT_WORK,
+    FAIL_STILL,
+    FAIL_WORDS,
+    PROPOSAL,
+    Cue,
+    claims_success,
+    cues,
+    fails,
+    weigh,
+)
+from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
+
+THRESHOLD = 1.0
+# Corrections are said up front; deep inside a long spec, "failed" or "deprecated" is content.
+BODY_CHARS = 700
+
+_OPENERS = cues(
+    (r"^(?:no+|nope|nah)\b(?!\s+(?:worries|problem|rush|need to (?:apologi[sz]e|worry)))", 1.3),
+    (
+        r"^(?:wrong|incorrect|not quite|not really|not exactly|not yet|that'?s not|this is not|"
+        r"that is not|this isn'?t|that isn'?t|it'?s not|it isn'?t|not what|not like that)\b",
+        1.2,
+    ),
+    (r"^(?:wait|hold on|hang on|stop|oops|whoops|whoa|uh+|ugh|wtf|hmm+|huh|err+)\b", 0.6),
+    (r"^(?:actually|but|well|so)\b", 0.3),
+    (r"^(?:oh|ah+|ok(?:ay)?)[.,!]*\s+(?:no|but|uh|um|hm+|wait|hold)\b", 0.6),
+)
+
+_BODY = cues(
+    (FAIL_NOT_WORK.pattern, 1.0),
+    (FAIL_NOT_ING.pattern, 0.9),
+    (FAIL_STILL.pattern, 1.0),
+    (FAIL_BROKE.pattern, 0.9),
+    (
+        r"\bwe lost\b|\byou (?:forgot|missed|broke|deleted|removed|ignored|skipped|overwrote|reverted|"
+        r"dropped|lost|changed)\b|\byou (?:didn'?t|did not|haven'?t|have not|never|still)\b",
+        1.0,
+    ),
+    (
+        r"\b(?:that'?s|this is|that is|it'?s|this'?s|these are|those are|it is) (?:\w+ )?(?:wrong|"
+        r"not right|incorrect|not correct|not what|backwards|the wrong|not the|not a|not an|not how)\b",
+        1.1,
+    ),
+    (r"\bnot what i\b|\bi (?:said|asked (?:you|for)|told you|meant)\b|\bas i said\b", 1.0),
+    (r"\bwhy (?:did|would|are|do|have|were) you\b|\bwhy (?:is|was) (?:it|this|that) (?:still )?(?:not|so)\b", 0.8),
+    (
+        r"\bwhy (?:is|are|does|do|did|isn'?t|doesn'?t|don'?t|aren'?t)\b[^?\n]{0,80}?(?:fail|broken|"
+        r"\berror|still|\bnot\b|n't\b|wrong|happy|missing|empty|slow|checking|only)",
+        0.9,
+    ),
+    (r"\bare you sure\b|\bis that (?:right|correct|true)\b|\bdid you (?:actually|really|even)\b", 1.0),
+    (
+        r"\b(?:pr|code|coderabbit|copilot|reviewer|review(?:er)?'?s?)\s+(?:feedback|comments?|review|"
+        r"notes|flagged)\b|^(?:review|feedback|pr feedback)\b|^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b",
+        1.2,
+    ),
+    (r"^you (?:run|do|try|fix|check|handle|test|execute|make|restart) (?:it|this|that|them)\b", 1.0),
+    (r"\byourself\b", 0.4),
+    (r"\bi'?ve noticed (?:that )?you\b|\byou (?:keep|always|constantly|repeatedly|tend to) \w+", 0.9),
+    (r"\bbut\b[^.\n]{0,40}?(?:n't\b|\bnot\b|\bfail|\berror|\bbroke|\bwrong|\bslow\b|\bstill\b)", 0.5),
+    (r"\bnever\b|\bdon'?t ever\b|\bstop (?:\w+ing|it|that)\b", 0.6),
+    (r"\bthe (?:real |actual |root |main )?(?:issue|problem|bug|cause) (?:is|was|here|seems)\b", 0.9),
+    (r"\bi don'?t think (?:we|that|this|it|you|so|the)\b|\bi doubt\b|\bi'?m not sure (?:that|this|it)\b", 0.8),
+    (r"\bdo (?:we|you|i) (?:even|really|actually) need\b|\bwhy not (?:just )?\b|\bis (?:that|this|it) (?:even )?necessary\b", 1.0),
+    (
+        r"\b(?:less|more) (?:work|code|elegant)\b|\b(?:simpler|cleaner|better|easier|more robust) "
+        r"(?:way|approach|solution|fix|option)\b",
+        0.6,
+    ),
+    (
+        r"\btoo (?:much|many|big|small|long|short|complex|complicated|verbose|slow|noisy|dark|bright|"
+        r"busy|pedantic|strict|aggressive|generic|vague)\b",
+        0.8,
+    ),
+    (
+        r"\b(?:doesn'?t|does not|don'?t|didn'?t) (?:look|sound|feel|seem) (?:right|good|correct|like)\b|"
+        r"\bsounds? the same\b|\blooks? (?:wrong|off|weird|broken|bad|ugly|identical|the same)\b|"
+        r"\b(?:feels|seems) (?:implausible|wrong|off|overkill|excessive|ancient|outdated)\b|"
+        r"\b(?:ancient|outdated|deprecated|obsolete|overkill|hacky|brittle)\b",
+        0.9,
+    ),
+    (r"\b(?:oops|whoops|nope|wtf|wth|ugh|sigh)\b|\bno[.,!]+(?:\s|$)", 0.9),
+    (r"\bworked (?:fine |perfectly |well )?(?:before|earlier|yesterday)\b|\bused to (?:work|be|show)\b", 0.9),
+    (r"\bthere'?s no\b|\bthere is no\b|\bnothing (?:happens|changed|shows)\b", 0.4),
+    (r"\bplease (?:fix|revert|undo|remove|restore|put back|don'?t)\b|\bfix (?:this|these|that|it)\b", 0.6),
+    (r"\b(?:revert|undo|roll ?back|put (?:it )?back|restore it|go back)\b", 0.6),
+    (r"\binstead\b|\brather than\b", 0.4),
+    (r"\bshould(?:n'?t| not)? (?:be|have|use|run|match|look|say)\b|\bsupposed to\b|\bexpected\b", 0.4),
+    (
+        r"\bi (?:see|count|get|got|still see|can see|only see|don'?t see|can'?t see)\b[^.\n]{0,40}?"
+        r"(?:uncommitted|errors?|failures?|warnings?|nothing|\bno\b|empty|blank|same|without|\d+ \w+)",
+        0.9,
+    ),
+    (
+        r"\bi didn'?t (?:find|like|want|ask|need)\b|\bnot (?:helpful|useful|needed|necessary|"
+        r"what we want)\b|\bunnecessary\b|\bi don'?t (?:like|want|need)\b",
+        0.8,
+    ),
+    (r"\bwe don'?t (?:want|need)\b", 0.6),
+    (
+        r"\b(?:fail(?:s|ed|ing)|errored|unhappy|uncommitted|pedantic|complain(?:s|ing)|timed? ?out|blocked)\b",
+        0.3,
+    ),
+    (r"\b(?:missing|disappeared|vanished|lost)\b|\bis gone\b|\bare gone\b", 0.5),
+    (
+        r"\bmaybe we should\b|\bcould (?:we|you) (?:just )?(?:reuse|use|instead)\b|\bcan'?t (?:we|you) "
+        r"(?:just )?\w+|\bshouldn'?t (?:we|it|this|that)\b|\bwhat about using\b",
+        0.6,
+    ),
+    (
+        r"\b(?:you can|you could|just) (?:use|set|call|reuse)\b(?:[^.\n]|\.(?=\S)){0,80}?"
+        r"\b(?:less|simpler|easier|instead|already)\b",
+        0.8,
+    ),
+    (r"\bi think (?:the|it'?s|its|this is|that'?s) (?:the )?(?:library|issue|problem|\w+ is)\b", 0.5),
+    (r"\b(?:annoying|frustrating|ridiculous|useless|pointless)\b|\bagain\?", 0.5),
+)
+_PRAISE = re.compile(
+    r"^(?:thanks|thank you|great|perfect|excellent|awesome|nice|cool|good job|well done|love it|"
+    r"looks good|lgtm|amazing|brilliant)\b"
+)
+# The user reports a failing state (stronger than the bare word "error").
+_FAIL_STATE = Cue(
+    r"\b(?:fail(?:s|ed|ing)|errored|erroring|crash(?:es|ed|ing)|unhappy|uncommitted|timed? ?out|hangs|"
+    r"hanging|stuck|throws|throwing|pedantic|complain(?:s|ing)|blocked|refused|denied|rejected)\b|\b(?:an?|the|same|this|new|more|"
+    r"these|some) (?:errors?|exceptions?|warnings?|issues)\b|\berror:|\bexception:|\bexit code [1-9]"
+)
+_NOT_FOUND_CLAIM = Cue(
+    r"\b(?:doesn'?t exist|does not exist|couldn'?t find|could not find|can'?t find|cannot find|not found|"
+    r"no such|isn'?t (?:available|installed)|is not a git repo|not a git repository|couldn'?t locate|"
+    r"unable to (?:find|locate))"
+)
+# No leading \b: a literal-first alternation lets ``re`` skip ahead fast over long pastes.
+_PASTE_FAIL = re.compile(r"(?:error|err!|failed|failure|fatal|exception|traceback|panic|denied|refused|blocked|exit code [1-9])")
+_TASK_SPEC = re.compile(
+    r"^(?:analy[sz]e|implement|create|build|write|generate|research|design|audit|review|document|"
+    r"set up|setup|add|make|develop|refactor|migrate|investigate|explore|execute)\b"
+)
+_LOCATION = Cue(
+    r"\b(?:is|are|it'?s|lives|sits|located|installed|stored|exists?) (?:in|at|under|on|inside)\b|"
+    r"\b(?:already exists?|does exist|is there|it'?s there)\b"
+)
+_ASKS_INFO = Cue(r"\b(?:could you clarify|please provide|which (?:one|repo|file|path|directory)|what (?:is|would)|where is)\b")
+_TRY_IT = Cue(
+    r"\btry (?:it|this|that|again|committing|running|deploying|reloading|restarting)\b|\bgive it a (?:try|go)\b|"
+    r"\blet me know (?:if|how|what)\b|\btest it\b|\bshould (?:now )?(?:fix|resolve|work)\b"
+)
+_DELEGATED = Cue(
+    r"\b(?:you'?ll need to|you need to|you (?:can|should) (?:now )?run|please run|run (?:this|these|the "
+    r"following)|in your terminal|yourself|on your end|for you to)\b"
+)
+_FIX_BROKEN = Cue(r"\b(?:fix|repair|restore)\s+(?:the\s+|all\s+(?:the\s+)?|any\s+|those\s+)?broken\b")
+_DECLINE = re.compile(r"^(?:no+|nope|nah|don'?t|do not|please don'?t|not now|not yet|never mind|nevermind)\b")
+_INFO_Q = re.compile(r"^(?:what (?:is|are|does)|how (?:do|does|can|would)|where (?:is|are|do)|is there|can you explain)\b")
+
+# Naming the rejected approach.
+_REJECTED_IN_PROMPT = (
+    re.compile(r"\binstead of ([^.,;!?\n]{3,80})"),
+    re.compile(r"\brather than ([^.,;!?\n]{3,80})"),
+    re.compile(r"\b(?:don'?t|do not|stop|no need to) (?:use|using|call|calling|add|adding|loop|looping) ([^.,;!?\n]{3,80})"),
+    re.compile(r"\bdo (?:we|you) (?:even|really) need ([^.,;!?\n]{3,80})"),
+    re.compile(r"\bi don'?t think we need (?:to )?([^.,;!?\n]{3,80})"),
+    re.compile(r"\bnot ([a-z0-9_./`'\-]+(?: [a-z0-9_./`'\-]+){0,3}), (?:but |use |it'?s |the )"),
+)
+_ANNOUNCED = re.compile(
+    r"(?:let me|i'?ll|i will|i'?m going to|now i'?ll|i'?m)\s+(?:try |use |switch to |fix |add |create |"
+    r"replace |remove |update |change |implement |write |run |refactor |modify |install |set up )"
+    r"([^.\n:]{6,140})",
+    re.I,
+)
+
+
+def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
+    """Additive evidence that the prompt rejects or redirects the assistant, and where."""
+    low, tok = v.low, v.tok
+    if not low:
+        return 0.0, -1
+    opener, _ = weigh(_OPENERS, low[:80], tok)
+    body, pos = weigh(_BODY, low[:BODY_CHARS], tok)
+    score = opener + body
+    if pos < 0 and opener:
+        pos = 0
+    if body and _FIX_BROKEN.search(low, tok):
+        score -= 0.9
+    prev, ptok = v.prev, v.prev_tok
+    if prev:
+        prev_tail = tail(prev, 700)
+        if claims_success(prev, ptok) or _TRY_IT.search(prev_tail, ptok):
+            if _FAIL_STATE.search(low, tok) or fails(low, tok):
+                score += 0.8
+            elif body >= 0.5:
+                score += 0.4
+        if pasted_failure(v):
+            score += 1.0
+        if low.startswith("you ") and _DELEGATED.search(prev_tail, ptok):
+            score += 0.5
+        if (
+            not v.question
+            and v.words <= 25
+            and _NOT_FOUND_CLAIM.search(prev_tail, ptok)
+            and _LOCATION.search(low, tok)
+            and not _ASKS_INFO.search(tail(prev, 300), ptok)
+        ):
+            score += 1.0
+        if _DECLINE.match(low) and PROPOSAL.search(tail(prev, 400), ptok):
+            score += 0.6
+        if tool_error and FAIL_WORDS.search(low, tok):
+            score += 0.2
+    else:
+        # Nothing said yet in this thread that could be rejected.
+        score -= 0.3
+    if v.words > 25 and _TASK_SPEC.match(low):
+        score -= 0.5
+    if _PRAISE.match(low) and opener == 0:
+        score -= 0.8
+    if _INFO_Q.match(low) and score < 1.5:
+        score -= 0.4
+    return score, pos
+
+
+def pasted_failure(v: View) -> bool:
+    """The prompt is mostly pasted output, and that output reports a failure."""
+    if v.paste_fail < 0:
+        if len(v.text) - len(v.prose) < 150 or v.words > 80:
+            v.paste_fail = 0
+        else:
+            v.paste_fail = int(_PASTE_FAIL.search(v.text[:4000].lower()) is not None)
+    return v.paste_fail == 1
+
+
+def rejected_approach(v: View) -> str | None:
+    for rx in _REJECTED_IN_PROMPT:
+        m = rx.search(v.low)
+        if m:
+            return clip(m.group(1), 120)
+    if v.prev_raw:
+        last = None
+        for last in _ANNOUNCED.finditer(tail(v.prev_raw, 900)):  # noqa: B007 - keep the last one
+            pass
+        if last is not None:
+            return clip(last.group(0), 160)
+    return None
+
+
+def extract_corrections(v: View, tool_error: bool) -> list[Hit]:
+    score, pos = correction_score(v, tool_error)
+    if score < THRESHOLD:
+        return []
+    content = sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose or v.text)
+    if len(content) < 12:
+        content = clip(v.prose or v.text)
+    ctx: dict[str, object] = {}
+    if v.prev_raw:
+        ctx["rejected"] = clip(tail(v.prev_raw, 400), 200)
+    hits = [Hit("correction", content, squash(score - THRESHOLD + 1.0), ctx)]
+    approach = rejected_approach(v)
+    if approach:
+        mctx = dict(ctx)
+        mctx["rejected_approach"] = approach
+        hits.append(Hit("model_correction", content, squash(score - THRESHOLD + 0.8), mctx))
+    return hits

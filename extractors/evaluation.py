@@ -1,0 +1,104 @@
+"""Per-class precision / recall / F1 of extractions against labelled records (X21).
+
+Pure functions: the caller loads the labels and the predictions (from the index or by running the
+pipeline) and passes plain mappings keyed by record uuid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# Label class -> extraction kinds that count as predicting it (eval README).
+CLASS_KINDS: dict[str, tuple[str, ...]] = {
+    "correction": ("correction", "model_correction"),
+    "rule": ("ban", "standing_decision"),
+    "decision": ("decision", "standing_decision"),
+    "goal": ("goal",),
+    "preference": ("domain_fact", "implicit_preference"),
+    "failed_attempt": ("failed_attempt",),
+    "self_correction": ("self_correction",),
+    "progress": ("progress", "goal_progress"),
+}
+CLASSES: tuple[str, ...] = tuple(CLASS_KINDS)
+# The classes with a design target (design.md section 7).
+TARGET_CLASSES: tuple[str, ...] = ("correction", "rule", "decision", "goal")
+
+_KIND_CLASSES: dict[str, tuple[str, ...]] = {}
+for _cls, _kinds in CLASS_KINDS.items():
+    for _kind in _kinds:
+        _KIND_CLASSES[_kind] = (*_KIND_CLASSES.get(_kind, ()), _cls)
+
+
+def predicted_classes(kinds: Iterable[str]) -> set[str]:
+    """Map extraction kinds found for one record onto the label classes they count for."""
+    out: set[str] = set()
+    for kind in kinds:
+        out.update(_KIND_CLASSES.get(kind, ()))
+    return out
+
+
+def _ratio(num: int, den: int) -> float:
+    return num / den if den else 0.0
+
+
+def score(
+    gold: Mapping[str, Iterable[str]],
+    predicted: Mapping[str, Iterable[str]],
+    classes: Iterable[str] = CLASSES,
+) -> dict[str, dict[str, Any]]:
+    """Per-class precision, recall and F1.
+
+    ``gold`` maps each labelled record to its label classes (``"none"`` or empty for none);
+    ``predicted`` maps records to predicted *classes* (use :func:`predicted_classes` to convert
+    kinds). Only records in ``gold`` are counted: predictions on unlabelled records are ignored.
+    Returns ``{class: {precision, recall, f1, tp, fp, fn, support}}`` plus a ``"micro"`` row over
+    the listed classes.
+    """
+    cls_list = list(classes)
+    counts = {c: [0, 0, 0] for c in cls_list}  # tp, fp, fn
+    for key, labels in gold.items():
+        want = set(labels)
+        got = set(predicted.get(key, ()))
+        for c in cls_list:
+            w, g = c in want, c in got
+            if w and g:
+                counts[c][0] += 1
+            elif g:
+                counts[c][1] += 1
+            elif w:
+                counts[c][2] += 1
+    out: dict[str, dict[str, Any]] = {}
+    tot = [0, 0, 0]
+    for c in cls_list:
+        tp, fp, fn = counts[c]
+        tot = [tot[0] + tp, tot[1] + fp, tot[2] + fn]
+        out[c] = _row(tp, fp, fn)
+    out["micro"] = _row(*tot)
+    return out
+
+
+def _row(tp: int, fp: int, fn: int) -> dict[str, Any]:
+    p = _ratio(tp, tp + fp)
+    r = _ratio(tp, tp + fn)
+    f = _ratio(2 * tp, 2 * tp + fp + fn)
+    return {
+        "precision": round(p, 3),
+        "recall": round(r, 3),
+        "f1": round(f, 3),
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "support": tp + fn,
+    }
+
+
+def format_table(result: Mapping[str, Mapping[str, Any]]) -> str:
+    """A plain-text table of a :func:`score` result."""
+    lines = [f"{'class':<16}{'P':>7}{'R':>7}{'F1':>7}{'tp':>6}{'fp':>6}{'fn':>6}{'n':>6}"]
+    for cls, row in result.items():
+        lines.append(
+            f"{cls:<16}{row['precision']:>7.2f}{row['recall']:>7.2f}{row['f1']:>7.2f}"
+            f"{row['tp']:>6}{row['fp']:>6}{row['fn']:>6}{row['support']:>6}"
+        )
+    return "\n".join(lines)

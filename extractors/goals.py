@@ -1,0 +1,190 @@
+"""Goals (X10) with a status, and the user's own progress and failed-attempt reports.
+
+A goal is what the work is trying to achieve: a feature, fix, set-up or investigation objective, or a
+substantive deliverable. Mechanical steps (commit, push, run, show, install one thing), information
+questions and work given only by reference ("work on bead spotter-4te") are not goals. Status signals
+("that's done", "let's park this", "blocked on X", "forget about it") set ``context.status``; a
+message that only moves a goal's status yields a ``goal_progress`` row instead of a new goal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from extractors.cues import GIVE_UP, Cue, cues, fails, weigh
+from extractors.patterns import Hit, View, clip, sentence_at, squash
+
+THRESHOLD = 1.0
+
+_GOAL = cues(
+    (
+        r"\bi (?:want|'d like|would like|need|wanna) (?:to|you to|a|an|each|the|it|this|every|all|my|our)\b|"
+        r"\bi'?d love (?:to|for|it if)\b",
+        1.1,
+    ),
+    (r"\bwe (?:need|want|have|'d like|would like) to\b|\bwe(?:'re| are) (?:going to|gonna) (?:build|make|add|create)\b", 1.1),
+    (r"\b(?:the|my|our|main|end) goal (?:is|here|would be)\b|\bthe (?:idea|aim|objective|point) is to\b", 1.3),
+    (r"\b(?:i'?m|we'?re|i am|we are) trying to\b|\bi keep getting\b|\bhelp me (?!with (?:this|that)\b)\w+", 1.0),
+    (r"\b(?:implement|execute|follow) (?:the|this) (?:following )?plan\b|\bimplement the following\b", 1.3),
+    (
+        r"^(?:so,? |ok(?:ay)?,? |now,? |alright,? )?how (?:do|can|could|would|should) (?:we|i|you) (?:\w+ )?"
+        r"(?:enable|make|set up|setup|get|fix|disable|add|install|configure|build|create|implement|deploy|"
+        r"migrate|integrate|support|handle|troubleshoot|improve|speed|have|turn|allow|avoid|prevent|stop|"
+        r"move|serve|automate|reduce|increase|optimi[sz]e)\b",
+        1.0,
+    ),
+    (
+        r"^(?:please |pls |can you (?:please )?|could you (?:please )?|would you (?:please )?|let'?s |now |"
+        r"ok(?:ay)?[,.]? (?:now |so )?|so[,.]? |i need you to |go ahead and |next,? )?"
+        r"(?:implement|build|create|add|make|fix|troubleshoot|investigate|debug|figure out|refactor|migrate|"
+        r"harden|audit|evaluate|perform|generate|set up|setup|design|develop|write|rewrite|improve|"
+        r"optimi[sz]e|review|research|analy[sz]e|port|convert|integrate|enable|support|automate|diagnose|"
+        r"clean up|cleanup|redesign|modernize|document|scaffold|prototype|execute|deploy|restructure|"
+        r"reorganize|speed up|extend|replace|scrub|purge|sanitize|secure|lock down|find out|find a way|"
+        r"come up with|propose|plan|draft|consolidate|simplify|split|extract|unify|overhaul|rework|recreate)\b",
+        1.0,
+    ),
+    (r"\blet'?s (?:build|create|implement|add|make|start|fix|figure out|try to|set up|get|move|design|write)\b", 0.9),
+    (r"\bso (?:that )?(?:i|we|it|they|users|people) (?:can|could|don'?t|won'?t)\b|\bin order to\b", 0.4),
+    (r"\b(?:new feature|feature request|bug|issue|regression|is broken|doesn'?t seem to|isn'?t working)\b", 0.4),
+    (r"\b(?:comprehensive|thorough|full|end-to-end|complete|detailed)\b", 0.3),
+    (r"\b(?:report|plan|spec|design doc|proposal|prototype|mvp|pipeline|integration|feature|tool|app|service)\b", 0.2),
+)
+_MECHANICAL = re.compile(
+    r"^(?:please |can you (?:please )?|could you (?:please )?|now |ok(?:ay)?,? |then )?"
+    r"(?:commit|push|pull|merge|rebase|run|rerun|re-run|show|read|list|open|print|cat|ls|check|status|sync|"
+    r"install|uninstall|update|upgrade|login|log in|resume|continue|go on|proceed|stop|restart|start|kill|"
+    r"end|close|exit|save|copy|move|rename|delete|remove|clear|undo|try again|retry|verify|test|tell|"
+    r"explain|describe|summari[sz]e|look at|search|grep|ssh|cd|go to|switch to|give|change|enable|disable|"
+    r"publish|cycle|create the|add (?:it|this|that|them)|work on|do next|do the|do it|yes|no|ok|sure)\b"
+)
+_REFERENCE_ONLY = re.compile(
+    r"^(?:please )?(?:work on|implement|do|tackle|pick up|handle|continue|start|finish|close)\s+"
+    r"(?:bead|issue|ticket|task|story|epic|#)?\s*[\w.]+[-#]\w+\b"
+)
+_INFO_QUESTION = re.compile(
+    r"^(?:what|which|who|where|when|is|are|does|do|did|has|have|can you explain|what'?s|whats|how (?:does|is|are|much|many|long|hard|big))\b"
+)
+_SUBSTANTIVE = Cue(
+    r"\b(?:so (?:that|i|we)|report|comprehensive|all|every|each|full|feature|plan|system|pipeline|architecture|"
+    r"security|performance|hardening|history|workflow|support|integration|program|notebook|library|app|"
+    r"service|api|tests?|suite|setup|infrastructure|project|repo|documentation|docs)\b"
+)
+
+_BUG = Cue(r"\b(?:error|errors|fail|fails|failing|broken|crash|crashes|crashing)\b")
+
+_STATUS = (
+    ("done", Cue(
+        r"\b(?:that'?s|it'?s|this is|we'?re|all|everything(?:'s| is)) (?:all )?(?:done|finished|complete|"
+        r"completed|shipped|merged)\b|\b(?:goal|task|feature|epic|milestone) (?:is )?(?:done|complete|achieved)\b|"
+        r"\bship(?:ped)? it\b|\bwe(?:'re| are) done\b|\bmission accomplished\b"
+    )),
+    ("paused", Cue(
+        r"\blet'?s (?:park|pause|shelve|table|defer|postpone|come back to|revisit)\b|\bpark (?:this|it|that)\b|"
+        r"\bon hold\b|\bput (?:this|it|that) aside\b|\bpick (?:this|it) up (?:later|tomorrow)\b"
+    )),
+    ("blocked", Cue(
+        r"\bblocked (?:on|by)\b|\bwaiting (?:on|for) (?:the|a|an|\w+'s)\b|\bcan'?t (?:proceed|continue|move on) "
+        r"until\b|\bblocker is\b"
+    )),
+    ("abandoned", Cue(
+        r"\bforget (?:about )?(?:it|this|that|the)\b|\bnever ?mind\b|\bscrap (?:it|this|that|the)\b|"
+        r"\babandon(?:ing)? (?:it|this|that|the)\b|\bdrop (?:it|this|that|the idea)\b|\bno longer need\b|"
+        r"\bgive up on\b|\bnot worth it\b"
+    )),
+)
+
+_PROGRESS = cues(
+    (
+        r"\bi(?:'ve| have)? (?:just )?(?:edited|saved|deleted|removed|added|created|installed|updated|fixed|"
+        r"merged|pushed|committed|deployed|ran|changed|set|configured|restarted|rebooted|moved|renamed|"
+        r"upgraded|reverted|cleaned|enabled|disabled|applied|swapped|restored|uploaded|approved|published)\b",
+        1.0,
+    ),
+    (
+        r"\bwe(?:'ve| have)? (?:just |already )?(?:done|finished|completed|merged|shipped|deployed|released|"
+        r"fixed|refactored|migrated|landed)\b",
+        1.0,
+    ),
+    (r"\b(?:is|are) now (?:fixed|done|working|merged|live|deployed|green|passing|restored|installed)\b", 1.0),
+    (r"\b(?:now )?(?:it )?works now\b|\bthat (?:worked|did it|fixed it)\b|\bit worked\b", 0.9),
+    (r"\b(?:there'?s|some|good|great|making|made) progress\b|\b(?:already|is|are) done\b", 0.9),
+    (r"\b(?:connection|internet|network|access|service) (?:is )?(?:back|restored|fixed)\b", 0.8),
+)
+_FAILED = cues(
+    (r"\bstill (?:fail|failing|broken|not|doesn'?t|isn'?t|the same|getting|seeing|grouped|there)\b", 1.0),
+    (r"\b(?:didn'?t|did not|doesn'?t|does not|isn'?t|wasn'?t) (?:seem to )?(?:work|help|fix|change|solve)\b", 1.0),
+    (r"\bnot working\b|\bno luck\b|\bsame (?:error|issue|problem|result)\b", 1.0),
+    (r"\b(?:errored|failed|failing|unhappy|broke|broken|fails)\b", 0.5),
+    (r"\bthis is annoying\b|\bugh\b|\bagain\b", 0.3),
+)
+
+
+def goal_status(low: str, tokens: frozenset[str]) -> str | None:
+    for status, rx in _STATUS:
+        if rx.search(low, tokens):
+            return status
+    return None
+
+
+def goal_score(v: View, correction: float) -> tuple[float, int]:
+    low = v.low
+    tok = v.tok
+    score, pos = weigh(_GOAL, low[:800], tok)
+    if v.words < 3:
+        score -= 1.0
+    if _MECHANICAL.match(low) and not _SUBSTANTIVE.search(low[:300], tok):
+        score -= 0.9
+    if _REFERENCE_ONLY.match(low) and v.words <= 25:
+        score -= 2.0
+    if v.question and _INFO_QUESTION.match(low) and score < 1.0:
+        score -= 0.6
+    if not v.prev:
+        # The first prompt of a thread usually states what the session is for.
+        score += 0.3
+        if fails(low[:400], tok) or _BUG.search(low[:200], tok):
+            score += 0.6
+    if correction >= 1.0:
+        score -= 0.5
+    return score, pos
+
+
+def extract_goal(v: View, correction: float) -> list[Hit]:
+    low = v.low
+    if not low:
+        return []
+    status = goal_status(low[:600], v.tok)
+    score, pos = goal_score(v, correction)
+    if score >= THRESHOLD:
+        content = sentence_at(v.prose, pos) if pos > 0 else clip(v.prose, 300)
+        if len(content) < 20:
+            content = clip(v.prose, 300)
+        return [Hit("goal", content, squash(score - THRESHOLD + 0.8), {"status": status or "active"})]
+    if status and v.words <= 60:
+        return [Hit("goal_progress", clip(v.prose, 240), 0.6, {"status": status})]
+    return []
+
+
+def extract_user_progress(v: View) -> list[Hit]:
+    score, pos = weigh(_PROGRESS, v.low[:600], v.tok)
+    if score < THRESHOLD or v.question:
+        return []
+    return [Hit("progress", sentence_at(v.prose, max(pos, 0)), squash(score), {"by": "user"})]
+
+
+def extract_user_failed(v: View, correction: float, pasted_fail: bool) -> list[Hit]:
+    low = v.low
+    score, pos = weigh(_FAILED, low[:700], v.tok)
+    if GIVE_UP.search(low[:500], v.tok):
+        score += 0.8
+    if pasted_fail:
+        score += 0.8
+    if not v.prev:
+        # A bug report that opens a thread is about pre-existing behaviour, not an attempt.
+        score -= 0.6
+    elif correction >= 1.0:
+        score += 0.2
+    if score < THRESHOLD:
+        return []
+    content = sentence_at(v.prose, pos) if pos > 0 else clip(v.prose, 240)
+    return [Hit("failed_attempt", content, squash(score), {"by": "user"})]

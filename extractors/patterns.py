@@ -1,0 +1,215 @@
+"""Shared text helpers and the per-utterance view the extractors read.
+
+Everything here is precompiled at import time; per call the work is a few slices and splits over a
+capped prefix of the text, so the pipeline stays cheap on long messages.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from extractors.gate import SPLIT_TABLE, tokens_of
+
+# How much of a message the cue regexes look at. Human prompts rarely carry intent past this; long
+# assistant texts (reports, summaries) state their status near the top and bottom.
+SCAN_CHARS = 1600
+TAIL_CHARS = 600
+CONTENT_CHARS = 300
+# Of the other side's previous message, only its opening and its end are read.
+PREV_HEAD = 300
+PREV_TAIL = 900
+_EMPTY: frozenset[str] = frozenset()
+
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_WS = re.compile(r"\s+")
+_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9*`\"'(\[])|\n+")
+# Cheap line tests for pasted output, code and logs (no regex on the hot path).
+_NOISY_FIRST = frozenset("|>$@[{}()<%=\t\u276f\u279c\u2502\u250c\u2514\u251c\u256d\u2570")
+_NOISY_PREFIX2 = ("--", "++", "-+", "+-", "=>", "$ ", "at ")
+_NOISY_PREFIX3 = ("===", "___", "***", "~~~", "...")
+_CODE_WORDS = frozenset(
+    "const let var def class import from function return if for while elif else try except catch public "
+    "private async await fn pub impl struct enum".split()
+)
+_HEADER = re.compile(r"#{1,6} \S")
+_TIMESTAMP = re.compile(r"\d{1,4}[:\-/]\d\d")
+_DROP_LETTERS = str.maketrans(dict.fromkeys("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ '"))
+_FUNCTION_WORDS = frozenset(
+    "the a an is are was were be to of and or but we i you it its this that these in for with on can could "
+    "should would will please not no do does did my me our your if so why what how just now still also let "
+    "lets don doesn isn im there here then than".split()
+)
+_TAGS = re.compile(r"<(ide_\w+|system-reminder|task-notification)>.*?</\1>", re.S)
+_IMAGE = re.compile(r"\[Image #\d+\]")
+
+
+def collapse(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def clip(text: str, limit: int = CONTENT_CHARS) -> str:
+    """Collapse whitespace and cut at a word boundary, marking the cut with an ellipsis."""
+    text = collapse(text)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"
+
+
+def prose_of(text: str, limit: int = SCAN_CHARS) -> str:
+    """The human-language part of a message: no code fences, IDE tags or pasted log lines."""
+    head = text[: limit * 2]
+    if "<" in head:
+        head = _TAGS.sub(" ", head)
+    if "```" in head:
+        head = _FENCE.sub(" ", head)
+    if "[Image" in head:
+        head = _IMAGE.sub(" ", head)
+    if "\n" not in head and len(head) < 400 and not _noisy_line(head, head.strip(), False):
+        return head.strip()
+    keep: list[str] = []
+    size = 0
+    noisy_run = 0
+    for line in head.split("\n"):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if _noisy_line(line, stripped, bool(keep)):
+            noisy_run += 1
+            # A long run of pasted output: what follows is more paste, not the user's words.
+            if noisy_run >= 6 and size:
+                break
+            continue
+        noisy_run = 0
+        keep.append(stripped)
+        size += len(stripped) + 1
+        if size >= limit:
+            break
+    return "\n".join(keep)[:limit]
+
+
+def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
+    """Does this line look like pasted output, code or a log rather than someone's words?"""
+    if not stripped:
+        return True
+    c = stripped[0]
+    if c in _NOISY_FIRST:
+        return True
+    if c == "#" and not _HEADER.match(stripped):
+        return True
+    if stripped.startswith(_NOISY_PREFIX2) or stripped.startswith(_NOISY_PREFIX3):
+        return True
+    if stripped[-1] in ";{}":
+        return True
+    if "\t" in line or "        " in stripped or stripped.count("   ") >= 2:
+        return True
+    indent = len(line) - len(line.lstrip(" "))
+    if indent >= 4 and c not in "-*\u2022" and not c.isdigit():
+        return True
+    n = len(stripped)
+    letters = n - len(stripped.translate(_DROP_LETTERS))
+    if letters == 0 or (n >= 12 and letters < n * 0.6):
+        return True
+    if c.isdigit() and _TIMESTAMP.match(stripped):
+        return True
+    words = stripped.split()
+    if words[0] in _CODE_WORDS and stripped[-1] in ":{(=;,":
+        return True
+    if stripped.startswith(("Traceback", 'File "')):
+        return True
+    if len(words) <= 3 and (words[0].endswith(":") or "=" in words[0]) and stripped[-1] not in ".?!":
+        return len(words) > 1
+    if after_prose and len(words) > 1 and stripped[-1] not in ".?!":
+        # Log lines, headers and "key: value" output have no function words.
+        return _FUNCTION_WORDS.isdisjoint(stripped.lower().translate(SPLIT_TABLE).split())
+    return False
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENT_SPLIT.split(text) if s and s.strip()]
+
+
+def sentence_at(text: str, pos: int, limit: int = CONTENT_CHARS) -> str:
+    """The sentence of ``text`` containing offset ``pos``, clipped."""
+    start = max(text.rfind("\n", 0, pos), max(text.rfind(". ", 0, pos), text.rfind("! ", 0, pos)) + 1)
+    start = max(start, text.rfind("? ", 0, pos) + 1, 0)
+    ends = [i for i in (text.find("\n", pos), text.find(". ", pos), text.find("? ", pos)) if i != -1]
+    end = min(ends) + 1 if ends else len(text)
+    return clip(text[start:end].strip(" .\n"), limit)
+
+
+@dataclass(slots=True)
+class View:
+    """Precomputed forms of one utterance (and of the message it answers)."""
+
+    text: str  # the raw text
+    prose: str  # code/log-stripped head
+    low: str  # prose lower-cased, apostrophes normalised
+    first: str  # first prose line, lower-cased
+    words: int  # words in the prose
+    question: bool  # the prose ends with, or opens as, a question
+    prev: str  # the other side's previous text, lower-cased head + tail ("" when unknown)
+    prev_raw: str  # the other side's previous text as given
+    tok: frozenset[str]  # \w+ tokens of ``low`` (gates for the cue regexes)
+    prev_tok: frozenset[str]  # \w+ tokens of ``prev``
+    paste_fail: int = -1  # memo: -1 unknown, 0/1 = the prompt is a pasted failure
+
+
+_Q_OPEN = re.compile(
+    r"^(?:what|why|how|where|when|which|who|is|are|do|does|did|can|could|would|should|will|shall|has|have)\b"
+)
+
+
+def normalise(text: str) -> str:
+    return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+
+
+def make_view(text: str, prev: str | None) -> View:
+    prose = prose_of(text)
+    low = normalise(prose).lower()
+    nl = low.find("\n")
+    first = low if nl == -1 else low[:nl]
+    stripped = low.rstrip()
+    question = stripped.endswith("?") or bool(_Q_OPEN.match(first)) and "?" in low[:300]
+    prev_raw = prev or ""
+    if len(prev_raw) > PREV_HEAD + PREV_TAIL:
+        prev_low = normalise(prev_raw[:PREV_HEAD] + "\n" + prev_raw[-PREV_TAIL:]).lower()
+    else:
+        prev_low = normalise(prev_raw).lower()
+    return View(
+        text=text,
+        prose=prose,
+        low=low,
+        first=first,
+        words=low.count(" ") + 1 if low else 0,
+        question=question,
+        prev=prev_low,
+        prev_raw=prev_raw,
+        tok=tokens_of(low),
+        prev_tok=tokens_of(prev_low) if prev_low else _EMPTY,
+    )
+
+
+def tail(text: str, n: int = TAIL_CHARS) -> str:
+    return text[-n:] if len(text) > n else text
+
+
+@dataclass(slots=True)
+class Hit:
+    """One extractor finding before the pipeline stamps identity (uuid, ordinal) on it."""
+
+    kind: str
+    content: str
+    score: float
+    context: dict[str, object]
+
+
+def squash(score: float) -> float:
+    """Map an additive cue score onto a 0..1 confidence."""
+    if score <= 0:
+        return 0.0
+    return round(min(0.99, 0.5 + 0.2 * score), 2)

@@ -1,0 +1,106 @@
+"""Bans and standing decisions (X8, X9): instructions meant to hold beyond the current step.
+
+A *ban* is a standing prohibition ("never commit without signing", "stop adding emojis", "do not use
+mocks"). A *standing decision* is a standing rule or choice ("always run the hooks", "we use pnpm",
+"from now on ...", "while in beta we only do patch releases"); a reversal ("we moved from npm to
+pnpm", "no longer X, use Y") carries ``from`` / ``to`` / ``supersedes`` so the index can retire the
+older decision.
+"""
+
+from __future__ import annotations
+
+import re
+
+from extractors.cues import Cue
+from extractors.patterns import Hit, View, clip, sentence_at
+
+# One-off qualifiers: "don't push yet" is not a standing ban.
+_ONE_OFF = re.compile(
+    r"\b(?:yet|for now|right now|this time|just now|today|at the moment|for this (?:one|pr|commit|task|step)|"
+    r"until (?:i|we) (?:say|tell|review|check))\b"
+)
+
+_BAN = (
+    Cue(r"\b(?:never|don'?t ever|do not ever|never ever)\s+(?P<x>[a-z][^.;!?\n]{2,120})"),
+    Cue(r"\bstop (?P<x>(?:\w+ing|using|adding|making|creating|writing|asking)\b[^.;!?\n]{0,120})"),
+    Cue(
+        r"\b(?:do not|don'?t|please don'?t|please do not|you (?:must|should) not|you mustn'?t|we (?:must|should) "
+        r"not|must not|mustn'?t|shouldn'?t)\s+(?P<x>(?:use|add|commit|push|run|touch|modify|edit|create|"
+        r"write|include|call|mock|install|delete|remove|change|rename|skip|bypass|disable|force|amend|"
+        r"rebase|merge|deploy|hardcode|hard-code|put|leave|introduce|rely on|depend on)\b[^.;!?\n]{1,120})"
+    ),
+    Cue(r"\b(?:no more|avoid(?:ing)?|we (?:explicitly )?don'?t want|i (?:never|don'?t ever) want)\s+(?P<x>[a-z][^.;!?\n]{2,120})"),
+    Cue(r"\b(?:is|are) (?:forbidden|not allowed|banned|off[- ]limits)\b"),
+)
+
+_STANDING = (
+    Cue(r"\b(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|from here on)\b"),
+    Cue(
+        r"\balways\s+(?!been|was|were|had|has|is|are|fails?|failing|crash|seems?|get|gets|getting|happens?|"
+        r"worked|works|did|does|returns?|shows?)[a-z]"
+    ),
+    Cue(r"\b(?:every time|each time|whenever) (?:you|we)\b|\b(?:at|after|before) (?:each|every) (?:step|change|commit|edit)\b"),
+    Cue(r"\bwe (?:always|only|never|generally|usually) (?:\w+)"),
+    Cue(r"\b(?:while|as long as|until) (?:we'?re|we are|in|it'?s) (?:in )?(?:beta|alpha|dev|development|prod)\b"),
+    Cue(r"\b(?:wherever|whenever) (?:we|you|it|possible|we can|you can)\b|\bwherever possible\b"),
+    Cue(r"\b(?:as a rule|by default|our convention|the convention is|house style|rule of thumb)\b"),
+    Cue(r"\b(?:make sure|ensure) (?:to|you|that you) (?:always|never)\b"),
+    Cue(r"\bcontinue until (?:all|every|everything)\b|\bkeep going until\b|\bdon'?t stop until\b"),
+    Cue(r"\bwe (?:should|must|need to) be (?:using|doing|writing|running)\b"),
+    Cue(r"\b(?:we|i) (?:use|prefer|standardi[sz]e on|stick (?:to|with)) [\w.@/-]+ (?:for|everywhere|across|in all)\b"),
+)
+_SUPERSEDE = (
+    Cue(
+        r"\b(?:we|i)(?:'ve| have)? (?:moved|switched|migrated|changed|went|gone) (?:over )?from "
+        r"(?P<from>[^,.;!?\n]{2,60}?) to (?P<to>[^,.;!?\n]{2,60})"
+    ),
+    Cue(r"\b(?:no longer|don'?t|do not) use (?P<from>[^,.;!?\n]{2,60}?)[,;]? (?:use|we use|switch to) (?P<to>[^,.;!?\n]{2,60})"),
+    Cue(r"\buse (?P<to>[^,.;!?\n]{2,60}?) instead of (?P<from>[^,.;!?\n]{2,60})(?:\s+(?:from now on|going forward|always))"),
+    Cue(r"\breplace(?:d)? (?P<from>[^,.;!?\n]{2,60}?) with (?P<to>[^,.;!?\n]{2,60}?)(?:\s+(?:everywhere|from now on|going forward))"),
+)
+
+
+def extract_rules(v: View) -> list[Hit]:
+    low = v.low
+    if not low or v.words > 400:
+        return []
+    hits: list[Hit] = []
+    tok = v.tok
+    for rx in _SUPERSEDE:
+        m = rx.search(low, tok)
+        if m:
+            old, new = clip(m.group("from"), 80), clip(m.group("to"), 80)
+            hits.append(
+                Hit(
+                    "standing_decision",
+                    sentence_at(v.prose, m.start()),
+                    0.8,
+                    {"from": old, "to": new, "supersedes": old},
+                )
+            )
+            return hits
+    for rx in _BAN:
+        m = rx.search(low, tok)
+        if m is None:
+            continue
+        sentence = sentence_at(v.prose, m.start())
+        if _ONE_OFF.search(sentence.lower()):
+            continue
+        thing = m.groupdict().get("x")
+        content = clip(thing, 160) if thing else sentence
+        hits.append(Hit("ban", content, 0.75, {"statement": sentence}))
+        break
+    for rx in _STANDING:
+        m = rx.search(low, tok)
+        if m is None:
+            continue
+        sentence = sentence_at(v.prose, m.start())
+        if v.question and sentence.rstrip().endswith("?"):
+            continue
+        if _ONE_OFF.search(sentence.lower()):
+            continue
+        if hits and hits[0].context.get("statement") == sentence:
+            break
+        hits.append(Hit("standing_decision", sentence, 0.65, {}))
+        break
+    return hits

@@ -1,0 +1,266 @@
+"""Patterns the scrubber uses: one fast scan regex plus precise per-format regexes.
+
+Why the split: Python's `re` is slow when a pattern has many alternatives that start with common
+letters, so the scan regex only ever starts a match at a handful of rare anchor characters
+(`_ - . : = @ A K B`) and checks the few characters around them with cheap lookarounds. Text without
+secrets is rejected in C at a few hundred MB/s; the rare candidates are then confirmed in Python by the
+precise regexes below (matched at a known offset, so they never scan).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+MARKER_FMT = "[REDACTED:{}]"
+MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+
+TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+KEY_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-$")
+
+
+def _mixed(v: str) -> bool:
+    """True when a token body mixes letters and digits (cheap stand-in for 'random-looking')."""
+    return any(c.isdigit() for c in v) and any(c.isalpha() for c in v)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRule:
+    """A prefixed token: the scan anchors at `anchor`, the token starts `back` chars before it."""
+
+    name: str
+    anchor: str
+    guard: str  # lookarounds evaluated right after the anchor char
+    back: int
+    precise: tuple[tuple[re.Pattern[str], str, bool], ...]  # (regex, label, needs _mixed body)
+    fixed_end: bool = False  # the token has a fixed length: require a non-token char after it
+
+
+def _p(rx: str, label: str, mixed: bool = False) -> tuple[re.Pattern[str], str, bool]:
+    return re.compile(rx), label, mixed
+
+
+TOKEN_RULES: tuple[TokenRule, ...] = (
+    # underscore-delimited prefixes
+    TokenRule("gh", "_", r"(?<=gh[pousr]_)(?=[A-Za-z0-9]{30})", 3,
+              (_p(r"gh[pousr]_[A-Za-z0-9]{30,255}", "github_token"),)),
+    TokenRule("ghpat", "_", r"(?<=github_pat_)(?=[A-Za-z0-9_]{30})", 10,
+              (_p(r"github_pat_[A-Za-z0-9_]{30,255}", "github_token"),)),
+    TokenRule("npm", "_", r"(?<=npm_)(?=[A-Za-z0-9]{30})", 3, (_p(r"npm_[A-Za-z0-9]{30,64}", "npm_token"),)),
+    TokenRule("hf", "_", r"(?<=hf_)(?=[A-Za-z0-9]{30})", 2,
+              (_p(r"hf_[A-Za-z0-9]{30,64}", "huggingface_token", True),)),
+    TokenRule("stripe", "_", r"(?<=[sr]k_live_|[sr]k_test_)(?=[A-Za-z0-9]{10})", 7,
+              (_p(r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,255}", "stripe_key"),)),
+    TokenRule("whsec", "_", r"(?<=whsec_)(?=[A-Za-z0-9+/]{20})", 5,
+              (_p(r"whsec_[A-Za-z0-9+/=]{20,255}", "stripe_webhook_secret"),)),
+    TokenRule("dopat", "_", r"(?<=do[opr]_v1_)(?=[A-Za-z0-9]{32})", 6,
+              (_p(r"do[opr]_v1_[A-Za-z0-9]{32,128}", "digitalocean_token"),)),
+    TokenRule("shopify", "_", r"(?<=shp(?:at|ss|ca|pa)_)(?=[a-fA-F0-9]{32})", 5,
+              (_p(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", "shopify_token"),), fixed_end=True),
+    TokenRule("linear", "_", r"(?<=lin_api_)(?=[A-Za-z0-9]{32})", 7,
+              (_p(r"lin_api_[A-Za-z0-9]{32,128}", "linear_key"),)),
+    # dash-delimited prefixes
+    TokenRule("glpat", "-", r"(?<=glpat-)(?=[A-Za-z0-9_-]{20})", 5,
+              (_p(r"glpat-[A-Za-z0-9_-]{20,255}", "gitlab_token"),)),
+    TokenRule("glother", "-", r"(?<=gl[dr]t-)(?=[A-Za-z0-9_-]{20})", 4,
+              (_p(r"gl[dr]t-[A-Za-z0-9_-]{20,255}", "gitlab_token"),)),
+    TokenRule("xox", "-", r"(?<=xox[abeoprs]-)(?=[A-Za-z0-9]{4})", 4,
+              (_p(r"xox[abeoprs]-[A-Za-z0-9-]{10,255}", "slack_token"),)),
+    TokenRule("xapp", "-", r"(?<=xapp-)(?=[A-Za-z0-9])", 4, (_p(r"xapp-[A-Za-z0-9-]{10,255}", "slack_token"),)),
+    TokenRule("sk", "-", r"(?<=sk-)(?=[A-Za-z0-9_-]{20})", 2, (
+        _p(r"sk-ant-[A-Za-z0-9_-]{20,255}", "anthropic_key"),
+        _p(r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,255}", "openai_key"),
+        _p(r"sk-[A-Za-z0-9]{20,255}", "openai_key", True),
+    )),
+    TokenRule("gocspx", "-", r"(?<=GOCSPX-)(?=[A-Za-z0-9_-]{20})", 6,
+              (_p(r"GOCSPX-[A-Za-z0-9_-]{20,64}", "google_oauth_secret"),)),
+    TokenRule("pypi", "-", r"(?<=pypi-)(?=Ag)", 4, (_p(r"pypi-Ag[A-Za-z0-9_-]{50,}", "pypi_token"),)),
+    TokenRule("mailgun", "-", r"(?<=key-)(?=[0-9a-f]{32})", 3,
+              (_p(r"key-[0-9a-f]{32}", "mailgun_key"),), fixed_end=True),
+    # dot-delimited prefixes
+    TokenRule("sendgrid", ".", r"(?<=SG\.)(?=[A-Za-z0-9_-]{16})", 2,
+              (_p(r"SG\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{16,128}", "sendgrid_key"),)),
+    TokenRule("vault", ".", r"(?<=hv[sbr]\.)(?=[A-Za-z0-9_-]{20})", 3,
+              (_p(r"hv[sbr]\.[A-Za-z0-9_-]{20,255}", "vault_token"),)),
+    TokenRule("ya29", ".", r"(?<=ya29\.)(?=[A-Za-z0-9_-]{20})", 4,
+              (_p(r"ya29\.[A-Za-z0-9_-]{20,2048}", "google_oauth_token"),)),
+    # uppercase anchors
+    TokenRule("aws", "A", r"(?=KIA[A-Z0-9]{16}|SIA[A-Z0-9]{16})", 0,
+              (_p(r"A(?:KIA|SIA)[A-Z0-9]{16}", "aws_access_key"),), fixed_end=True),
+    TokenRule("aiza", "A", r"(?=Iza[0-9A-Za-z_-]{35})", 0,
+              (_p(r"AIza[0-9A-Za-z_-]{35}", "google_api_key"),), fixed_end=True),
+    TokenRule("twilio", "K", r"(?<=SK)(?=[0-9a-f]{32})", 1,
+              (_p(r"SK[0-9a-f]{32}", "twilio_key"),), fixed_end=True),
+)
+TOKEN_RULES_BY_NAME = {r.name: r for r in TOKEN_RULES}
+
+# --- generic `name <sep> value` forms -------------------------------------------------------------
+# Secret key names end with one of these words. The scan first checks the last two letters (a
+# lookbehind whose alternatives start with a char class, which sre skips cheaply), then the words.
+_KV_WORDS = ("password", "passwd", "pwd", "passphrase", "pass", "credentials", "credential", "secret",
+             "token", "authorization", "key", "auth")
+_KV_TAILS = ("", "[\"' ]", r'\\"')  # what may sit between the key name and the separator
+
+
+def _variants(w: str) -> list[str]:
+    return [w, w.upper(), w.capitalize()]
+
+
+def _kv_guard(sep: str) -> str:
+    """Lookbehinds proving that a secret-looking key word ends right before `sep`.
+
+    Ordered cheapest first: a two-char class, then the exact last two letters, then the words (in
+    lower/UPPER/Capitalized spelling, grouped by length because lookbehinds must be fixed-width).
+    """
+    ends = sorted({w[-2:] for w in _KV_WORDS})
+    cls = "[" + "".join(sorted({c for e in ends for c in e + e.upper()})) + "]"
+    lasts = "[" + "".join(sorted({e[1] for e in ends} | {e[1].upper() for e in ends})) + "]"
+    pairs = "|".join(e for x in ends for e in (x, x.upper()))
+    by_len: dict[int, list[str]] = {}
+    for w in _KV_WORDS:
+        by_len.setdefault(len(w), []).extend(_variants(w))
+    forms = []
+    for tail in _KV_TAILS:
+        t = tail + re.escape(sep)
+        words = "|".join(f"(?<=(?:{'|'.join(vs)}){t})" for vs in by_len.values())
+        forms.append(f"(?<={cls}{lasts}{t})(?<=(?:{pairs}){t})(?:{words})")
+    return "(?:" + "|".join(forms) + ")" + _KV_VALUE_AHEAD
+
+
+# After the separator: something that can start a literal value, and not a call or subscript
+# (`password = getpass()`, `token = os.environ["X"]`), so code rarely reaches the Python handler.
+_KV_VALUE_AHEAD = r"""(?=[=>]?[ \t]*(?![A-Za-z_][\w.]*[(\[])(?!["']["'])[^\s,;)}\]])"""
+
+
+_FLAG_WORDS_LB = "(?:" + "|".join(
+    f"(?<={w})" for w in ("password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "key", "auth",
+                           "credential", "credentials")
+) + ")"  # lower-case only, as CLI flags are
+
+# (name, anchor, guard) for the formats handled by custom code in the scrubber.
+SPECIAL_RULES: tuple[tuple[str, str, str], ...] = (
+    ("pem", "-", r"(?=----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY)"),
+    # `--api-key VALUE`: the name is consumed atomically (lookahead + backreference) so a failing
+    # keyword check cannot backtrack through it.
+    ("flag", "-", rf"(?<=--)(?=(?P<fname>[A-Za-z0-9_-]{{1,40}}))(?P=fname){_FLAG_WORDS_LB}(?=[ \t]+[^\s-])"),
+    ("jwt", ".", r"(?=eyJ)(?<=[A-Za-z0-9_-]{8}\.)"),
+    ("slackhook", ".", r"(?<=hooks\.)(?=slack\.com/)"),
+    ("kvcolon", ":", _kv_guard(":")),
+    ("telegram", ":", r"(?<=[0-9]:)(?=[A-Za-z0-9_-]{35})"),
+    ("sas", "=", r"(?<=[?&]sig=)"),
+    ("kveq", "=", _kv_guard("=")),
+    ("url", "@", r"(?<=[^\s@/]@)"),
+    ("bearer", "B", r"(?=earer[ \t]+[A-Za-z0-9._~+/-]{8}|EARER[ \t]+[A-Za-z0-9._~+/-]{8})"),
+)
+
+# Cheap first checks per anchor (the two chars before it, or what follows) so that the common
+# anchors (`-` in prose, `_` in code) fail after one lookaround instead of one per format.
+_PRE_GUARDS = {
+    "_": r"(?<=(?:h[pousr]|at|pm|hf|ve|st|ec|v1|ss|ca|pa|pi)_)",
+    "-": r"""(?:(?<=[tXkiyp\-abeoprs]-)(?<=(?:at|[dr]t|x[abeoprs]|pp|sk|PX|pi|ey|[\s"'=]-)-)|(?=----BEGIN))""",
+    ".": r"(?:(?=eyJ)|(?<=(?:SG|v[sbr]|29|ks)\.))",
+}
+
+
+def _anchor_patterns() -> dict[str, str]:
+    """Per anchor char: one pattern starting with that literal, then its guarded alternatives."""
+    by_anchor: dict[str, list[str]] = {}
+    for rule in TOKEN_RULES:
+        by_anchor.setdefault(rule.anchor, []).append(f"{rule.guard}(?P<{rule.name}>)")
+    for name, anchor, guard in SPECIAL_RULES:
+        by_anchor.setdefault(anchor, []).append(f"{guard}(?P<{name}>)")
+    return {a: f"{re.escape(a)}{_PRE_GUARDS.get(a, '')}(?:{'|'.join(alts)})" for a, alts in by_anchor.items()}
+
+
+_PATTERNS = _anchor_patterns()
+# Short strings: one search over all anchors (one call). Long strings: one pass per anchor, since
+# sre's single-literal search loop is ~10x faster than its character-set loop.
+SCAN = re.compile("|".join(_PATTERNS.values()))
+SCANS = tuple(re.compile(p) for p in _PATTERNS.values())
+LONG_TEXT = 2048
+
+# --- key-name classification ---------------------------------------------------------------------
+_KEY_QUALIFIERS = (
+    "api", "access", "secret", "private", "auth", "encryption", "signing", "master", "account", "client",
+    "app", "service", "subscription", "license", "consumer", "webhook", "admin", "hmac", "jwt", "session",
+    "decryption", "storage", "deploy", "ingest", "write", "read",
+)
+_TOKENIZER_NAMES = ("padtoken", "bostoken", "eostoken", "unktoken", "septoken", "clstoken", "masktoken")
+_STRIP = str.maketrans("", "", "_-.$ ")
+
+
+def _word_end(name: str, word: str) -> bool:
+    """`name` ends with `word` as its own part (dbPass, DB_PASS, pass) rather than inside (bypass)."""
+    n = len(word)
+    if len(name) < n or name[-n:].lower() != word:
+        return False
+    if len(name) == n:
+        return True
+    before, first = name[-n - 1], name[-n]
+    return before in "_-. $" or (first.isupper() and before.islower())
+
+
+@lru_cache(maxsize=8192)
+def secret_key_label(name: str) -> str | None:
+    """Marker label for a key/field/flag name that holds a secret, or None for ordinary names."""
+    compact = name.lower().translate(_STRIP)
+    if not compact:
+        return None
+    if compact.endswith("authorization"):
+        return "authorization"
+    if compact.endswith(("password", "passwd", "passphrase")) or _word_end(name, "pass") or _word_end(name, "pwd"):
+        return "password"
+    if compact.endswith(("accountkey", "sharedaccesskey", "sharedaccesssignature")):
+        return "azure_key"
+    label = "secret"
+    if "vault" in compact:
+        label = "vault_token"
+    elif "twilio" in compact:
+        label = "twilio_token"
+    if compact.endswith(("secret", "credential", "credentials", "auth")):
+        return label
+    if compact.endswith("token"):
+        return None if compact.endswith(_TOKENIZER_NAMES) else label
+    if compact.endswith("key") and compact[:-3].endswith(_KEY_QUALIFIERS):
+        return label
+    return None
+
+
+# --- value plausibility --------------------------------------------------------------------------
+# $VAR ${VAR} $(cmd) %VAR% {{tpl}} <your-token> !vault [REDACTED:..] ****
+PLACEHOLDER_START = tuple("$%{<![*")
+PLACEHOLDER_RE = re.compile(
+    r"""(?x)
+      (.)\1*                # xxxx  ....  ----
+    | (?i:your[_-].*|.*[_-]here|changeme|placeholder|redacted|secret|password|passwd|token|none|null
+          |nil|true|false|undefined|empty|string|str|bytes|int|integer|number|bool|boolean|any|object
+          |optional|required|hidden|masked|dummy|todo|tbd|n/?a|env|default)
+    """
+)
+PATH_RE = re.compile(r"(?:~|\.{1,2})?/[\w.~/@+-]*|[A-Za-z]:\\[\w.\\ -]*")
+IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+DOTTED_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+CAMEL_TYPE_RE = re.compile(r"(?:[A-Z][a-z]+)+")
+KEYWORDISH_RE = re.compile(r"(?i)pass|secret|token|key|auth|cred")
+
+# value shapes after a separator
+DQ_VALUE = re.compile(r'"((?:[^"\\\n]|\\.)*)')
+SQ_VALUE = re.compile(r"'((?:[^'\\\n]|\\.)*)")
+ESC_DQ_VALUE = re.compile(r'\\"((?:[^"\\\n]|\\(?!"))*)')
+UNQUOTED_VALUE = re.compile(r"[^\s\"'`;&|<>(){}\[\],\\]+")
+LINE_REST = re.compile(r"[^\n\"'\\]*")
+AUTH_SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|bot|negotiate)[ \t]+(?=\S)")
+FLAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,60}")
+
+# custom-rule regexes
+PEM_HEAD = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=:,\s-]|\\[nrt])*")
+JWT = re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+SLACK_HOOK = re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]{8,})")
+TELEGRAM_BODY = re.compile(r"[A-Za-z0-9_-]{35}")
+SAS_VALUE = re.compile(r"[A-Za-z0-9%+/=]{16,}")
+BEARER = re.compile(r"(?:Bearer|BEARER)[ \t]+([A-Za-z0-9._~+/-]+=*)")
+URL_SCHEME_END = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,30}$")
