@@ -157,8 +157,11 @@ _OFFERS_LIST = re.compile(r"\n\s*(?:[-*]\s*)?(?:\*\*)?(?:option\s*)?(?:\d+|[a-h]
 
 
 def offers_choice(prev: str, tokens: frozenset[str]) -> bool:
-    """The previous message put alternatives to the user."""
-    return _OFFERS_WORDS.search(prev, tokens) is not None or _OFFERS_LIST.search(prev) is not None
+    """The previous message put alternatives to the user (and is waiting for an answer)."""
+    if _OFFERS_WORDS.search(prev, tokens) is not None:
+        return True
+    # A numbered list is only a menu when the message ends by asking something.
+    return "?" in prev[-300:] and _OFFERS_LIST.search(prev) is not None
 
 
 _FAILS = (FAIL_NOT_WORK, FAIL_NOT_ING, FAIL_STILL, FAIL_BROKE)

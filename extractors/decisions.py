@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from extractors.cues import Cue, cues, offers_choice, weigh
+from extractors.gate import tokens_of
 from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
 
 THRESHOLD = 1.0
@@ -56,6 +57,11 @@ _PICK = re.compile(
     r"|^(?:the )?(?:first|second|third|fourth|last|former|latter)(?: one| option)?\b|^both\b"
 )
 _BARE_ACK = re.compile(r"^(?:y|yes|yeah|yep|yup|ok|okay|sure|go|go ahead|do it|please|continue|proceed|thanks|thank you)[.! ]*$")
+_OPTION_LINE = re.compile(
+    r"^[ \t]*(?:[-*\u2022|]|\d{1,2}[.):]|[a-hA-H][.):]|\*\*(?:option|\d|[a-h])|option\b)[^\n]*",
+    re.M | re.I,
+)
+_INFO_OPENER = re.compile(r"^(?:what|why|how|where|who|which|is|are|does|do|did|has|have)\b")
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
 _STOP = frozenset(
     ["this", "that", "with", "from", "have", "will", "would", "like", "your", "what", "when", "then", "them", "they", "there", "these", "those", "want", "need", "make", "sure", "just", "please", "also", "into", "should", "could", "about", "over", "after", "before", "here", "more", "some", "only", "each", "which", "while", "where"]
@@ -96,9 +102,18 @@ _WAITING = Cue(
 )
 
 
-def _overlap(user_low: str, prev_tail: str) -> int:
+def _overlap(user_low: str, options: str) -> int:
+    """How many content words of the reply name something in the offered options."""
     words = {w for w in _WORD.findall(user_low) if w not in _STOP}
-    return sum(1 for w in words if w in prev_tail)
+    if not words:
+        return 0
+    return len(words & tokens_of(options))
+
+
+def _option_lines(prev_raw: str) -> str:
+    """The lines of the previous message that present options (list items, table rows, "Option X")."""
+    out = [m.group(0) for m in _OPTION_LINE.finditer(tail(prev_raw, 1500))]
+    return "\n".join(out).lower()
 
 
 def user_decision(v: View) -> list[Hit]:
@@ -109,23 +124,21 @@ def user_decision(v: View) -> list[Hit]:
     prev_tail = tail(v.prev, 900)
     # Only a short reply, or one that already sounds like a choice, can be a pick from a list.
     offers = bool(prev_tail) and (v.words <= 25 or score > 0) and offers_choice(prev_tail, v.prev_tok)
-    if offers:
-        if _PICK.match(low) and v.words <= 25:
-            score += 1.5
-            pos = 0
-        elif v.words <= 12 and not v.question and not _BARE_ACK.match(low):
-            overlap = _overlap(low, prev_tail)
+    if _PICK.match(low) and v.words <= 25 and (offers or v.words <= 3):
+        # "2", "C)", "option 3", "the second one" - a bare pick even when the list was not found.
+        score += 1.5 if offers else 1.0
+        pos = 0
+    elif offers:
+        if v.words <= 12 and not v.question and not _BARE_ACK.match(low):
+            options = _option_lines(v.prev_raw) + "\n" + tail(v.prev, 300)
+            overlap = _overlap(low, options)
             if overlap:
                 score += 0.6 + 0.3 * min(overlap, 2)
                 pos = 0
         if score > 0:
             score += 0.2
-    elif _PICK.match(low) and v.words <= 3 and v.prev:
-        # "2" after a numbered list the walker cut off, or any terse pick.
-        score += 0.8
-        pos = 0
-    if v.question and score < 2.0:
-        score -= 0.3
+    if v.question and _INFO_OPENER.match(low) and score < 2.0:
+        score -= 0.4
     if score < THRESHOLD:
         return []
     content = sentence_at(v.prose, pos) if pos > 0 else clip(v.prose)

@@ -69,8 +69,11 @@ def prose_of(text: str, limit: int = SCAN_CHARS) -> str:
         head = _FENCE.sub(" ", head)
     if "[Image" in head:
         head = _IMAGE.sub(" ", head)
-    if "\n" not in head and len(head) < 400 and not _noisy_line(head, head.strip(), False):
-        return head.strip()
+    if "\n" not in head:
+        one = head.strip()
+        # A terse reply ("2", "C)", "local") is kept whatever it looks like.
+        if len(one) <= 40 or (len(head) < 400 and not _noisy_line(head, one, False)):
+            return one
     keep: list[str] = []
     size = 0
     noisy_run = 0
@@ -105,7 +108,7 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
         return True
     if stripped[-1] in ";{}":
         return True
-    if "\t" in line or "        " in stripped or stripped.count("   ") >= 2:
+    if "\t" in line or "        " in stripped or stripped.count("    ") >= 2:
         return True
     indent = len(line) - len(line.lstrip(" "))
     if indent >= 4 and c not in "-*\u2022" and not c.isdigit():

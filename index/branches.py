@@ -1,7 +1,10 @@
 """Main branch vs abandoned forks (W6), recomputed per touched session.
 
-The live branch is the path from the newest leaf to the root. Tool results hang off their
-tool_use record (parallel calls fan out), so a result counts as live when its call is live.
+The live branch is the path from the newest leaf to the root. Parallel tool calls fan out: the
+next turn hangs off whichever result was written last, so the path can skip sibling calls. Hence a
+whole API response (records sharing message_id) is live when any of its records is, and a tool
+result is live when its call is. A parent written nowhere (a damaged line) does not abandon the
+history before it: the walk continues with the preceding record in file order.
 """
 
 from __future__ import annotations
@@ -12,21 +15,28 @@ import sqlite3
 def update_main_branch(conn: sqlite3.Connection, session_id: str) -> int:
     """Recompute `messages.on_main` for one session; returns how many rows changed."""
     rows = conn.execute(
-        "SELECT id, uuid, parent_uuid, kind, on_main FROM messages WHERE session_id=? AND is_sidechain=0 ORDER BY id",
-        (session_id,)).fetchall()
+        """SELECT id, uuid, parent_uuid, kind, on_main, message_id FROM messages
+           WHERE session_id=? AND is_sidechain=0 ORDER BY id""", (session_id,)).fetchall()
     if not rows:
         return 0
     parent = {r[1]: r[2] for r in rows}
+    pos = {r[1]: i for i, r in enumerate(rows)}
     path: set[str] = set()
     p: str | None = rows[-1][1]
     while p is not None and p in parent and p not in path:
         path.add(p)
-        p = parent[p]
+        nxt = parent[p]
+        if nxt is not None and nxt not in parent and pos[p] > 0:
+            # dangling parent (a lost line, an unresolved bridge): continue in file order
+            nxt = rows[pos[p] - 1][1]
+        p = nxt
+    live_responses = {r[5] for r in rows if r[1] in path and r[5]}
+    live = {r[1] for r in rows if r[1] in path or (r[5] and r[5] in live_responses)}
     changed = []
-    for rid, uuid, par, kind, cur in rows:
-        live = uuid in path or (kind == "tool_result" and par in path)
-        if int(live) != cur:
-            changed.append((int(live), rid))
+    for rid, uuid, par, kind, cur, _ in rows:
+        on = uuid in live or (kind == "tool_result" and par in live)
+        if int(on) != cur:
+            changed.append((int(on), rid))
     if changed:
         conn.executemany("UPDATE messages SET on_main=? WHERE id=?", changed)
     conn.execute("UPDATE sessions SET main_leaf=? WHERE session_id=?", (rows[-1][1], session_id))

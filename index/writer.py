@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
@@ -193,8 +194,14 @@ def _write_metrics(conn: sqlite3.Connection, c: FileChunk, fid: int) -> None:
 
 
 def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: str) -> None:
+    stem = os.path.basename(c.path)[: -len(".jsonl")]
     for d in c.sessions.values():
         pkey = project_key(d.cwd)
+        # models: a set, whatever the number of files and runs that mention the session
+        row = conn.execute("SELECT models FROM sessions WHERE session_id=?", (d.session_id,)).fetchone()
+        models = set(d.models) | (set(row[0].split(",")) if row and row[0] else set())
+        # the session's own file (stem == session id) wins over a resume copy that mentions it
+        own = layout == "main" and stem == d.session_id
         conn.execute(
             """INSERT INTO sessions(session_id, project_key, cwd, git_branch, first_prompt, first_ts, last_ts,
                version, models, resumed_from, file_id, title, title_source)
@@ -209,11 +216,10 @@ def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: st
                first_ts=min(coalesce(sessions.first_ts, excluded.first_ts), coalesce(excluded.first_ts, sessions.first_ts)),
                last_ts=max(coalesce(sessions.last_ts, excluded.last_ts), coalesce(excluded.last_ts, sessions.last_ts)),
                version=coalesce(excluded.version, sessions.version),
-               models=CASE WHEN excluded.models = '' THEN sessions.models
-                           WHEN sessions.models IS NULL OR sessions.models = '' THEN excluded.models
-                           ELSE sessions.models || ',' || excluded.models END,
+               models=CASE WHEN excluded.models = '' THEN sessions.models ELSE excluded.models END,
                resumed_from=coalesce(sessions.resumed_from, excluded.resumed_from),
-               file_id=CASE WHEN ?='main' THEN coalesce(sessions.file_id, excluded.file_id)
+               file_id=CASE WHEN ? THEN excluded.file_id
+                            WHEN ?='main' THEN coalesce(sessions.file_id, excluded.file_id)
                             ELSE sessions.file_id END,
                title=CASE WHEN excluded.title_source='custom' OR (excluded.title_source='ai'
                           AND coalesce(sessions.title_source,'') NOT IN ('custom','summary'))
@@ -222,10 +228,10 @@ def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: st
                           AND coalesce(sessions.title_source,'') NOT IN ('custom','summary'))
                           THEN excluded.title_source ELSE sessions.title_source END""",
             (d.session_id, pkey, d.cwd, d.git_branch, d.first_prompt, d.first_ts, d.last_ts, d.version,
-             ",".join(sorted(d.models)), d.resumed_from, fid if layout == "main" else None,
+             ",".join(sorted(models)), d.resumed_from, fid if layout == "main" else None,
              d.titles.get("custom") or d.titles.get("ai"),
              "custom" if "custom" in d.titles else ("ai" if "ai" in d.titles else None),
-             int(d.is_agent_only), int(d.is_agent_only), layout))
+             int(d.is_agent_only), int(d.is_agent_only), int(own), layout))
     for sid in c.sessions:
         conn.execute(
             """UPDATE sessions SET
