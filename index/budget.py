@@ -1,0 +1,88 @@
+"""The one budget/truncation helper: clip text, cap fields, and fit prioritised sections into a
+character budget, saying what was cut. Used by hook bundles, recall injection and MCP responses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ELLIPSIS = "…"
+
+
+def clip(text: str | None, limit: int) -> str:
+    """`text` squashed to one line of spaces and cut at a word boundary to at most `limit` chars."""
+    t = " ".join((text or "").split())
+    if len(t) <= limit:
+        return t
+    if limit <= 1:
+        return ELLIPSIS[:limit]
+    cut = t[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + ELLIPSIS
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (≈ 4 chars per token) for progressive-disclosure hints."""
+    return max(1, (len(text) + 3) // 4)
+
+
+@dataclass(slots=True)
+class Section:
+    """A titled list of lines; lower priority number = more important (evicted last)."""
+
+    title: str
+    lines: list[str]
+    priority: int
+
+
+@dataclass(slots=True)
+class Fitted:
+    text: str
+    dropped: dict[str, int] = field(default_factory=dict)  # section title -> lines dropped
+
+
+def fit_sections(sections: list[Section], budget: int, header: str = "", footer: str = "") -> Fitted:
+    """Render sections in the given order, evicting the least important lines first until the whole
+    text (header + sections + footer) fits in `budget` characters."""
+    keep = {id(s): list(s.lines) for s in sections}
+    dropped: dict[str, int] = {}
+
+    def render() -> str:
+        parts = [header] if header else []
+        for s in sections:
+            lines = keep[id(s)]
+            if lines:
+                parts.append(f"{s.title}:\n" + "\n".join(f"- {ln}" for ln in lines))
+        if footer:
+            parts.append(footer)
+        return "\n".join(parts)
+
+    text = render()
+    by_priority = sorted(sections, key=lambda s: -s.priority)
+    while len(text) > budget:
+        victim = next((s for s in by_priority if keep[id(s)]), None)
+        if victim is None:
+            break
+        keep[id(victim)].pop()
+        dropped[victim.title] = dropped.get(victim.title, 0) + 1
+        text = render()
+    if len(text) > budget:
+        text = clip(text, budget)
+    return Fitted(text, dropped)
+
+
+def cap_fields(obj: Any, field_cap: int, cut: dict[str, int] | None = None, path: str = "") -> Any:
+    """Recursively clip every string longer than `field_cap`; counts cuts by field path in `cut`."""
+    if isinstance(obj, str):
+        if len(obj) > field_cap:
+            if cut is not None:
+                cut[path or "value"] = cut.get(path or "value", 0) + 1
+            return obj[: field_cap - 1] + ELLIPSIS
+        return obj
+    if isinstance(obj, dict):
+        return {k: cap_fields(v, field_cap, cut, f"{path}.{k}" if path else str(k)) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [cap_fields(v, field_cap, cut, path) for v in obj]
+    return obj
