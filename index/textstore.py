@@ -40,7 +40,7 @@ def snippet(text: str, terms: list[str], width: int = 220) -> str:
         return ""
     low = flat.lower()
     needles = sorted({t.lower() for t in terms if len(t) > 1}, key=len, reverse=True)
-    positions = []
+    positions: list[tuple[int, int]] = []
     for n in needles:
         stem = n[: max(4, len(n) - 2)] if len(n) > 5 else n
         start = 0

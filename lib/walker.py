@@ -260,7 +260,7 @@ class _State:
         sub = rec.get("subtype")
         ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
         if sub == "compact_boundary":
-            meta = rec.get("compactMetadata") or {}
+            meta = _dict(rec.get("compactMetadata"))
             logical = rec.get("logicalParentUuid") if isinstance(rec.get("logicalParentUuid"), str) else None
             self.chunk.compactions.append(Compaction(
                 uuid, sid, ts, "compact", meta.get("trigger"), _int(meta.get("preTokens")), None, logical))
@@ -270,7 +270,7 @@ class _State:
             self._add(m)
             return
         if sub == "microcompact_boundary":
-            meta = rec.get("microcompactMetadata") or {}
+            meta = _dict(rec.get("microcompactMetadata"))
             self.chunk.compactions.append(Compaction(
                 uuid, sid, ts, "microcompact", meta.get("trigger"), _int(meta.get("preTokens")),
                 _int(meta.get("tokensSaved")), None))
@@ -284,7 +284,7 @@ class _State:
         self.alias(uuid, parent, sid)
 
     def _user(self, rec: dict[str, Any], uuid: str, sid: str, parent: str | None, offset: int) -> None:
-        msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+        msg = _dict(rec.get("message"))
         content = msg.get("content")
         is_meta = bool(rec.get("isMeta"))
         is_compact = bool(rec.get("isCompactSummary"))
@@ -352,7 +352,7 @@ class _State:
         return m
 
     def _assistant(self, rec: dict[str, Any], uuid: str, sid: str, parent: str | None, offset: int) -> None:
-        msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+        msg = _dict(rec.get("message"))
         blocks = msg.get("content")
         if isinstance(blocks, str):
             blocks = [{"type": "text", "text": blocks}]
@@ -381,7 +381,7 @@ class _State:
             m.tool_name, m.tool_target = name, C.strip_private(target) if target else target
             m.tool_use_id = tool.get("id") if isinstance(tool.get("id"), str) else None
             if name in ("Task", "Agent") and m.tool_use_id:
-                inp = tool.get("input") if isinstance(tool.get("input"), dict) else {}
+                inp = _dict(tool.get("input"))
                 sp = TaskSpawn(m.tool_use_id, sid, uuid, inp.get("subagent_type"), inp.get("description"),
                                prompt_key(str(inp.get("prompt") or "")) if inp.get("prompt") else None)
                 self.spawn_by_tool[m.tool_use_id] = sp
@@ -401,8 +401,8 @@ class _State:
         mid = msg.get("id")
         if not isinstance(usage, dict) or not isinstance(mid, str):
             return
-        cc = usage.get("cache_creation") if isinstance(usage.get("cache_creation"), dict) else {}
-        stu = usage.get("server_tool_use") if isinstance(usage.get("server_tool_use"), dict) else {}
+        cc = _dict(usage.get("cache_creation"))
+        stu = _dict(usage.get("server_tool_use"))
         self.chunk.turns.append(Turn(
             message_id=mid, request_id=str(rec.get("requestId") or ""), session_id=sid, uuid=uuid,
             ts=rec.get("timestamp"), model=model,
@@ -434,13 +434,17 @@ class _State:
                 m.parent_external = True
             m.parent_uuid = p
             if m.fallback_parent is not None:
-                fp = m.fallback_parent
+                fp: str | None = m.fallback_parent
                 hops = 0
                 while fp is not None and fp in self.alias_parent and hops < 10000:
                     fp = self.alias_parent[fp]
                     hops += 1
                 m.fallback_parent = fp
         self.chunk.carry.last_uuid = self.prev_uuid
+
+
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
 
 
 def _int(v: Any) -> int | None:
