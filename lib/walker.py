@@ -1,14 +1,14 @@
 """Parse one transcript file from a byte offset into typed rows (W1–W9).
 
 `parse_file` is pure and picklable: it runs in worker processes. It reads the file read-only,
-never builds objects for records it does not index (progress, snapshots, queue operations),
-resolves the parent tree inside the chunk, and leaves what it cannot resolve to the writer.
+decodes every line (so damaged lines are always counted), keeps records it does not store
+(progress, thinking-only, hook events) as tree aliases, resolves the parent tree inside the chunk,
+and leaves what it cannot resolve to the writer.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,11 +27,6 @@ from lib.model import (
 )
 from lib.reader import decode, iter_lines
 
-_TYPE_AT = b'"type":"'
-_SKIP_PREFIXES = (b"file-history-snapshot\"", b"queue-operation\"")
-_PARENT_RE = re.compile(rb'"parentUuid":(?:"([^"]*)"|null)')
-_SESSION_RE = re.compile(rb'"sessionId":"([^"]*)"')
-_UUID_AT = b'"uuid":"'
 _CTX_CAP = 1500
 _MAX_TOOLS = 5
 NON_TREE = {"summary", "file-history-snapshot", "queue-operation", "permission-mode", "last-prompt",
@@ -82,8 +77,6 @@ def parse_file(path: str, start: int, carry: Carry, info: FileInfo) -> FileChunk
         if not data.strip():
             chunk.bad_lines["blank"] += 1
             continue
-        if _fast_skip(data, state, line.offset):
-            continue
         recs, bad, repaired = decode(data)
         if bad:
             chunk.bad_lines[bad] += 1
@@ -100,37 +93,6 @@ def _byte_before(path: str, offset: int) -> bytes:
     with open(path, "rb") as f:
         f.seek(offset - 1)
         return f.read(1)
-
-
-def _fast_skip(data: bytes, state: _State, offset: int) -> bool:
-    """Count records we never index without building them; keep progress nodes in the tree."""
-    i = data.find(_TYPE_AT)
-    if i < 0 or i > 2000 or not data.rstrip().endswith(b"}"):
-        return False
-    j = i + len(_TYPE_AT)
-    chunk = state.chunk
-    if data.startswith(b'progress"', j):
-        u = data.rfind(_UUID_AT)
-        if u < 0:
-            return False
-        end = data.find(b'"', u + len(_UUID_AT))
-        uuid = data[u + len(_UUID_AT):end].decode("ascii", "replace")
-        m = _PARENT_RE.search(data, 0, 400)
-        s = _SESSION_RE.search(data, 0, 2000)
-        parent = m.group(1).decode("ascii", "replace") if m and m.group(1) is not None else None
-        session = s.group(1).decode("ascii", "replace") if s else ""
-        chunk.records += 1
-        chunk.skipped += 1
-        chunk.record_types["progress"] += 1
-        state.alias(uuid, parent, session)
-        return True
-    for p in _SKIP_PREFIXES:
-        if data.startswith(p, j):
-            chunk.records += 1
-            chunk.skipped += 1
-            chunk.record_types[p[:-1].decode()] += 1
-            return True
-    return False
 
 
 class _State:
