@@ -50,6 +50,7 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
     tasks: list[Task] = []
     unchanged = 0
     seen: set[str] = set()
+    forgotten = frozenset(r[0] for r in conn.execute("SELECT session_id FROM forgotten"))
     for f in discover(roots):
         seen.add(f.path)
         st = state.get(f.path)
@@ -68,6 +69,8 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
                          (f.mtime_ns, f.size, f.path))
         else:
             tasks.append(_task(f, offset, orjson.loads(carry) if carry else None, reset=False))
+    for t in tasks:
+        t.forgotten = forgotten
     # Big files first so workers stay busy.
     tasks.sort(key=lambda t: t.size - t.start, reverse=True)
     return tasks, unchanged, seen

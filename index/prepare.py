@@ -37,6 +37,7 @@ class Task:
     size: int
     mtime_ns: int
     inode: int
+    forgotten: frozenset[str] = frozenset()  # sessions the user asked to forget: never stored
 
 
 def head_hash(path: str, n: int) -> str:
@@ -48,6 +49,8 @@ def head_hash(path: str, n: int) -> str:
 
 def prepare(task: Task) -> Prepared:
     chunk = parse_file(task.path, task.start, Carry.from_json(task.carry), task.info)
+    if task.forgotten:
+        _drop_sessions(chunk, task.forgotten)
     rows, prompts = _extract(chunk)
     counters = chunk_counters(chunk.messages, prompts)
     _scrub_chunk(chunk)
@@ -58,6 +61,18 @@ def prepare(task: Task) -> Prepared:
                     size=task.size, mtime_ns=task.mtime_ns, inode=task.inode,
                     head_hash=head_hash(task.path, chunk.end), reset=task.reset, extractions=rows,
                     bodies=bodies, counters=[(p, scrub_text(k), v) for (p, k), v in counters.items()])
+
+
+def _drop_sessions(chunk: FileChunk, gone: frozenset[str]) -> None:
+    """Sessions the user asked to forget (I5) are dropped before anything is derived from them."""
+    chunk.messages = [m for m in chunk.messages if m.session_id not in gone]
+    chunk.aliases = [a for a in chunk.aliases if a.session_id not in gone]
+    chunk.turns = [t for t in chunk.turns if t.session_id not in gone]
+    chunk.durations = [d for d in chunk.durations if d.session_id not in gone]
+    chunk.compactions = [x for x in chunk.compactions if x.session_id not in gone]
+    chunk.spawns = [s for s in chunk.spawns if s.session_id not in gone]
+    chunk.agents = [a for a in chunk.agents if a.session_id not in gone]
+    chunk.sessions = {k: v for k, v in chunk.sessions.items() if k not in gone}
 
 
 def _extract(chunk: FileChunk) -> tuple[list[tuple], list[tuple[Message, Context]]]:

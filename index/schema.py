@@ -151,6 +151,9 @@ CREATE TABLE IF NOT EXISTS vocabulary(
   term TEXT PRIMARY KEY, uses INTEGER, projects TEXT, definition TEXT, source_uuid TEXT
 );
 
+-- Sessions the user asked to forget (I5): never stored again, even if their transcript is re-read.
+CREATE TABLE IF NOT EXISTS forgotten(session_id TEXT PRIMARY KEY, at TEXT, reason TEXT);
+
 CREATE TABLE IF NOT EXISTS ingest_state(
   id INTEGER PRIMARY KEY,
   path TEXT NOT NULL UNIQUE,

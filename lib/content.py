@@ -16,7 +16,7 @@ TOOL_RESULT_CAP = 2000
 TOOL_INPUT_CAP = 1200
 TEXT_CAP = 60000
 
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+_REMINDER = re.compile(r"<(system-reminder|ide_selection|ide_opened_file|ide_diagnostics)>.*?</\1>", re.S)
 # An unclosed span (cut by a size cap, or never closed) is private to the end of the text.
 _PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
 _CMD_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
@@ -57,7 +57,7 @@ def classify_user_text(text: str, *, is_meta: bool, is_compact: bool) -> tuple[s
         return "bash_input", _TAG.sub("", text).strip()
     if text.startswith(_INTERRUPT):
         return "interrupt", text
-    if "<system-reminder>" in text:
+    if "<system-reminder>" in text or "<ide_" in text:
         rest = _REMINDER.sub("", text).strip()
         if not rest:
             return "system_reminder", text

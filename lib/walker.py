@@ -276,7 +276,7 @@ class _State:
         if m.kind == "prompt" and side:
             m.kind = "compact_prompt" if self.info.layout == "compaction" else "agent_prompt"
         if self.info.layout != "main" and not any(a.agent_id == m.agent_id for a in self.chunk.agents) \
-                and m.kind in ("agent_prompt", "compact_prompt") and self.chunk.start == 0 and m.agent_id:
+                and m.kind in ("agent_prompt", "compact_prompt") and m.agent_id:
             self.chunk.agents.append(AgentInfo(
                 m.agent_id, sid, self.info.layout, m.ts, prompt_key(m.text),
                 is_compaction_helper=self.info.layout == "compaction"))

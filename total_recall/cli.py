@@ -262,6 +262,7 @@ def version() -> None:
 
 
 def _register() -> None:
+    from total_recall import cmd_manage
     from total_recall.cmd_eval import eval_group
     from total_recall.cmd_recall import dump, extractors, recall
     from total_recall.demo import demo
@@ -271,6 +272,7 @@ def _register() -> None:
     cli.add_command(dump)
     eval_group.add_command(extractors)
     cli.add_command(eval_group)
+    cmd_manage.register(cli)
 
 
 _register()
