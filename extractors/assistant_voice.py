@@ -32,17 +32,22 @@ _SELF = cues(
     ),
     (r"^\W{0,4}(?:sorry|apologies)\b", 0.6),
     (
-        r"^\W{0,4}(?:wait|hmm+|actually|oops|whoops|hold on)\b[^.\n]{0,60}?(?:won'?t work|wrong|not right|"
+        r"^\W{0,4}(?:wait|hmm|hmmm|actually|oops|whoops|hold on)\b[^.\n]{0,60}?(?:won'?t work|wrong|not right|"
         r"mistake|incorrect|that'?s not|i (?:think|see|need)|doesn'?t)",
         1.0,
     ),
     (r"\b(?:i|we) (?:now )?have (?:a )?duplicate\b|\bi (?:created|added|left) (?:a )?duplicate\b", 1.0),
-    (r"\b(?:let me|i'?ll|i need to) (?:correct|fix|redo|revert|undo) (?:that|this|my|the mistake|it|these)\b", 0.4),
+    (
+        r"\b(?:let me|i'?ll|i need to) (?:correct|fix|redo|revert|undo) (?:that|this|my|the mistake|it|these)\b",
+        0.4,
+    ),
     (r"\bhonestly,?\b|\bto be (?:honest|fair|clear)\b|\boverly (?:cautious|tentative|optimistic)\b", 0.4),
     (r"\bi (?:claimed|said|stated|told you)\b[^.\n]{0,80}?\bbut\b", 0.8),
 )
 # "You're right" that merely agrees with the user's own claim about the world.
-_MERE_AGREEMENT = re.compile(r"^\W{0,4}you'?re (?:absolutely )?right[^.!\n]{0,10}[.!]\s+(?:it|that|this) (?:is|does|was)\b")
+_MERE_AGREEMENT = re.compile(
+    r"^\W{0,4}you'?re (?:absolutely )?right[^.!\n]{0,10}[.!]\s+(?:it|that|this) (?:is|does|was)\b"
+)
 
 _FAILED = cues(
     (
@@ -64,8 +69,9 @@ _FAILED = cues(
     (
         r"\bcouldn'?t (?:find|locate|connect|install|build|start|resolve|read|access|get|reach|run|complete)\b|"
         r"\b(?:i )?can'?t (?:do|run|access|prompt|connect|reach|install|use)\b|\bunable to\b|\bnot able to\b",
-        0.8,
+        0.9,
     ),
+    (r"\b(?:recreate|redo|retry|try again|re-run|rerun|refresh)\b|\bwhat happened\b", 0.3),
     (
         r"\b(?:not appearing|not showing|not being (?:applied|used|picked up)|no effect|same error|same issue|"
         r"same problem|still the same|says otherwise)\b|\b(?:are|is) (?:still )?missing\b",
@@ -77,15 +83,31 @@ _FAILED = cues(
         0.8,
     ),
     (r"\b(?:failed|fails)\b|\bis failing\b|\berror(?:ed|s)? (?:out|again)\b", 0.5),
+    (
+        r"\b(?:that|this|the (?:fix|change|patch|approach|workaround))(?: also)? (?:didn'?t|did not|doesn'?t|won'?t) "
+        r"(?:help|work|fix|change)\b|\bno change\b|\bhas no effect\b|\bnot taking effect\b|"
+        r"\bisn'?t being (?:picked up|applied|used)\b|\b(?:still|again) (?:the same|seeing|getting|hitting)\b",
+        1.0,
+    ),
+    (r"\b(?:reverting|reverted|rolled back|rolling back|backing out|undoing)\b", 0.7),
     (r"\b(?:blocking|blocked|permission (?:issues?|denied)|timeouts?|times out|timed out|rejected)\b", 0.4),
-    (r"\b(?:roll(?:ing)? back|revert(?:ing)? (?:to|the|my)|restore (?:the )?(?:previous|original)|back out)\b", 0.6),
-    (r"\b(?:wasn'?t|isn'?t|aren'?t) (?:\w+ )?(?:enough|sufficient|correct|right)\b|\bneeds? a different\b", 0.5),
+    (
+        r"\b(?:roll(?:ing)? back|revert(?:ing)? (?:to|the|my)|restore (?:the )?(?:previous|original)|back out)\b",
+        0.6,
+    ),
+    (
+        r"\b(?:wasn'?t|isn'?t|aren'?t) (?:\w+ )?(?:enough|sufficient|correct|right)\b|\bneeds? a different\b",
+        0.5,
+    ),
 )
 _ERRORISH = Cue(
     r"\b(?:errors?|errored|fail|fails|failed|failing|failure|issues?|problems?|wrong|broke|broken|doesn'?t|"
     r"isn'?t|didn'?t|can'?t|couldn'?t)\b"
 )
-_DIAGNOSIS = re.compile(r"^\W{0,4}(?:found (?:it|the (?:issue|problem|bug|cause))|i see (?:the|what)|the (?:root )?cause)\b")
+_FIX_THAT = Cue(r"\b(?:let me|i'?ll|i need to) (?:fix|correct|address|handle) (?:that|this|it|those|these)\b")
+_DIAGNOSIS = re.compile(
+    r"^\W{0,4}(?:found (?:it|the (?:issue|problem|bug|cause))|i see (?:the|what)|the (?:root )?cause)\b"
+)
 
 _PROGRESS = cues(
     (
@@ -100,19 +122,22 @@ _PROGRESS = cues(
         r"\b\d+ tests?, 0 failures\b|\bno (?:new )?(?:\w+ )?(?:issues|errors|warnings|failures)\b|"
         r"\b(?:tests?|build|compile|lint|typecheck|ci) (?:now )?(?:pass(?:es)?|succeeds|is clean|is green)\b",
         1.0,
-        "pass passing passed green succeed closed done complete failures no issues errors warnings passes "
-        "succeeds clean",
+        "test tests check checks spec specs subtask subtasks task tasks & pass passing passed green succeed closed "
+        "done complete | of & pass | failures | no & issues errors warnings failures | tests test build compile "
+        "lint typecheck ci & pass passes succeeds clean green",
     ),
     (
-        r"\bsuccessfully\b|\b(?:is|are) now (?:\w+ )?(?:working|passing|complete|installed|configured|active|"
-        r"live|fixed|done|available|running)\b|\bnow (?:works|passes|compiles|builds)\b|\bhas been (?:\w+ )?"
+        r"\bsuccessful(?:ly)?\b|\b(?:is|are) now (?:\w+ )?(?:working|passing|complete|installed|configured|active|"
+        r"live|fixed|done|available|running)\b|\bnow (?:works|passes|compiles|builds)\b|\b(?:has|have) been (?:\w+ )?"
         r"(?:created|added|fixed|updated|installed|removed|merged|pushed|committed|completed|resolved)\b",
         0.9,
     ),
     (
-        r"\b(?:is|are) (?:now )?(?:removed|added|created|installed|fixed|closed|merged|pushed|staged|"
+        r"\b(?:is|are) (?:now )?(?:removed|added|created|installed|fixed|merged|pushed|staged|"
         r"committed|done|complete|enabled|disabled|cleaned up|in place|activated|configured)\b",
         0.8,
+        "removed added created installed fixed merged pushed staged committed done complete enabled disabled "
+        "cleaned place activated configured",
     ),
     (
         r"\b(?:i'?ve|i have|we'?ve|we have) (?:now )?(?:successfully )?(?:created|added|fixed|updated|"
@@ -121,17 +146,47 @@ _PROGRESS = cues(
         0.9,
     ),
     (
-        r"^[^.\n]{0,60}\b(?:activated|installed|created|updated|merged|pushed|committed|closed|deployed|resolved)[.!]",
-        0.9,
+        r"^(?![^.\n]{0,60}\b(?:won'?t|doesn'?t|isn'?t|not|can'?t|because|if)\b)"
+        r"^[^.\n]{0,60}\b(?:activated|installed|created|updated|merged|pushed|committed|closed|deployed|resolved)"
+        r"(?: \w+ly| successfully| fine| ok)?[.!]",
+        1.0,
         "activated installed created updated merged pushed committed closed deployed resolved",
     ),
-    (r"\u2705", 0.7),
-    (r"^#+ .*(?:complete|summary|done|success|results?)\b", 0.7),
-    (r"\bnext steps?\b|\bremaining\b|\bwhat'?s left\b|\bstill to do\b|\bto do:|\bi need:\s*$|\bin order:", 0.5),
+    Cue(r"\u2705\s*(?:\*\*)?\s*(?:[a-z]+ )?(?:\w+ed|done|complete|success\w*|pass\w*|ready)\b", 0.7, literal="\u2705"),
+    Cue(
+        r"^#+ .*(?:complete[d]?|done|success\w*|summary of (?:changes|work)|results?)\b",
+        0.7,
+        need="complete completed done success successful successfully summary results result",
+    ),
+    (r"\b(?:works|is active|is running|is up|is live|is enabled|succeeded)\b", 0.5),
+    (r"\balmost there\b|\bonly (?:one|\d+) (?:test|tests|issue|issues|error|errors|failure|failures) (?:left|remaining|is failing|are failing)\b", 0.6),
+    (
+        r"^\W{0,4}(?:fixed|added|updated|removed|created|implemented|refactored|renamed|moved|replaced|installed|"
+        r"configured|merged|deployed|cleaned up|wired|enabled|disabled|migrated) (?:the |a |an |all |\w+)",
+        0.9,
+    ),
+    (
+        r"\bhere'?s (?:a summary of )?what (?:i|we) (?:did|changed|fixed|added)\b|\b(?:summary of|the) changes\b|"
+        r"\bchanges made\b|\bwhat was (?:done|fixed|added|changed)\b|\bi'?ve made the following\b",
+        0.8,
+    ),
+    (
+        r"\b(?:works|working|passes|passing|green) now\b|\bis (?:now )?working\b|\bstep \d+ (?:is )?(?:complete|done)\b",
+        0.8,
+    ),
+    (
+        r"\bnext steps?\b|\bremaining\b|\bwhat'?s left\b|\bstill to do\b|\bto do:|\bi need:|\bin order:",
+        0.5,
+    ),
     (r"\b(?:committed|pushed|merged|deployed|published|released|rebased)\b", 0.5),
     (r"\bprogress\b|\bmilestone\b|\bstatus:", 0.4),
 )
-_NARRATION = re.compile(r"^\W{0,4}(?:(?:now|next|first|ok(?:ay)?|great|perfect|good)[!,.]?\s+)?(?:let me|i'?ll|let'?s|i will|i need to|i'?m going to)\b")
+_APPROVING = re.compile(r"^\W{0,4}(?:good|great|perfect|excellent|nice|ok(?:ay)?|awesome)\b")
+# A plan announced as a list ("I need: 1. ... 2. ...") is a list of next steps, not narration.
+_PLAN_LIST = re.compile(r"(?:i need|in order|next steps?|steps|plan|todo|to do|remaining|what'?s left):\s*\n\s*(?:\d+[.)]|[-*])\s")
+_NARRATION = re.compile(
+    r"^\W{0,4}(?:(?:now|next|first|ok(?:ay)?|great|perfect|good)[!,.]?\s+)?(?:let me|i'?ll|let'?s|i will|i need to|i'?m going to)\b"
+)
 _LIST = re.compile(r"\n\s*(?:\d+[.)]|[-*])\s+\S")
 
 
@@ -157,8 +212,12 @@ def failed_attempt(v: View, tool_errors: int, last_error: str) -> list[Hit]:
     if not low:
         return []
     score, pos = weigh(_FAILED, low[:900], v.tok)
-    if tool_errors and _ERRORISH.search(low[:500], v.tok):
-        score += 0.5 if tool_errors == 1 else 0.7
+    if tool_errors:
+        # Right after a failing tool call, talk of errors or of fixing "that" reports the failure.
+        if _ERRORISH.search(low[:500], v.tok):
+            score += 0.6 if tool_errors == 1 else 0.8
+        if _FIX_THAT.search(low[:300], v.tok):
+            score += 0.3
     if _DIAGNOSIS.match(low):
         score -= 0.5
     if score < THRESHOLD:
@@ -177,14 +236,24 @@ def progress(v: View) -> list[Hit]:
     score, pos = weigh(_PROGRESS, text, v.tok)
     if score <= 0:
         return []
-    if _LIST.search(v.prose) and score >= 0.4:
+    plan = _PLAN_LIST.search(low) is not None
+    if plan:
+        score += 0.6
+    elif _LIST.search(v.prose) and score >= 0.4:
         score += 0.3
-    if _NARRATION.match(low) and score < 1.2:
+    if _APPROVING.match(low):
+        score += 0.3
+    if _NARRATION.match(low) and score < 1.2 and not plan:
         score -= 0.6
     if _DIAGNOSIS.match(low):
         score -= 0.4
     if score < THRESHOLD:
         return []
     first = sentence_at(v.prose, 0)
-    content = first if len(first) >= 25 or pos <= 0 else sentence_at(v.prose, pos)
+    if len(first) >= 25:
+        content = first
+    elif pos > len(first):
+        content = sentence_at(v.prose, pos)
+    else:
+        content = clip(v.prose, 240)  # "Done." alone says little; keep what follows
     return [Hit("progress", content, squash(score), {})]

@@ -59,7 +59,10 @@ _BODY = cues(
         1.1,
     ),
     (r"\bnot what i\b|\bi (?:said|asked (?:you|for)|told you|meant)\b|\bas i said\b", 1.0),
-    (r"\bwhy (?:did|would|are|do|have|were) you\b|\bwhy (?:is|was) (?:it|this|that) (?:still )?(?:not|so)\b", 0.8),
+    (
+        r"\bwhy (?:did|would|are|do|have|were) you\b|\bwhy (?:is|was) (?:it|this|that) (?:still )?(?:not|so)\b",
+        0.8,
+    ),
     (
         r"\bwhy (?:is|are|does|do|did|isn'?t|doesn'?t|don'?t|aren'?t)\b[^?\n]{0,80}?(?:fail|broken|"
         r"\berror|still|\bnot\b|n't\b|wrong|happy|missing|empty|slow|checking|only)",
@@ -77,8 +80,14 @@ _BODY = cues(
     (r"\bbut\b[^.\n]{0,40}?(?:n't\b|\bnot\b|\bfail|\berror|\bbroke|\bwrong|\bslow\b|\bstill\b)", 0.5),
     (r"\bnever\b|\bdon'?t ever\b|\bstop (?:\w+ing|it|that)\b", 0.6),
     (r"\bthe (?:real |actual |root |main )?(?:issue|problem|bug|cause) (?:is|was|here|seems)\b", 0.9),
-    (r"\bi don'?t think (?:we|that|this|it|you|so|the)\b|\bi doubt\b|\bi'?m not sure (?:that|this|it)\b", 0.8),
-    (r"\bdo (?:we|you|i) (?:even|really|actually) need\b|\bwhy not (?:just )?\b|\bis (?:that|this|it) (?:even )?necessary\b", 1.0),
+    (
+        r"\bi don'?t think (?:we|that|this|it|you|so|the)\b|\bi doubt\b|\bi'?m not sure (?:that|this|it)\b",
+        0.8,
+    ),
+    (
+        r"\bdo (?:we|you|i) (?:even|really|actually) need\b|\bwhy not (?:just )?\b|\bis (?:that|this|it) (?:even )?necessary\b",
+        1.0,
+    ),
     (
         r"\b(?:less|more) (?:work|code|elegant)\b|\b(?:simpler|cleaner|better|easier|more robust) "
         r"(?:way|approach|solution|fix|option)\b",
@@ -148,7 +157,10 @@ _NOT_FOUND_CLAIM = Cue(
     r"unable to (?:find|locate))"
 )
 # No leading \b: a literal-first alternation lets ``re`` skip ahead fast over long pastes.
-_PASTE_FAIL = re.compile(r"(?:error|err!|failed|failure|fatal|exception|traceback|panic|denied|refused|blocked|exit code [1-9])")
+_PASTE_FAIL = re.compile(
+    r"(?:error|err!|failed|failure|fatal|exception|traceback|panic|denied|refused|blocked|exit code [1-9])"
+)
+_ANSWER_LIST = re.compile(r"^(?:1[.):]|a[.):]|q1\b)")
 _TASK_SPEC = re.compile(
     r"^(?:analy[sz]e|implement|create|build|write|generate|research|design|audit|review|document|"
     r"set up|setup|add|make|develop|refactor|migrate|investigate|explore|execute)\b"
@@ -157,7 +169,10 @@ _LOCATION = Cue(
     r"\b(?:is|are|it'?s|lives|sits|located|installed|stored|exists?) (?:in|at|under|on|inside)\b|"
     r"\b(?:already exists?|does exist|is there|it'?s there)\b"
 )
-_ASKS_INFO = Cue(r"\b(?:could you clarify|please provide|which (?:one|repo|file|path|directory)|what (?:is|would)|where is)\b")
+_ASKS_INFO = Cue(
+    r"\b(?:could you clarify|can you clarify|please provide|please confirm|which (?:one|repo|file|path|directory)|"
+    r"what (?:is|would|are)|where is|i need to understand|to proceed,? i need|is [\"\w]+ the)\b"
+)
 _TRY_IT = Cue(
     r"\btry (?:it|this|that|again|committing|running|deploying|reloading|restarting)\b|\bgive it a (?:try|go)\b|"
     r"\blet me know (?:if|how|what)\b|\btest it\b|\bshould (?:now )?(?:fix|resolve|work)\b"
@@ -168,13 +183,17 @@ _DELEGATED = Cue(
 )
 _FIX_BROKEN = Cue(r"\b(?:fix|repair|restore)\s+(?:the\s+|all\s+(?:the\s+)?|any\s+|those\s+)?broken\b")
 _DECLINE = re.compile(r"^(?:no+|nope|nah|don'?t|do not|please don'?t|not now|not yet|never mind|nevermind)\b")
-_INFO_Q = re.compile(r"^(?:what (?:is|are|does)|how (?:do|does|can|would)|where (?:is|are|do)|is there|can you explain)\b")
+_INFO_Q = re.compile(
+    r"^(?:what (?:is|are|does)|how (?:do|does|can|would)|where (?:is|are|do)|is there|can you explain)\b"
+)
 
 # Naming the rejected approach.
 _REJECTED_IN_PROMPT = (
     re.compile(r"\binstead of ([^.,;!?\n]{3,80})"),
     re.compile(r"\brather than ([^.,;!?\n]{3,80})"),
-    re.compile(r"\b(?:don'?t|do not|stop|no need to) (?:use|using|call|calling|add|adding|loop|looping) ([^.,;!?\n]{3,80})"),
+    re.compile(
+        r"\b(?:don'?t|do not|stop|no need to) (?:use|using|call|calling|add|adding|loop|looping) ([^.,;!?\n]{3,80})"
+    ),
     re.compile(r"\bdo (?:we|you) (?:even|really) need ([^.,;!?\n]{3,80})"),
     re.compile(r"\bi don'?t think we need (?:to )?([^.,;!?\n]{3,80})"),
     re.compile(r"\bnot ([a-z0-9_./`'\-]+(?: [a-z0-9_./`'\-]+){0,3}), (?:but |use |it'?s |the )"),
@@ -226,6 +245,9 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
     else:
         # Nothing said yet in this thread that could be rejected.
         score -= 0.3
+    if prev and _ANSWER_LIST.match(low) and _ASKS_INFO.search(tail(prev, 600), ptok):
+        # Point-by-point answers to the assistant's clarifying questions.
+        score -= 0.6
     if v.words > 25 and _TASK_SPEC.match(low):
         score -= 0.5
     if _PRAISE.match(low) and opener == 0:
@@ -259,8 +281,9 @@ def rejected_approach(v: View) -> str | None:
     return None
 
 
-def extract_corrections(v: View, tool_error: bool) -> list[Hit]:
-    score, pos = correction_score(v, tool_error)
+def extract_corrections(v: View, tool_error: bool, scored: tuple[float, int] | None = None) -> list[Hit]:
+    """``scored``: a :func:`correction_score` result already computed for this view."""
+    score, pos = scored if scored is not None else correction_score(v, tool_error)
     if score < THRESHOLD:
         return []
     content = sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose or v.text)

@@ -23,6 +23,33 @@ _USER = cues(
         1.2,
     ),
     (r"\b(?:go|going) with\b|\bopt(?:ing)? for\b", 1.0),
+    (
+        r"\b(?:let'?s|we'?ll|we will|i'?ll) (?:do|handle|tackle|fix) (?:\w+ )?(?:first|later|next|separately)\b",
+        0.8,
+    ),
+    (
+        r"\b(?:not|no) (?:worth|needed|necessary) (?:it|now|anymore|for now)?\b|\bnot a priority\b|\bleave (?:it|that|this|them) (?:as is|alone|for now)\b",
+        0.8,
+    ),
+    (r"^(?:please |ok(?:ay)?,? |yes,? |sure,? )?(?:go for|pick|choose|stick with|switch to)\b", 0.9),
+    (r"^(?:please |ok(?:ay)?,? |yes,? |sure,? )?use\b", 0.6),
+    (
+        r"\b(?:is|are|sounds|seems|looks) (?:fine|better|good enough|the way to go|the right call)\b|\bworks for me\b",
+        0.6,
+    ),
+    (
+        r"\b(?:defer|postpone|out of scope|not now|next time|later on|for later|won'?t fix)\b|\bdon'?t bother\b",
+        0.6,
+    ),
+    (
+        r"^(?:yes|yeah|yep|ok(?:ay)?|sure),? (?:let'?s|go|do|use|apply|please|both|all)\b|\bgo ahead (?:with|and)\b",
+        0.5,
+    ),
+    (
+        r"\breplace (?:it|them|this|that|these|those|the \w+) with\b|\bswitch (?:it |this |that )?(?:to|over to)\b",
+        0.4,
+    ),
+    (r"\b(?:maybe|perhaps) we (?:should|could)\b|\bhow about (?:using|we)\b|\bwhat about using\b", 0.4),
     (r"\binstead of\b|\brather than\b|\binstead\b", 0.8),
     (r"\b(?:i|we)'?ll (?:go|take|use|stick|keep|skip|drop|leave)\b", 1.0),
     (r"\bsounds? (?:best|good|better|right|great)\b|\b(?:is|looks) (?:the )?best\b", 0.6),
@@ -54,9 +81,11 @@ _USER = cues(
 )
 _PICK = re.compile(
     r"^(?:option\s*|choice\s*|#)?(?:\d{1,2}|[a-h])(?:\s*[.),:&+]|\s+(?:and|&|then|first|please|sounds|is|for)\b|\s*$)"
-    r"|^(?:the )?(?:first|second|third|fourth|last|former|latter)(?: one| option)?\b|^both\b"
+    r"|^(?:the )?(?:first|second|third|fourth|last|former|latter)(?: one| option)?\b|^(?:both|neither|none of|all of)\b"
 )
-_BARE_ACK = re.compile(r"^(?:y|yes|yeah|yep|yup|ok|okay|sure|go|go ahead|do it|please|continue|proceed|thanks|thank you)[.! ]*$")
+_BARE_ACK = re.compile(
+    r"^(?:y|yes|yeah|yep|yup|ok|okay|sure|go|go ahead|do it|please|continue|proceed|thanks|thank you)[.! ]*$"
+)
 _OPTION_LINE = re.compile(
     r"^[ \t]*(?:[-*\u2022|]|\d{1,2}[.):]|[a-hA-H][.):]|\*\*(?:option|\d|[a-h])|option\b)[^\n]*",
     re.M | re.I,
@@ -64,35 +93,117 @@ _OPTION_LINE = re.compile(
 _INFO_OPENER = re.compile(r"^(?:what|why|how|where|who|which|is|are|does|do|did|has|have)\b")
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
 _STOP = frozenset(
-    ["this", "that", "with", "from", "have", "will", "would", "like", "your", "what", "when", "then", "them", "they", "there", "these", "those", "want", "need", "make", "sure", "just", "please", "also", "into", "should", "could", "about", "over", "after", "before", "here", "more", "some", "only", "each", "which", "while", "where"]
+    [
+        "this",
+        "that",
+        "with",
+        "from",
+        "have",
+        "will",
+        "would",
+        "like",
+        "your",
+        "what",
+        "when",
+        "then",
+        "them",
+        "they",
+        "there",
+        "these",
+        "those",
+        "want",
+        "need",
+        "make",
+        "sure",
+        "just",
+        "please",
+        "also",
+        "into",
+        "should",
+        "could",
+        "about",
+        "over",
+        "after",
+        "before",
+        "here",
+        "more",
+        "some",
+        "only",
+        "each",
+        "which",
+        "while",
+        "where",
+    ]
 )
 
-_ASSISTANT = cues(
-    (r"\b(?:instead|rather than)\b", 0.7),
-    (r"\b(?:better|different|simpler|cleaner|alternative|another|new|radically different|right) approach\b", 0.8),
+# Assistant side: what is being chosen or switched to ...
+_SWITCH = cues(
     (
-        r"\b(?:i'?ll|i will|let me|i'?m going to|we'?ll|i'?ve decided to|i decided to) (?:go with|use|switch to|"
-        r"stick with|opt for|take|build|fall back|try|bypass|skip|drop|keep|amend|create)\b",
+        r"\b(?:let me|i'?ll|i will|we'?ll|i'?m going to|i should|we should)\b(?! help\b)[^.\n]{0,80}?\b(?:instead|rather than)\b|"
+        r"\binstead,? (?:let me|i'?ll|we'?ll|i will)\b",
+        0.6,
+        "instead rather",
+    ),
+    (
+        r"\b(?:better|different|simpler|cleaner|alternative|another|new|right|radically different) approach\b",
+        0.6,
+    ),
+    (
+        r"\b(?:i'?ll|i will|let me|i'?m going to|we'?ll|i'?ve decided to|i decided to) (?:also )?(?:go with|use|"
+        r"switch to|stick with|opt for|take|build|fall back|bypass|skip|drop|keep|amend|start)\b",
+        0.3,
+    ),
+    (
+        r"\b(?:i'?ve decided|i decided|we decided|decided to|(?:my|the|our|final) decision (?:is|was|here)|"
+        r"i'?m going with|going with|settled on|opting for|opted for|switching to|switched to|i chose|we chose)\b",
+        0.9,
+    ),
+    (r"\bgood (?:choice|call)\b", 0.6),
+    (
+        r"\bkey (?:architectural |design )?(?:shift|decision|change|choice)\b|\bwe bypassed\b|\bwe chose\b",
+        1.0,
+    ),
+    (
+        r"\b(?:close|good) enough\b|\b(?:within|in) (?:the )?(?:acceptable |target |expected )?(?:range|budget|target|limits?)\b|"
+        r"\bacceptable\b",
+        0.7,
+        "enough | range budget target limit limits | acceptable",
+    ),
+    (
+        r"\b(?:is|seems like|looks like|would be) (?:the )?(?:best|right|cleanest|simplest|safest) (?:fit|approach|option|choice|"
+        r"way|path|solution|bet)\b|\bthe (?:best|right|cleanest|simplest) (?:approach|option|fix|solution|way) (?:is|here)\b|"
+        r"\bthe way to go\b",
+        0.7,
+    ),
+    (r"\b(?:approach|decision|strategy|choice|verdict):", 0.6),
+    (r"\b(?:i'?ll|let me|i should) do the same\b|\bit'?s (?:option )?[a-z0-9] then\b", 0.5, "same | then"),
+    (r"\b(?:from the local|locally|directly|manually|by hand|ourselves|myself)\b", 0.3),
+    (r"\boption [a-z0-9]\b", 0.4),
+    (
+        r"^(?:##+ )?(?:here'?s the (?:picture|plan)|the plan|plan:|approach:|decision:)",
+        0.5,
+        "here heres plan approach decision",
+    ),
+    (
+        r"\bwait,? (?:i think )?(?:the )?(?:better|simpler|right)\b|\bactually,? (?:a )?(?:better|simpler)\b",
+        0.8,
+    ),
+)
+# ... and why.
+_REASON = cues(
+    (r"\b(?:since|because|given (?:that|the)|so that|that way|which means|as a result)\b", 0.4),
+    (
+        r"\b(?:blocked|blocking|not available|unavailable|doesn'?t support|won'?t work|isn'?t working|"
+        r"failing|permission|encountering|timeouts?|times out|not supported)\b",
         0.4,
     ),
-    (r"\b(?:decided|decision|choosing|chose|opting|opted|going with|settled on|switching to|switched to)\b", 0.9),
-    (r"\bgood (?:choice|call|idea|point|observation)\b", 0.6),
     (
-        r"\b(?:since|because|as|given)\b[^.\n]{0,100}?\b(?:let me|i'?ll|i will|i should|we can)\b",
-        0.5,
-        "since because as given & let i ill we",
+        r"\b(?:cleaner|simpler|better|faster|safer|more robust|more elegant|wasteful|overkill|less work)\b|"
+        r"\bclose enough\b|\bgood enough\b|\bwithin range\b",
+        0.4,
     ),
-    (
-        r"\b(?:let me|i'?ll|i will)\b[^.\n]{0,100}?\b(?:since|because|so that|that way)\b",
-        0.5,
-        "let i ill & since because that",
-    ),
-    (r"\bkey (?:architectural |design )?(?:shift|decision|change|choice)\b|\bwe bypassed\b|\bwe chose\b", 1.0),
-    (r"\b(?:blocked|not available|unavailable|doesn'?t support|won'?t work|isn'?t working)\b[^.\n]{0,60}?(?:let me|i'?ll)\b", 0.6),
-    (r"\bclose enough\b|\bgood enough\b|\bwithin (?:range|budget|the target)\b", 0.6),
-    (r"^(?:##+ )?(?:here'?s the (?:picture|plan)|the plan|plan:|approach:|decision:)", 0.6),
-    (r"\bwait,? (?:i think )?(?:the )?(?:better|simpler|right)\b|\bactually,? (?:a )?(?:better|simpler)\b", 0.8),
-    (r"\bper (?:the|your) (?:instructions|workflow|guidelines)\b|\bper the user'?s\b", 0.4),
+    (r"\bthe (?:fundamental |real |core |main )?(?:issue|problem) (?:is|was)\b", 0.4),
+    (r"\bper (?:the|your) (?:instructions|workflow|guidelines)\b|\bper the user'?s\b", 0.3),
 )
 _CHOSEN = Cue(r"\b(?:use|go with|switch to) (.{2,60}?) instead of (.{2,60}?)(?:[.,;!?\n]|$)")
 _WAITING = Cue(
@@ -112,7 +223,8 @@ def _overlap(user_low: str, options: str) -> int:
 
 def _option_lines(prev_raw: str) -> str:
     """The lines of the previous message that present options (list items, table rows, "Option X")."""
-    out = [m.group(0) for m in _OPTION_LINE.finditer(tail(prev_raw, 1500))]
+    # A numbered list of questions is a questionnaire: answering it is giving information, not choosing.
+    out = [m.group(0) for m in _OPTION_LINE.finditer(tail(prev_raw, 1500)) if "?" not in m.group(0)]
     return "\n".join(out).lower()
 
 
@@ -155,7 +267,12 @@ def assistant_decision(v: View) -> list[Hit]:
     low = v.low
     if not low:
         return []
-    score, pos = weigh(_ASSISTANT, low[:1200], v.tok)
+    scan = low[:1200]
+    switch, pos = weigh(_SWITCH, scan, v.tok)
+    if switch <= 0:
+        return []
+    reason, _ = weigh(_REASON, scan, v.tok)
+    score = switch + min(reason, 0.8)
     if score < THRESHOLD:
         return []
     if _WAITING.search(tail(low, 300), v.tok):

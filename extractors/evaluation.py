@@ -93,6 +93,20 @@ def _row(tp: int, fp: int, fn: int) -> dict[str, Any]:
     }
 
 
+def score_labelled(
+    items: Iterable[Mapping[str, Any]],
+    kinds_by_uuid: Mapping[str, Iterable[str]],
+    classes: Iterable[str] = CLASSES,
+) -> dict[str, dict[str, Any]]:
+    """Score extraction kinds found per record against label items (``{"uuid", "labels"}`` dicts, as
+    in ``extract-dev.jsonl``). This is what ``total-recall eval extractors`` reports."""
+    gold: dict[str, list[str]] = {}
+    for item in items:
+        gold[str(item["uuid"])] = list(item.get("labels") or [])
+    predicted = {uuid: predicted_classes(kinds_by_uuid.get(uuid, ())) for uuid in gold}
+    return score(gold, predicted, classes)
+
+
 def format_table(result: Mapping[str, Mapping[str, Any]]) -> str:
     """A plain-text table of a :func:`score` result."""
     lines = [f"{'class':<16}{'P':>7}{'R':>7}{'F1':>7}{'tp':>6}{'fp':>6}{'fn':>6}{'n':>6}"]

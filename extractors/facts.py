@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 
-from extractors.cues import Cue
+from extractors.cues import Cue, table
 from extractors.patterns import Hit, View, clip, sentence_at
 
-_PREFERENCE = (
+_PREFERENCE = table(
     Cue(
-        r"\bi (?:prefer|'d prefer|would prefer|'d rather|would rather|like to|love to|hate|dislike|don'?t like|"
+        r"\bi(?:'d| would) (?:prefer|rather|much rather)\b|"
+        r"\bi (?:prefer|like to|love to|hate|dislike|don'?t like|"
         r"only want|want only|always use|usually use|tend to use|never use|like using|like my|like it when|"
         r"like the way)\b"
     ),
@@ -27,9 +28,16 @@ _PREFERENCE = (
     ),
     Cue(r"\b(?:dependency|compilation|build|framework)[- ]free\b|\bno (?:external )?dependencies\b"),
     Cue(r"\bi don'?t want to (?:make|assume|depend|rely|use|add|install|have)\b"),
+    Cue(
+        r"\b(?:i|we) (?:like|love|hate|dislike) (?:it )?when\b|\bi (?:really )?(?:like|love|hate|dislike) (?:the|using|having|how|that)\b"
+    ),
+    Cue(
+        r"\b(?:in|use) british english\b|\b(?:use|prefer) (?:tabs|spaces|single quotes|double quotes)\b"
+    ),
+    Cue(r"\bjust call (?:it|them)\b|\b(?:call|name) (?:it|them|this) [\"'`]?\w"),
     Cue(r"\b(?:literal|exact|hard-?coded) expected (?:strings?|values?|output)\b|\bbranch prefix\b"),
 )
-_FACT = (
+_FACT = table(
     Cue(
         r"\b[\w.~/\\:-]+ (?:is|are|lives|sits|resides) (?:in|at|under|on|inside) (?:the |my |our |a )?"
         r"[\w.~/\\:-]+(?: (?:folder|directory|dir|repo|drive|machine|server|box|host|path))?\b",
@@ -44,15 +52,33 @@ _FACT = (
         r"monorepo|worktree|container|vm|mac|pc|cluster)\b"
     ),
     Cue(r"\b(?:we|i) (?:host|deploy|run|build|develop|work) (?:it |this |everything )?(?:on|with|in) [a-z]"),
-    Cue(r"\bi (?:have|use|run|am on|'m on|am using|'m using) (?:both |a |an |my )?[\w.+-]+ (?:and|installed|on|as|for)\b"),
-    Cue(r"\b(?:are|is) (?:separate|different|distinct) (?:clients|machines|hosts|devices|repos|projects|accounts)\b"),
-    Cue(r"\bour (?:repo|server|router|machine|domain|branch|cluster|db|database|stack|ci|registry|vpn) (?:is|uses|runs)\b"),
-    Cue(r"\bwe(?:'re| are) (?:on|using|in) (?:a |an )?(?:worktree|monorepo|\w+ \d|macos|linux|windows|wsl)\b"),
+    Cue(
+        r"\b(?:i'?m|i am|we'?re|we are) on (?:a |an |my )?(?:mac|macos|windows|linux|ubuntu|debian|arch|fedora|wsl|m1|m2|m3|m4)\b"
+    ),
+    Cue(
+        r"\bmy (?:username|user name|email|github|handle|machine|laptop|desktop|server|router|home dir|shell|editor|terminal|os) is\b"
+    ),
+    Cue(r"\b(?:is|are) (?:hosted|deployed|running|installed) (?:on|at|in|via)\b|\b(?:runs|lives) on\b"),
+    Cue(
+        r"\b(?:is|are) (?:the|my|our) (?:router|server|nas|laptop|desktop|workstation|dev box|build machine|gateway|vpn)\b"
+    ),
+    Cue(
+        r"\bi (?:have|use|run|am on|'m on|am using|'m using) (?:both |a |an |my )?[\w.+-]+ (?:and|installed|on|as|for)\b"
+    ),
+    Cue(
+        r"\b(?:are|is) (?:separate|different|distinct) (?:clients|machines|hosts|devices|repos|projects|accounts)\b"
+    ),
+    Cue(
+        r"\bour (?:repo|server|router|machine|domain|branch|cluster|db|database|stack|ci|registry|vpn) (?:is|uses|runs)\b"
+    ),
+    Cue(
+        r"\bwe(?:'re| are) (?:on|using|in) (?:a |an )?(?:worktree|monorepo|\w+ \d|macos|linux|windows|wsl)\b"
+    ),
     Cue(r"\b(?:i have|we have) `?[\w.()-]+`? in\b"),
 )
 # A bare path given as an answer ("1. /Users/me/Documents/M-Claude") is where something lives; inside a
 # long request it is only context for that request.
-_PATHS = (
+_PATHS = table(
     Cue(r"/(?:users|home)/[\w./\\-]+", need="users home"),
     Cue(r"~/[\w./-]+"),
     Cue(r"\b[a-z]:\\\\[\w.\\-]+", need="c d e f g h"),
@@ -68,15 +94,10 @@ def extract_facts(v: View) -> list[Hit]:
         return []
     hits: list[Hit] = []
     scan = low[:900]
-    for rx in _PREFERENCE:
-        m = rx.search(scan, v.tok)
-        if m:
-            hits.append(Hit("implicit_preference", sentence_at(v.prose, m.start()), 0.6, {}))
-            break
-    for rx in _FACT:
-        m = rx.search(scan, v.tok)
-        if m is None:
-            continue
+    pref = _PREFERENCE.first(scan, v.tok)
+    if pref is not None:
+        hits.append(Hit("implicit_preference", sentence_at(v.prose, pref[1].start()), 0.6, {}))
+    for _, m in _FACT.matches(scan, v.tok):
         sentence = sentence_at(v.prose, m.start())
         if _QUESTION_ONLY.match(sentence.lower()):
             continue
@@ -84,9 +105,7 @@ def extract_facts(v: View) -> list[Hit]:
         break
     else:
         if v.words <= 20:
-            for rx in _PATHS:
-                m = rx.search(scan, v.tok)
-                if m is not None:
-                    hits.append(Hit("domain_fact", clip(v.prose, 240), 0.5, {"path": m.group(0)}))
-                    break
+            path = _PATHS.first(scan, v.tok)
+            if path is not None:
+                hits.append(Hit("domain_fact", clip(v.prose, 240), 0.5, {"path": path[1].group(0)}))
     return hits

@@ -12,19 +12,25 @@ When a gate cannot be derived safely the cue simply always runs.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import re._constants as _c
     import re._parser as _p
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _p  # type: ignore[no-redef]
+else:  # pragma: no cover - Python 3.10
+    import sre_constants as _c
+    import sre_parse as _p
 
 _WORD = re.compile(r"\w+")
 _NON_WORD_ASCII = "".join(chr(i) for i in range(128) if not (chr(i).isalnum() or chr(i) == "_"))
 SPLIT_TABLE = str.maketrans({ch: " " for ch in _NON_WORD_ASCII})
 _MAX_GATE = 64
+
+
+def wordset(words: str) -> frozenset[str]:
+    """A frozenset from a space-separated word list."""
+    return frozenset(words.split())
 
 
 def tokens_of(text: str) -> frozenset[str]:
@@ -59,11 +65,8 @@ def _walk(nodes: Any, states: set[tuple[str, bool]]) -> set[tuple[str, bool]]:
             return states
         done = states - live
         if op is _c.LITERAL:
-            if _is_word_char(av):
-                live = {(p + chr(av), False) for p, _ in live}
-            else:
-                # A separator (the apostrophe too: \w+ tokens stop there) ends a started token.
-                live = _end(live)
+            # A separator (the apostrophe too: \w+ tokens stop there) ends a started token.
+            live = {(p + chr(av), False) for p, _ in live} if _is_word_char(av) else _end(live)
         elif op in _ZERO_WIDTH:
             if op is _c.AT and av is _c.AT_BOUNDARY:
                 live = {(p, bool(p)) for p, _ in live}
@@ -200,7 +203,10 @@ def _expand(nodes: list[Any], depth: int) -> list[list[Any]]:
     if op is _c.SUBPATTERN and av[-1] and list(av[-1])[0][0] in (_c.BRANCH, _c.AT, _c.SUBPATTERN):
         return _expand(list(av[-1]) + nodes[1:], depth + 1)
     if op is _c.AT and len(nodes) > 1 and nodes[1][0] in (_c.BRANCH, _c.SUBPATTERN):
-        return [[nodes[0], *seq] if not (seq and seq[0][0] is _c.AT) else seq for seq in _expand(nodes[1:], depth + 1)]
+        return [
+            [nodes[0], *seq] if not (seq and seq[0][0] is _c.AT) else seq
+            for seq in _expand(nodes[1:], depth + 1)
+        ]
     return [nodes]
 
 

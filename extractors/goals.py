@@ -11,21 +11,55 @@ from __future__ import annotations
 
 import re
 
-from extractors.cues import GIVE_UP, Cue, cues, fails, weigh
+from extractors.cues import GIVE_UP, Cue, cues, fails, table, weigh
 from extractors.patterns import Hit, View, clip, sentence_at, squash
 
 THRESHOLD = 1.0
 
 _GOAL = cues(
     (
-        r"\bi (?:want|'d like|would like|need|wanna) (?:to|you to|a|an|each|the|it|this|every|all|my|our)\b|"
-        r"\bi'?d love (?:to|for|it if)\b",
+        r"\bi (?:want|need|wanna) (?:to|you to|a|an|each|the|it|this|every|all|my|our)\b|"
+        r"\bi(?:'d| would) (?:like|love) (?:to|you to|a|an|the|it|for|each|every|all|my|our)\b",
         1.1,
     ),
-    (r"\bwe (?:need|want|have|'d like|would like) to\b|\bwe(?:'re| are) (?:going to|gonna) (?:build|make|add|create)\b", 1.1),
-    (r"\b(?:the|my|our|main|end) goal (?:is|here|would be)\b|\bthe (?:idea|aim|objective|point) is to\b", 1.3),
-    (r"\b(?:i'?m|we'?re|i am|we are) trying to\b|\bi keep getting\b|\bhelp me (?!with (?:this|that)\b)\w+", 1.0),
+    (
+        r"\bi (?:need|want) (?:a |an )?(?:better |clear |clearer |quick |good )?(?:understanding|explanation|"
+        r"overview|summary|idea|sense|answer|recommendation|comparison)\b",
+        -1.0,
+    ),
+    (
+        r"\b(?:do )?what ?ever (?:it takes|you need|is needed) to\b|\bwould it be possible to\b|\bis it possible to\b|"
+        r"\bdo you think (?:it would be possible|we could|you could)\b",
+        0.9,
+    ),
+    (
+        r"\bwe (?:should|must) (?:change|make|add|implement|support|build|rework|switch|move|fix|improve)\b",
+        0.8,
+    ),
+    (
+        r"\bwe (?:need|want|have|'d like|would like) to (?!use\b)\w|\bwe(?:'re| are) (?:going to|gonna) (?:build|make|add|create)\b",
+        1.1,
+    ),
+    (
+        r"\b(?:the|my|our|main|end) goal (?:is|here|would be)\b|\bthe (?:idea|aim|objective|point) is to\b",
+        1.3,
+    ),
+    (
+        r"\b(?:i'?m|we'?re|i am|we are) trying to\b|\bi keep getting\b|\bhelp me (?!with (?:this|that)\b)\w+",
+        1.0,
+    ),
     (r"\b(?:implement|execute|follow) (?:the|this) (?:following )?plan\b|\bimplement the following\b", 1.3),
+    (r"^(?:the )?(?:task|goal|objective|mission|feature request|new feature|bug|problem)\s*(?:is|:)", 1.1),
+    (
+        r"\b(?:i'?m|we'?re|i am|we are) (?:working on|building|developing|writing|migrating|porting|setting up)\b|"
+        r"\blet'?s work on\b|\bi need help (?:with|to|getting)\b|\bhelp me (?:with )?(?:get|make|set|build|fix|figure)\b",
+        1.0,
+    ),
+    (
+        r"\bis there (?:a|any) way to\b|\bmake it so (?:that )?\b|\badd support for\b|\bwrite (?:a|an|some) (?:script|tool|test|tests|function|cli|program) (?:that|to|for)\b",
+        0.9,
+    ),
+    (r"\b(?:find|figure) out (?:why|how|what|where)\b|\binvestigate (?:why|how|what|the)\b", 0.9),
     (
         r"^(?:so,? |ok(?:ay)?,? |now,? |alright,? )?how (?:do|can|could|would|should) (?:we|i|you) (?:\w+ )?"
         r"(?:enable|make|set up|setup|get|fix|disable|add|install|configure|build|create|implement|deploy|"
@@ -42,13 +76,23 @@ _GOAL = cues(
         r"clean up|cleanup|redesign|modernize|document|scaffold|prototype|execute|deploy|restructure|"
         r"reorganize|speed up|extend|replace|scrub|purge|sanitize|secure|lock down|find out|find a way|"
         r"come up with|propose|plan|draft|consolidate|simplify|split|extract|unify|overhaul|rework|recreate)\b",
-        1.0,
+        0.8,
     ),
-    (r"\blet'?s (?:build|create|implement|add|make|start|fix|figure out|try to|set up|get|move|design|write)\b", 0.9),
+    (
+        r"\blet'?s (?:build|create|implement|add|make|start|fix|figure out|try to|set up|get|move|design|write)\b",
+        0.9,
+    ),
     (r"\bso (?:that )?(?:i|we|it|they|users|people) (?:can|could|don'?t|won'?t)\b|\bin order to\b", 0.4),
-    (r"\b(?:new feature|feature request|bug|issue|regression|is broken|doesn'?t seem to|isn'?t working)\b", 0.4),
+    (
+        r"\b(?:new feature|feature request|bug|issue|regression|is broken|doesn'?t seem to|doesnt seem to|"
+        r"isn'?t working|(?:are|is) failing|keeps? failing|keep getting)\b",
+        0.4,
+    ),
     (r"\b(?:comprehensive|thorough|full|end-to-end|complete|detailed)\b", 0.3),
-    (r"\b(?:report|plan|spec|design doc|proposal|prototype|mvp|pipeline|integration|feature|tool|app|service)\b", 0.2),
+    (
+        r"\b(?:report|plan|spec|design doc|proposal|prototype|mvp|pipeline|integration|feature|tool|app|service)\b",
+        0.2,
+    ),
 )
 _MECHANICAL = re.compile(
     r"^(?:please |can you (?:please )?|could you (?:please )?|now |ok(?:ay)?,? |then )?"
@@ -66,7 +110,7 @@ _INFO_QUESTION = re.compile(
     r"^(?:what|which|who|where|when|is|are|does|do|did|has|have|can you explain|what'?s|whats|how (?:does|is|are|much|many|long|hard|big))\b"
 )
 _SUBSTANTIVE = Cue(
-    r"\b(?:so (?:that|i|we)|report|comprehensive|all|every|each|full|feature|plan|system|pipeline|architecture|"
+    r"\b(?:so (?:that|i|we)|report|all|every|each|full|feature|plan|system|pipeline|architecture|"
     r"security|performance|hardening|history|workflow|support|integration|program|notebook|library|app|"
     r"service|api|tests?|suite|setup|infrastructure|project|repo|documentation|docs)\b"
 )
@@ -74,24 +118,36 @@ _SUBSTANTIVE = Cue(
 _BUG = Cue(r"\b(?:error|errors|fail|fails|failing|broken|crash|crashes|crashing)\b")
 
 _STATUS = (
-    ("done", Cue(
-        r"\b(?:that'?s|it'?s|this is|we'?re|all|everything(?:'s| is)) (?:all )?(?:done|finished|complete|"
-        r"completed|shipped|merged)\b|\b(?:goal|task|feature|epic|milestone) (?:is )?(?:done|complete|achieved)\b|"
-        r"\bship(?:ped)? it\b|\bwe(?:'re| are) done\b|\bmission accomplished\b"
-    )),
-    ("paused", Cue(
-        r"\blet'?s (?:park|pause|shelve|table|defer|postpone|come back to|revisit)\b|\bpark (?:this|it|that)\b|"
-        r"\bon hold\b|\bput (?:this|it|that) aside\b|\bpick (?:this|it) up (?:later|tomorrow)\b"
-    )),
-    ("blocked", Cue(
-        r"\bblocked (?:on|by)\b|\bwaiting (?:on|for) (?:the|a|an|\w+'s)\b|\bcan'?t (?:proceed|continue|move on) "
-        r"until\b|\bblocker is\b"
-    )),
-    ("abandoned", Cue(
-        r"\bforget (?:about )?(?:it|this|that|the)\b|\bnever ?mind\b|\bscrap (?:it|this|that|the)\b|"
-        r"\babandon(?:ing)? (?:it|this|that|the)\b|\bdrop (?:it|this|that|the idea)\b|\bno longer need\b|"
-        r"\bgive up on\b|\bnot worth it\b"
-    )),
+    (
+        "done",
+        Cue(
+            r"\b(?:that'?s|it'?s|this is|we'?re|all|everything(?:'s| is)) (?:all )?(?:done|finished|complete|"
+            r"completed|shipped|merged)\b|\b(?:goal|task|feature|epic|milestone) (?:is )?(?:done|complete|achieved)\b|"
+            r"\bship(?:ped)? it\b|\bwe(?:'re| are) done\b|\bmission accomplished\b"
+        ),
+    ),
+    (
+        "paused",
+        Cue(
+            r"\blet'?s (?:park|pause|shelve|table|defer|postpone|come back to|revisit)\b|\bpark (?:this|it|that)\b|"
+            r"\bon hold\b|\bput (?:this|it|that) aside\b|\bpick (?:this|it) up (?:later|tomorrow)\b"
+        ),
+    ),
+    (
+        "blocked",
+        Cue(
+            r"\bblocked (?:on|by)\b|\bwaiting (?:on|for) (?:the|a|an|\w+'s)\b|\bcan'?t (?:proceed|continue|move on) "
+            r"until\b|\bblocker is\b"
+        ),
+    ),
+    (
+        "abandoned",
+        Cue(
+            r"\bforget (?:about )?(?:it|this|that|the)\b|\bnever ?mind\b|\bscrap (?:it|this|that|the)\b|"
+            r"\babandon(?:ing)? (?:it|this|that|the)\b|\bdrop (?:it|this|that|the idea)\b|\bno longer need\b|"
+            r"\bgive up on\b|\bnot worth it\b"
+        ),
+    ),
 )
 
 _PROGRESS = cues(
@@ -113,18 +169,22 @@ _PROGRESS = cues(
 )
 _FAILED = cues(
     (r"\bstill (?:fail|failing|broken|not|doesn'?t|isn'?t|the same|getting|seeing|grouped|there)\b", 1.0),
-    (r"\b(?:didn'?t|did not|doesn'?t|does not|isn'?t|wasn'?t) (?:seem to )?(?:work|help|fix|change|solve)\b", 1.0),
+    (
+        r"\b(?:didn'?t|did not|doesn'?t|does not|isn'?t|wasn'?t) (?:seem to )?(?:work|help|fix|change|solve)\b",
+        1.0,
+    ),
     (r"\bnot working\b|\bno luck\b|\bsame (?:error|issue|problem|result)\b", 1.0),
     (r"\b(?:errored|failed|failing|unhappy|broke|broken|fails)\b", 0.5),
     (r"\bthis is annoying\b|\bugh\b|\bagain\b", 0.3),
 )
 
 
+_STATUS_TABLE = table(*(rx for _, rx in _STATUS))
+
+
 def goal_status(low: str, tokens: frozenset[str]) -> str | None:
-    for status, rx in _STATUS:
-        if rx.search(low, tokens):
-            return status
-    return None
+    found = _STATUS_TABLE.first(low, tokens)
+    return _STATUS[found[0]][0] if found is not None else None
 
 
 def goal_score(v: View, correction: float) -> tuple[float, int]:
@@ -139,9 +199,12 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
         score -= 2.0
     if v.question and _INFO_QUESTION.match(low) and score < 1.0:
         score -= 0.6
+    if v.words >= 15:
+        # Substantive requests take some words; "add an icon" is a tweak, not an objective.
+        score += 0.2 if v.words < 40 else 0.3
     if not v.prev:
         # The first prompt of a thread usually states what the session is for.
-        score += 0.3
+        score += 0.4
         if fails(low[:400], tok) or _BUG.search(low[:200], tok):
             score += 0.6
     if correction >= 1.0:

@@ -9,16 +9,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from extractors.gate import SPLIT_TABLE, tokens_of
+from extractors.gate import tokens_of, wordset
 
 # How much of a message the cue regexes look at. Human prompts rarely carry intent past this; long
 # assistant texts (reports, summaries) state their status near the top and bottom.
-SCAN_CHARS = 1600
-TAIL_CHARS = 600
+SCAN_CHARS = 1000
+TAIL_CHARS = 300
 CONTENT_CHARS = 300
 # Of the other side's previous message, only its opening and its end are read.
-PREV_HEAD = 300
-PREV_TAIL = 900
+PREV_HEAD = 250
+PREV_TAIL = 700
 _EMPTY: frozenset[str] = frozenset()
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
@@ -28,17 +28,17 @@ _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9*`\"'(\[])|\n+")
 _NOISY_FIRST = frozenset("|>$@[{}()<%=\t\u276f\u279c\u2502\u250c\u2514\u251c\u256d\u2570")
 _NOISY_PREFIX2 = ("--", "++", "-+", "+-", "=>", "$ ", "at ")
 _NOISY_PREFIX3 = ("===", "___", "***", "~~~", "...")
-_CODE_WORDS = frozenset(
+_CODE_WORDS = wordset(
     "const let var def class import from function return if for while elif else try except catch public "
-    "private async await fn pub impl struct enum".split()
+    "private async await fn pub impl struct enum"
 )
 _HEADER = re.compile(r"#{1,6} \S")
 _TIMESTAMP = re.compile(r"\d{1,4}[:\-/]\d\d")
-_DROP_LETTERS = str.maketrans(dict.fromkeys("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ '"))
-_FUNCTION_WORDS = frozenset(
+_LETTER_BYTES = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ '"
+_FUNCTION_WORDS = wordset(
     "the a an is are was were be to of and or but we i you it its this that these in for with on can could "
     "should would will please not no do does did my me our your if so why what how just now still also let "
-    "lets don doesn isn im there here then than".split()
+    "lets don doesn isn im there here then than"
 )
 _TAGS = re.compile(r"<(ide_\w+|system-reminder|task-notification)>.*?</\1>", re.S)
 _IMAGE = re.compile(r"\[Image #\d+\]")
@@ -113,8 +113,9 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
     indent = len(line) - len(line.lstrip(" "))
     if indent >= 4 and c not in "-*\u2022" and not c.isdigit():
         return True
-    n = len(stripped)
-    letters = n - len(stripped.translate(_DROP_LETTERS))
+    raw = stripped.encode("utf-8", "replace")
+    n = len(raw)
+    letters = n - len(raw.translate(None, _LETTER_BYTES))
     if letters == 0 or (n >= 12 and letters < n * 0.6):
         return True
     if c.isdigit() and _TIMESTAMP.match(stripped):
@@ -128,7 +129,7 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
         return len(words) > 1
     if after_prose and len(words) > 1 and stripped[-1] not in ".?!":
         # Log lines, headers and "key: value" output have no function words.
-        return _FUNCTION_WORDS.isdisjoint(stripped.lower().translate(SPLIT_TABLE).split())
+        return _FUNCTION_WORDS.isdisjoint(stripped.lower().split())
     return False
 
 
@@ -162,6 +163,7 @@ class View:
     paste_fail: int = -1  # memo: -1 unknown, 0/1 = the prompt is a pasted failure
 
 
+_WH_OPEN = re.compile(r"^(?:what|why|how|where|when|which|who)\b")
 _Q_OPEN = re.compile(
     r"^(?:what|why|how|where|when|which|who|is|are|do|does|did|can|could|would|should|will|shall|has|have)\b"
 )
@@ -171,15 +173,38 @@ def normalise(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
 
 
+_GREETING = re.compile(
+    r"^(?:hey|hi|hello|yo|greetings|good (?:morning|afternoon|evening))\b[ ,!.]*"
+    r"(?:claude|there|cc|buddy|mate|team|all|again)?[ ,!.:\-]*",
+    re.I,
+)
+
+
 def make_view(text: str, prev: str | None) -> View:
     prose = prose_of(text)
+    if prose[:1] in "hHyYgG":
+        # "Hey Claude, can you ..." - openers are read after the greeting.
+        bare = _GREETING.sub("", prose, count=1)
+        if bare:
+            prose = bare
+    if len(text) > 3 * SCAN_CHARS:
+        # Long reports state their outcome at the end too ("All 87 tests pass.").
+        end = prose_of(text[-3 * TAIL_CHARS :], TAIL_CHARS)
+        if end and end not in prose:
+            prose = prose + "\n" + end
     low = normalise(prose).lower()
     nl = low.find("\n")
     first = low if nl == -1 else low[:nl]
     stripped = low.rstrip()
-    question = stripped.endswith("?") or bool(_Q_OPEN.match(first)) and "?" in low[:300]
+    # Users often drop the "?" after "how/why/what ..."; "can you ..." without one is a request.
+    question = (
+        stripped.endswith("?")
+        or bool(_WH_OPEN.match(first))
+        or bool(_Q_OPEN.match(first))
+        and "?" in low[:300]
+    )
     prev_raw = prev or ""
-    if len(prev_raw) > PREV_HEAD + PREV_TAIL:
+    if len(prev_raw) > PREV_HEAD + PREV_TAIL + 200:
         prev_low = normalise(prev_raw[:PREV_HEAD] + "\n" + prev_raw[-PREV_TAIL:]).lower()
     else:
         prev_low = normalise(prev_raw).lower()

@@ -40,14 +40,21 @@ KINDS_USER: tuple[str, ...] = (
     "implicit_preference",
     "domain_fact",
 )
-KINDS_ASSISTANT: tuple[str, ...] = ("self_correction", "decision", "failed_attempt", "progress", "truth_rhetoric")
+KINDS_ASSISTANT: tuple[str, ...] = (
+    "self_correction",
+    "decision",
+    "failed_attempt",
+    "progress",
+    "truth_rhetoric",
+)
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(KINDS_USER + KINDS_ASSISTANT))
 
 
 def _user_hits(u: Utterance, v: View) -> list[Hit]:
     tool_error = any(t.is_error for t in u.recent_tools)
-    corr, _ = correction_score(v, tool_error)
-    hits = extract_corrections(v, tool_error) if corr >= CORRECTION_THRESHOLD else []
+    scored = correction_score(v, tool_error)
+    corr = scored[0]
+    hits = extract_corrections(v, tool_error, scored) if corr >= CORRECTION_THRESHOLD else []
     hits += extract_rules(v)
     hits += user_decision(v)
     hits += extract_goal(v, corr)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from extractors.cues import Cue
+from extractors.cues import Cue, table
 from extractors.patterns import Hit, View, clip, sentence_at
 
 # One-off qualifiers: "don't push yet" is not a standing ban.
@@ -20,8 +20,10 @@ _ONE_OFF = re.compile(
     r"until (?:i|we) (?:say|tell|review|check))\b"
 )
 
-_BAN = (
-    Cue(r"\b(?:never|don'?t ever|do not ever|never ever)\s+(?P<x>[a-z][^.;!?\n]{2,120})"),
+_TRAILING_TIME = re.compile(r"\s+(?:(?:last|this|next) \w+|recently|yesterday|today|now|already|a while ago)\s*$")
+
+_BAN = table(
+    Cue(r"\b(?:never|don'?t ever|do not ever|never ever)\s+(?!mind\b)(?P<x>[a-z][^.;!?\n]{2,120})"),
     Cue(r"\bstop (?P<x>(?:\w+ing|using|adding|making|creating|writing|asking)\b[^.;!?\n]{0,120})"),
     Cue(
         r"\b(?:do not|don'?t|please don'?t|please do not|you (?:must|should) not|you mustn'?t|we (?:must|should) "
@@ -29,34 +31,50 @@ _BAN = (
         r"write|include|call|mock|install|delete|remove|change|rename|skip|bypass|disable|force|amend|"
         r"rebase|merge|deploy|hardcode|hard-code|put|leave|introduce|rely on|depend on)\b[^.;!?\n]{1,120})"
     ),
-    Cue(r"\b(?:no more|avoid(?:ing)?|we (?:explicitly )?don'?t want|i (?:never|don'?t ever) want)\s+(?P<x>[a-z][^.;!?\n]{2,120})"),
+    Cue(
+        r"\b(?:no more|we (?:explicitly )?don'?t want|i (?:never|don'?t ever) want)\s+(?P<x>[a-z][^.;!?\n]{2,120})"
+    ),
+    # "avoid X" as an instruction, not "..., avoiding X" in a description.
+    Cue(r"(?:^|[.!;:]\s+|\b(?:please|always|should|must|to|and)\s+)avoid\s+(?P<x>[a-z][^.;!?\n]{2,120})", need="avoid"),
     Cue(r"\b(?:is|are) (?:forbidden|not allowed|banned|off[- ]limits)\b"),
 )
 
-_STANDING = (
+_STANDING = table(
     Cue(r"\b(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|from here on)\b"),
     Cue(
         r"\balways\s+(?!been|was|were|had|has|is|are|fails?|failing|crash|seems?|get|gets|getting|happens?|"
         r"worked|works|did|does|returns?|shows?)[a-z]"
     ),
-    Cue(r"\b(?:every time|each time|whenever) (?:you|we)\b|\b(?:at|after|before) (?:each|every) (?:step|change|commit|edit)\b"),
+    Cue(
+        r"\b(?:every time|each time|whenever) (?:you|we)\b|\b(?:at|after|before) (?:each|every) (?:step|change|commit|edit)\b"
+    ),
     Cue(r"\bwe (?:always|only|never|generally|usually) (?:\w+)"),
-    Cue(r"\b(?:while|as long as|until) (?:we'?re|we are|in|it'?s) (?:in )?(?:beta|alpha|dev|development|prod)\b"),
+    Cue(
+        r"\b(?:while|as long as|until) (?:we'?re|we are|in|it'?s) (?:in )?(?:beta|alpha|dev|development|prod)\b"
+    ),
     Cue(r"\b(?:wherever|whenever) (?:we|you|it|possible|we can|you can)\b|\bwherever possible\b"),
     Cue(r"\b(?:as a rule|by default|our convention|the convention is|house style|rule of thumb)\b"),
     Cue(r"\b(?:make sure|ensure) (?:to|you|that you) (?:always|never)\b"),
     Cue(r"\bcontinue until (?:all|every|everything)\b|\bkeep going until\b|\bdon'?t stop until\b"),
     Cue(r"\bwe (?:should|must|need to) be (?:using|doing|writing|running)\b"),
-    Cue(r"\b(?:we|i) (?:use|prefer|standardi[sz]e on|stick (?:to|with)) [\w.@/-]+ (?:for|everywhere|across|in all)\b"),
+    Cue(
+        r"\b(?:we|i) (?:use|prefer|standardi[sz]e on|stick (?:to|with)) [\w.@/-]+ (?:for|everywhere|across|in all)\b"
+    ),
 )
-_SUPERSEDE = (
+_SUPERSEDE = table(
     Cue(
         r"\b(?:we|i)(?:'ve| have)? (?:moved|switched|migrated|changed|went|gone) (?:over )?from "
         r"(?P<from>[^,.;!?\n]{2,60}?) to (?P<to>[^,.;!?\n]{2,60})"
     ),
-    Cue(r"\b(?:no longer|don'?t|do not) use (?P<from>[^,.;!?\n]{2,60}?)[,;]? (?:use|we use|switch to) (?P<to>[^,.;!?\n]{2,60})"),
-    Cue(r"\buse (?P<to>[^,.;!?\n]{2,60}?) instead of (?P<from>[^,.;!?\n]{2,60})(?:\s+(?:from now on|going forward|always))"),
-    Cue(r"\breplace(?:d)? (?P<from>[^,.;!?\n]{2,60}?) with (?P<to>[^,.;!?\n]{2,60}?)(?:\s+(?:everywhere|from now on|going forward))"),
+    Cue(
+        r"\b(?:no longer|don'?t|do not) use (?P<from>[^,.;!?\n]{2,60}?)[,;]? (?:use|we use|switch to) (?P<to>[^,.;!?\n]{2,60})"
+    ),
+    Cue(
+        r"\buse (?P<to>[^,.;!?\n]{2,60}?) instead of (?P<from>[^,.;!?\n]{2,60})(?:\s+(?:from now on|going forward|always))"
+    ),
+    Cue(
+        r"\breplace(?:d)? (?P<from>[^,.;!?\n]{2,60}?) with (?P<to>[^,.;!?\n]{2,60}?)(?:\s+(?:everywhere|from now on|going forward))"
+    ),
 )
 
 
@@ -66,23 +84,13 @@ def extract_rules(v: View) -> list[Hit]:
         return []
     hits: list[Hit] = []
     tok = v.tok
-    for rx in _SUPERSEDE:
-        m = rx.search(low, tok)
-        if m:
-            old, new = clip(m.group("from"), 80), clip(m.group("to"), 80)
-            hits.append(
-                Hit(
-                    "standing_decision",
-                    sentence_at(v.prose, m.start()),
-                    0.8,
-                    {"from": old, "to": new, "supersedes": old},
-                )
-            )
-            return hits
-    for rx in _BAN:
-        m = rx.search(low, tok)
-        if m is None:
-            continue
+    sup = _SUPERSEDE.first(low, tok)
+    if sup is not None:
+        m = sup[1]
+        old, new = clip(m.group("from"), 80), clip(_TRAILING_TIME.sub("", m.group("to")), 80)
+        ctx: dict[str, object] = {"from": old, "to": new, "supersedes": old}
+        return [Hit("standing_decision", sentence_at(v.prose, m.start()), 0.8, ctx)]
+    for _, m in _BAN.matches(low, tok):
         sentence = sentence_at(v.prose, m.start())
         if _ONE_OFF.search(sentence.lower()):
             continue
@@ -90,10 +98,7 @@ def extract_rules(v: View) -> list[Hit]:
         content = clip(thing, 160) if thing else sentence
         hits.append(Hit("ban", content, 0.75, {"statement": sentence}))
         break
-    for rx in _STANDING:
-        m = rx.search(low, tok)
-        if m is None:
-            continue
+    for _, m in _STANDING.matches(low, tok):
         sentence = sentence_at(v.prose, m.start())
         if v.question and sentence.rstrip().endswith("?"):
             continue

@@ -21,7 +21,6 @@ Handler = Callable[[str, "re.Match[str]"], "Span | None"]
 
 _WS = frozenset(" \t\r\n")
 _DIGITS = frozenset("0123456789")
-_URL_STOP = frozenset(" \t\r\n/\"'<>?#`")
 
 
 def _marker(label: str) -> str:
@@ -42,16 +41,24 @@ def _plausible(v: str, label: str, min_len: int) -> bool:
     v = v.strip()
     if len(v) < min_len or v.startswith(sp.PLACEHOLDER_START) or sp.PLACEHOLDER_RE.fullmatch(v):
         return False
+    if "***" in v:  # already masked: `ghp_****`, `sk-a***REDACTED***wxyz`
+        return False
     if v.startswith("-----BEGIN") or ("{" in v and "}" in v) or sp.PATH_RE.fullmatch(v):
         return False
     return not (v.isdigit() and label != "password")
 
 
 def _label_for(value: str, label: str) -> str:
-    """The marker for `value`: the specific format's when the whole value is one known token."""
-    inner = scrub_text(value)
-    if inner != value and sp.MARKER_RE.fullmatch(inner):
-        return inner
+    """The marker for `value`: the specific format's when the whole value is one known token.
+
+    Only the token handlers are consulted (never the key/value one), so this cannot recurse.
+    """
+    v = value.strip()
+    for m in sp.SCAN.finditer(v):
+        if m.lastgroup in _TOKEN_HANDLERS:
+            hit = _HANDLERS[m.lastgroup](v, m)
+            if hit is not None:
+                return hit[2] if (hit[0], hit[1]) == (0, len(v)) else _marker(label)
     return _marker(label)
 
 
@@ -74,7 +81,7 @@ def _token(text: str, m: re.Match[str]) -> Span | None:
         if pm is None:
             continue
         end = pm.end()
-        if rule.fixed_end and end < len(text) and text[end] in sp.TOKEN_CHARS:
+        if rule.fixed_end and end < len(text) and text[end] in sp.ALNUM:
             continue
         if mixed and not sp._mixed(text[start + rule.back + 1 : end]):
             continue
@@ -98,7 +105,7 @@ def _jwt(text: str, m: re.Match[str]) -> Span | None:
     dot = m.start()
     lo = max(0, dot - 8192)
     s = text.rfind("eyJ", lo, dot)
-    while s > 0 and text[s - 1] in sp.TOKEN_CHARS:
+    while s > 0 and text[s - 1] in sp.ALNUM:
         s = text.rfind("eyJ", lo, s)
     if s < 0:
         return None
@@ -114,14 +121,14 @@ def _slack_hook(text: str, m: re.Match[str]) -> Span | None:
 
 
 def _telegram(text: str, m: re.Match[str]) -> Span | None:
-    colon = m.start()
+    colon = m.start() - 1
     i = colon
     while i > 0 and colon - i <= 12 and text[i - 1] in _DIGITS:
         i -= 1
     if not 6 <= colon - i <= 12 or (i and text[i - 1] in sp.ALNUM and text[i - 3 : i] != "bot"):
         return None
     bm = sp.TELEGRAM_BODY.match(text, colon + 1)
-    if bm is None or (bm.end() < len(text) and text[bm.end()] in sp.TOKEN_CHARS) or not sp._mixed(bm.group()):
+    if bm is None or (bm.end() < len(text) and text[bm.end()] in sp.ALNUM) or not sp._mixed(bm.group()):
         return None
     return bm.start(), bm.end(), _marker("telegram_bot_token")
 
@@ -132,35 +139,14 @@ def _sas(text: str, m: re.Match[str]) -> Span | None:
 
 
 def _url(text: str, m: re.Match[str]) -> Span | None:
-    at = m.start()
-    k = text.rfind("://", max(0, at - 512), at)
-    if k < 0 or not sp.URL_SCHEME_END.search(text[max(0, k - 32) : k]):
+    colon = m.start()
+    um = sp.URL_USERINFO.match(text, colon + 3)
+    if um is None or not sp.URL_SCHEME_END.search(text[max(0, colon - 32) : colon]):
         return None
-    userinfo = text[k + 3 : at]
-    if any(c in _URL_STOP for c in userinfo):
+    pw = um.group(1)
+    if pw.startswith(sp.PLACEHOLDER_START) or sp.PLACEHOLDER_RE.fullmatch(pw):
         return None
-    q, n = at + 1, len(text)
-    while q < n and q - at < 256 and text[q] not in _URL_STOP:
-        if text[q] == "@":  # not the last '@' of the authority: the later one ends the userinfo
-            return None
-        q += 1
-    c = userinfo.find(":")
-    if c < 0:
-        return None
-    pw = userinfo[c + 1 :]
-    if not pw or pw.startswith(sp.PLACEHOLDER_START) or sp.PLACEHOLDER_RE.fullmatch(pw):
-        return None
-    return k + 4 + c, at, _marker("password")
-
-
-def _bearer(text: str, m: re.Match[str]) -> Span | None:
-    p = m.start()
-    if p and text[p - 1] in sp.ALNUM:
-        return None
-    bm = sp.BEARER.match(text, p)
-    if bm is None or not _looks_random(bm.group(1)):
-        return None
-    return bm.start(1), bm.end(1), _marker("bearer")
+    return um.start(1), um.end(1), _label_for(pw, "password")
 
 
 def _auth_value(text: str, i: int) -> Span | None:
@@ -175,19 +161,28 @@ def _auth_value(text: str, i: int) -> Span | None:
     else:
         lm = sp.LINE_REST.match(text, i)
         a, b = i, lm.end() if lm else i
-    while b > a and text[b - 1] in _WS:
-        b -= 1
     am = sp.AUTH_SCHEME.match(text, a, b)
     cred_start = am.end() if am else a
-    cred = text[cred_start:b]
+    cm = sp.AUTH_CRED.match(text, cred_start, b)  # credentials are one token (Bearer/Basic/token)
+    if cm is None:
+        return None
+    cred, b = cm.group(), cm.end()
     if not _plausible(cred, "secret", 6):
         return None
     return cred_start, b, _scheme_marker(am.group(1) if am else "", cred)
 
 
+def _random_segment(seg: str) -> bool:
+    """A long mixed-case alphanumeric run with digits: token material, not an identifier."""
+    return (
+        len(seg) >= 16 and any(c.isdigit() for c in seg) and any(c.isupper() for c in seg)
+        and any(c.islower() for c in seg)
+    )
+
+
 def _code_ref(v: str) -> bool:
-    """`os.environ`, `self.token`, `process.env.API_KEY` (but not a vault `s.<random>` token)."""
-    return bool(sp.DOTTED_RE.fullmatch(v)) and not any(_looks_random(seg) for seg in v.split("."))
+    """`os.environ`, `self.token`, `env.AUTH0_CLIENT_SECRET` (but not a vault `s.<random>` token)."""
+    return bool(sp.DOTTED_RE.fullmatch(v)) and not any(_random_segment(seg) for seg in v.split("."))
 
 
 def _unquoted_ok(text: str, v: str, end: int, sep: str, spaced: bool) -> bool:
@@ -198,12 +193,12 @@ def _unquoted_ok(text: str, v: str, end: int, sep: str, spaced: bool) -> bool:
     if sp.PATH_RE.fullmatch(v) or _code_ref(v):
         return False
     if sp.IDENT_RE.fullmatch(v):
-        if sp.KEYWORDISH_RE.search(v) or (sep == ":" and sp.CAMEL_TYPE_RE.fullmatch(v)):
+        if sp.KEYWORDISH_RE.search(v) or v in sp.CODE_WORDS or (sep == ":" and sp.CAMEL_TYPE_RE.fullmatch(v)):
             return False
         rest = text[end : end + 40].lstrip(" \t")
         if rest[:1] in (",", ")", "}"):
             return False  # call keyword argument or object literal: `f(token=tok)`, `{token: tok}`
-        if spaced and sep == "=":
+        if spaced and sep == "=" and not _looks_random(v):
             return False  # `token = other_variable`
     if spaced and sep == "=":  # INI style `password = hunter2`: the value must end the line
         nl = text.find("\n", end)
@@ -216,6 +211,8 @@ def _key_value(text: str, m: re.Match[str]) -> Span | None:
     p = m.start()
     sep = text[p]
     j = p
+    if sep == "=" and text[j - 1] == ":":  # Go `:=`
+        j -= 1
     spaced = text[j - 1] == " "
     if spaced:
         j -= 1
@@ -281,35 +278,62 @@ def _flag(text: str, m: re.Match[str]) -> Span | None:
     return span[0], span[1], _label_for(v, label)
 
 
-_HANDLERS: dict[str, Handler] = {r.name: _token for r in sp.TOKEN_RULES}
-_HANDLERS.update(
-    pem=_pem, flag=_flag, jwt=_jwt, slackhook=_slack_hook, telegram=_telegram, kvcolon=_key_value,
-    sas=_sas, kveq=_key_value, url=_url, bearer=_bearer,
-)
+_TOKEN_HANDLERS: dict[str, Handler] = {r.name: _token for r in sp.TOKEN_RULES}
+_TOKEN_HANDLERS.update(pem=_pem, jwt=_jwt, telegram=_telegram)
+_HANDLERS: dict[str, Handler] = dict(_TOKEN_HANDLERS)
+_HANDLERS.update(flag=_flag, slackhook=_slack_hook, kvcolon=_key_value, sas=_sas, kveq=_key_value, url=_url)
 
 
-def _spans(text: str, m: re.Match[str] | None) -> list[Span]:
-    """All accepted, non-overlapping spans, starting from the first scan match `m`."""
+def _candidates(text: str) -> list[re.Match[str]]:
+    """Scan matches (each one anchor char wide) in text order."""
+    if len(text) < sp.LONG_TEXT:
+        first = sp.SCAN.search(text)  # the common no-candidate case costs one C call
+        return [] if first is None else list(sp.SCAN.finditer(text, first.start()))
+    found: list[re.Match[str]] = []
+    for rx in sp.SCANS:  # one fast single-literal pass per anchor char
+        found.extend(rx.finditer(text))
+    found.sort(key=_start)
+    return found
+
+
+def _start(m: re.Match[str]) -> int:
+    return m.start()
+
+
+def _hits(text: str) -> list[Span]:
+    """Every confirmed secret span, each candidate judged on its own."""
+    out: list[Span] = []
+    for m in _candidates(text):
+        hit = _HANDLERS[m.lastgroup or ""](text, m)
+        if hit is not None and hit[1] > hit[0]:
+            out.append(hit)
+    return out
+
+
+def _spans(text: str) -> list[Span]:
+    """Non-overlapping replacement spans in text order; where spans overlap the earliest (then longest)
+    wins. Judging candidates independently matters: a URL password span starts after a token in the
+    user part (`https://ghp_x:x-oauth-basic@github.com`), and both must go."""
+    hits = _hits(text)
+    if len(hits) < 2:
+        return hits
+    hits.sort(key=_span_order)
     out: list[Span] = []
     last = 0
-    search = sp.SCAN.search
-    while m is not None:
-        hit = _HANDLERS[m.lastgroup or ""](text, m)
-        pos = m.start() + 1
-        if hit is not None and hit[0] >= last and hit[1] > hit[0]:
+    for hit in hits:
+        if hit[0] >= last:
             out.append(hit)
             last = hit[1]
-            pos = max(pos, last)
-        m = search(text, pos)
     return out
+
+
+def _span_order(hit: Span) -> tuple[int, int]:
+    return hit[0], -hit[1]
 
 
 def scrub_text(text: str) -> str:
     """Return `text` with every secret value replaced by `[REDACTED:<type>]` (idempotent)."""
-    m = sp.SCAN.search(text)
-    if m is None:
-        return text
-    spans = _spans(text, m)
+    spans = _spans(text)
     if not spans:
         return text
     parts: list[str] = []
@@ -324,12 +348,7 @@ def scrub_text(text: str) -> str:
 
 def contains_secret(text: str) -> bool:
     """Cheap check: would `scrub_text` change anything?"""
-    m = sp.SCAN.search(text)
-    while m is not None:
-        if _HANDLERS[m.lastgroup or ""](text, m) is not None:
-            return True
-        m = sp.SCAN.search(text, m.start() + 1)
-    return False
+    return any(_HANDLERS[m.lastgroup or ""](text, m) for m in _candidates(text))
 
 
 def _redact_field(value: str, label: str) -> str:

@@ -2,7 +2,7 @@
 
 Why the split: Python's `re` is slow when a pattern has many alternatives that start with common
 letters, so the scan regex only ever starts a match at a handful of rare anchor characters
-(`_ - . : = @ A K B`) and checks the few characters around them with cheap lookarounds. Text without
+(`_ - . : = @ A K`) and checks the few characters around them with cheap lookarounds. Text without
 secrets is rejected in C at a few hundred MB/s; the rare candidates are then confirmed in Python by the
 precise regexes below (matched at a known offset, so they never scan).
 """
@@ -16,7 +16,6 @@ from functools import lru_cache
 MARKER_FMT = "[REDACTED:{}]"
 MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 
-TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 KEY_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-$")
 
@@ -35,7 +34,7 @@ class TokenRule:
     guard: str  # lookarounds evaluated right after the anchor char
     back: int
     precise: tuple[tuple[re.Pattern[str], str, bool], ...]  # (regex, label, needs _mixed body)
-    fixed_end: bool = False  # the token has a fixed length: require a non-token char after it
+    fixed_end: bool = False  # the token has a fixed length: require a non-alphanumeric char after it
 
 
 def _p(rx: str, label: str, mixed: bool = False) -> tuple[re.Pattern[str], str, bool]:
@@ -45,47 +44,47 @@ def _p(rx: str, label: str, mixed: bool = False) -> tuple[re.Pattern[str], str, 
 TOKEN_RULES: tuple[TokenRule, ...] = (
     # underscore-delimited prefixes
     TokenRule("gh", "_", r"(?<=gh[pousr]_)(?=[A-Za-z0-9]{30})", 3,
-              (_p(r"gh[pousr]_[A-Za-z0-9]{30,255}", "github_token"),)),
+              (_p(r"gh[pousr]_[A-Za-z0-9]{30,}", "github_token"),)),
     TokenRule("ghpat", "_", r"(?<=github_pat_)(?=[A-Za-z0-9_]{30})", 10,
-              (_p(r"github_pat_[A-Za-z0-9_]{30,255}", "github_token"),)),
-    TokenRule("npm", "_", r"(?<=npm_)(?=[A-Za-z0-9]{30})", 3, (_p(r"npm_[A-Za-z0-9]{30,64}", "npm_token"),)),
+              (_p(r"github_pat_[A-Za-z0-9_]{30,}", "github_token"),)),
+    TokenRule("npm", "_", r"(?<=npm_)(?=[A-Za-z0-9]{30})", 3, (_p(r"npm_[A-Za-z0-9]{30,}", "npm_token"),)),
     TokenRule("hf", "_", r"(?<=hf_)(?=[A-Za-z0-9]{30})", 2,
-              (_p(r"hf_[A-Za-z0-9]{30,64}", "huggingface_token", True),)),
+              (_p(r"hf_[A-Za-z0-9]{30,}", "huggingface_token", True),)),
     TokenRule("stripe", "_", r"(?<=[sr]k_live_|[sr]k_test_)(?=[A-Za-z0-9]{10})", 7,
-              (_p(r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,255}", "stripe_key"),)),
+              (_p(r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,}", "stripe_key"),)),
     TokenRule("whsec", "_", r"(?<=whsec_)(?=[A-Za-z0-9+/]{20})", 5,
-              (_p(r"whsec_[A-Za-z0-9+/=]{20,255}", "stripe_webhook_secret"),)),
+              (_p(r"whsec_[A-Za-z0-9+/=]{20,}", "stripe_webhook_secret"),)),
     TokenRule("dopat", "_", r"(?<=do[opr]_v1_)(?=[A-Za-z0-9]{32})", 6,
-              (_p(r"do[opr]_v1_[A-Za-z0-9]{32,128}", "digitalocean_token"),)),
+              (_p(r"do[opr]_v1_[A-Za-z0-9]{32,}", "digitalocean_token"),)),
     TokenRule("shopify", "_", r"(?<=shp(?:at|ss|ca|pa)_)(?=[a-fA-F0-9]{32})", 5,
               (_p(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", "shopify_token"),), fixed_end=True),
     TokenRule("linear", "_", r"(?<=lin_api_)(?=[A-Za-z0-9]{32})", 7,
-              (_p(r"lin_api_[A-Za-z0-9]{32,128}", "linear_key"),)),
+              (_p(r"lin_api_[A-Za-z0-9]{32,}", "linear_key"),)),
     # dash-delimited prefixes
     TokenRule("glpat", "-", r"(?<=glpat-)(?=[A-Za-z0-9_-]{20})", 5,
-              (_p(r"glpat-[A-Za-z0-9_-]{20,255}", "gitlab_token"),)),
+              (_p(r"glpat-[A-Za-z0-9_-]{20,}", "gitlab_token"),)),
     TokenRule("glother", "-", r"(?<=gl[dr]t-)(?=[A-Za-z0-9_-]{20})", 4,
-              (_p(r"gl[dr]t-[A-Za-z0-9_-]{20,255}", "gitlab_token"),)),
-    TokenRule("xox", "-", r"(?<=xox[abeoprs]-)(?=[A-Za-z0-9]{4})", 4,
-              (_p(r"xox[abeoprs]-[A-Za-z0-9-]{10,255}", "slack_token"),)),
-    TokenRule("xapp", "-", r"(?<=xapp-)(?=[A-Za-z0-9])", 4, (_p(r"xapp-[A-Za-z0-9-]{10,255}", "slack_token"),)),
+              (_p(r"gl[dr]t-[A-Za-z0-9_-]{20,}", "gitlab_token"),)),
+    TokenRule("xox", "-", r"(?<=xox[abeoprs]-)(?=[A-Za-z0-9-]{8})", 4,
+              (_p(r"xox[abeoprs]-[A-Za-z0-9-]{10,}", "slack_token"),)),
+    TokenRule("xapp", "-", r"(?<=xapp-)(?=[A-Za-z0-9])", 4, (_p(r"xapp-[A-Za-z0-9-]{10,}", "slack_token"),)),
     TokenRule("sk", "-", r"(?<=sk-)(?=[A-Za-z0-9_-]{20})", 2, (
-        _p(r"sk-ant-[A-Za-z0-9_-]{20,255}", "anthropic_key"),
-        _p(r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,255}", "openai_key"),
-        _p(r"sk-[A-Za-z0-9]{20,255}", "openai_key", True),
+        _p(r"sk-ant-[A-Za-z0-9_-]{20,}", "anthropic_key"),
+        _p(r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}", "openai_key"),
+        _p(r"sk-[A-Za-z0-9]{20,}", "openai_key", True),
     )),
     TokenRule("gocspx", "-", r"(?<=GOCSPX-)(?=[A-Za-z0-9_-]{20})", 6,
-              (_p(r"GOCSPX-[A-Za-z0-9_-]{20,64}", "google_oauth_secret"),)),
+              (_p(r"GOCSPX-[A-Za-z0-9_-]{20,}", "google_oauth_secret"),)),
     TokenRule("pypi", "-", r"(?<=pypi-)(?=Ag)", 4, (_p(r"pypi-Ag[A-Za-z0-9_-]{50,}", "pypi_token"),)),
     TokenRule("mailgun", "-", r"(?<=key-)(?=[0-9a-f]{32})", 3,
               (_p(r"key-[0-9a-f]{32}", "mailgun_key"),), fixed_end=True),
     # dot-delimited prefixes
     TokenRule("sendgrid", ".", r"(?<=SG\.)(?=[A-Za-z0-9_-]{16})", 2,
-              (_p(r"SG\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{16,128}", "sendgrid_key"),)),
+              (_p(r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "sendgrid_key"),)),
     TokenRule("vault", ".", r"(?<=hv[sbr]\.)(?=[A-Za-z0-9_-]{20})", 3,
-              (_p(r"hv[sbr]\.[A-Za-z0-9_-]{20,255}", "vault_token"),)),
+              (_p(r"hv[sbr]\.[A-Za-z0-9_-]{20,}", "vault_token"),)),
     TokenRule("ya29", ".", r"(?<=ya29\.)(?=[A-Za-z0-9_-]{20})", 4,
-              (_p(r"ya29\.[A-Za-z0-9_-]{20,2048}", "google_oauth_token"),)),
+              (_p(r"ya29\.[A-Za-z0-9_-]{20,}", "google_oauth_token"),)),
     # uppercase anchors
     TokenRule("aws", "A", r"(?=KIA[A-Z0-9]{16}|SIA[A-Z0-9]{16})", 0,
               (_p(r"A(?:KIA|SIA)[A-Z0-9]{16}", "aws_access_key"),), fixed_end=True),
@@ -101,7 +100,9 @@ TOKEN_RULES_BY_NAME = {r.name: r for r in TOKEN_RULES}
 # lookbehind whose alternatives start with a char class, which sre skips cheaply), then the words.
 _KV_WORDS = ("password", "passwd", "pwd", "passphrase", "pass", "credentials", "credential", "secret",
              "token", "authorization", "key", "auth")
-_KV_TAILS = ("", "[\"' ]", r'\\"')  # what may sit between the key name and the separator
+# What may sit between the key name and the separator: `KEY=`, `"key":`, `\"key\":`, `key = `,
+# `'key' =>`, `key :=`.
+_KV_TAILS = {":": ("", "[\"']", r'\\"'), "=": ("", "[ \"':]", "(?:[\"'] | :)")}
 
 
 def _variants(w: str) -> list[str]:
@@ -122,7 +123,7 @@ def _kv_guard(sep: str) -> str:
     for w in _KV_WORDS:
         by_len.setdefault(len(w), []).extend(_variants(w))
     forms = []
-    for tail in _KV_TAILS:
+    for tail in _KV_TAILS[sep]:
         t = tail + re.escape(sep)
         words = "|".join(f"(?<=(?:{'|'.join(vs)}){t})" for vs in by_len.values())
         forms.append(f"(?<={cls}{lasts}{t})(?<=(?:{pairs}){t})(?:{words})")
@@ -131,7 +132,9 @@ def _kv_guard(sep: str) -> str:
 
 # After the separator: something that can start a literal value, and not a call or subscript
 # (`password = getpass()`, `token = os.environ["X"]`), so code rarely reaches the Python handler.
-_KV_VALUE_AHEAD = r"""(?=[=>]?[ \t]*(?![A-Za-z_][\w.]*[(\[])(?!["']["'])[^\s,;)}\]])"""
+_KV_VALUE_AHEAD = (
+    r"""(?=[=>]?[ \t]*(?:["'][^\s"'),;\]}]|\\"[^\s"\\),;\]}]|(?![A-Za-z_][\w.]*[(\[])[^\s"'\\,;)}\]]))"""
+)
 
 
 _FLAG_WORDS_LB = "(?:" + "|".join(
@@ -142,17 +145,18 @@ _FLAG_WORDS_LB = "(?:" + "|".join(
 # (name, anchor, guard) for the formats handled by custom code in the scrubber.
 SPECIAL_RULES: tuple[tuple[str, str, str], ...] = (
     ("pem", "-", r"(?=----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY)"),
-    # `--api-key VALUE`: the name is consumed atomically (lookahead + backreference) so a failing
-    # keyword check cannot backtrack through it.
-    ("flag", "-", rf"(?<=--)(?=(?P<fname>[A-Za-z0-9_-]{{1,40}}))(?P=fname){_FLAG_WORDS_LB}(?=[ \t]+[^\s-])"),
+    # `--api-key VALUE`: the name is taken atomically (lookahead + backreference) so a failing keyword
+    # check cannot backtrack through it; all inside a lookahead so every scan match is one char wide.
+    ("flag", "-", rf"(?<=--)(?=(?=(?P<fname>[A-Za-z0-9_-]{{1,40}}))(?P=fname){_FLAG_WORDS_LB}[ \t]+[^\s-])"),
     ("jwt", ".", r"(?=eyJ)(?<=[A-Za-z0-9_-]{8}\.)"),
     ("slackhook", ".", r"(?<=hooks\.)(?=slack\.com/)"),
     ("kvcolon", ":", _kv_guard(":")),
-    ("telegram", ":", r"(?<=[0-9]:)(?=[A-Za-z0-9_-]{35})"),
+    # Bot tokens are `<bot id>:AA<33 chars>`; anchoring on that 'A' keeps the hot ':' pass lean.
+    ("telegram", "A", r"(?<=[0-9]:A)(?=A[A-Za-z0-9_-]{33})"),
     ("sas", "=", r"(?<=[?&]sig=)"),
     ("kveq", "=", _kv_guard("=")),
-    ("url", "@", r"(?<=[^\s@/]@)"),
-    ("bearer", "B", r"(?=earer[ \t]+[A-Za-z0-9._~+/-]{8}|EARER[ \t]+[A-Za-z0-9._~+/-]{8})"),
+    # scheme://user:PASSWORD@host -- the lookahead proves there is a userinfo before the C code gives up.
+    ("url", ":", r"""//(?=[^\s/?#"'<>`@:\[]{0,128}:[^\s/?#"'<>`]{1,256}@)"""),
 )
 
 # Cheap first checks per anchor (the two chars before it, or what follows) so that the common
@@ -184,8 +188,8 @@ LONG_TEXT = 2048
 # --- key-name classification ---------------------------------------------------------------------
 _KEY_QUALIFIERS = (
     "api", "access", "secret", "private", "auth", "encryption", "signing", "master", "account", "client",
-    "app", "service", "subscription", "license", "consumer", "webhook", "admin", "hmac", "jwt", "session",
-    "decryption", "storage", "deploy", "ingest", "write", "read",
+    "app", "service", "subscription", "license", "consumer", "webhook", "admin", "hmac", "jwt",
+    "decryption", "deploy", "ingest", "write", "read",
 )
 _TOKENIZER_NAMES = ("padtoken", "bostoken", "eostoken", "unktoken", "septoken", "clstoken", "masktoken")
 _STRIP = str.maketrans("", "", "_-.$ ")
@@ -239,19 +243,26 @@ PLACEHOLDER_RE = re.compile(
           |optional|required|hidden|masked|dummy|todo|tbd|n/?a|env|default)
     """
 )
-PATH_RE = re.compile(r"(?:~|\.{1,2})?/[\w.~/@+-]*|[A-Za-z]:\\[\w.\\ -]*")
+PATH_RE = re.compile(
+    r"(?:~|\.{1,2})?/[\w.~/@+-]*|[A-Za-z]:\\[\w.\\ -]*|[\w.-]+(?:/[\w.@+-]+)+\.[A-Za-z][A-Za-z0-9]{0,7}"
+)
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DOTTED_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 CAMEL_TYPE_RE = re.compile(r"(?:[A-Z][a-z]+)+")
+CODE_WORDS = frozenset((
+    "return", "yield", "break", "continue", "raise", "await", "async", "lambda", "import", "print", "self",
+    "this", "function", "const", "let", "var", "new", "not", "and", "or", "else", "elif", "then",
+))
 KEYWORDISH_RE = re.compile(r"(?i)pass|secret|token|key|auth|cred")
 
 # value shapes after a separator
 DQ_VALUE = re.compile(r'"((?:[^"\\\n]|\\.)*)')
 SQ_VALUE = re.compile(r"'((?:[^'\\\n]|\\.)*)")
-ESC_DQ_VALUE = re.compile(r'\\"((?:[^"\\\n]|\\(?!"))*)')
+ESC_DQ_VALUE = re.compile(r'\\"((?:[^"\\\n]|\\[^"nrt])*)')  # JSON-escaped: stop at \" and at \n
 UNQUOTED_VALUE = re.compile(r"[^\s\"'`;&|<>(){}\[\],\\]+")
 LINE_REST = re.compile(r"[^\n\"'\\]*")
 AUTH_SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|bot|negotiate)[ \t]+(?=\S)")
+AUTH_CRED = re.compile(r"[^\s\"'\\]+")
 FLAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,60}")
 
 # custom-rule regexes
@@ -262,5 +273,5 @@ JWT = re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
 SLACK_HOOK = re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]{8,})")
 TELEGRAM_BODY = re.compile(r"[A-Za-z0-9_-]{35}")
 SAS_VALUE = re.compile(r"[A-Za-z0-9%+/=]{16,}")
-BEARER = re.compile(r"(?:Bearer|BEARER)[ \t]+([A-Za-z0-9._~+/-]+=*)")
+URL_USERINFO = re.compile(r"""[^\s/?#"'<>`@:\[]{0,128}:([^\s/?#"'<>`]{1,256})@""")
 URL_SCHEME_END = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,30}$")

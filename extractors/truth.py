@@ -16,7 +16,7 @@ a user correction is the pattern worth remembering.
 
 from __future__ import annotations
 
-from extractors.cues import Cue
+from extractors.cues import Cue, table
 from extractors.patterns import Hit, View, sentence_at
 
 CATEGORIES: tuple[str, ...] = (
@@ -33,12 +33,15 @@ _RULES: tuple[tuple[str, Cue, float], ...] = (
     (
         "certainty_claim",
         Cue(
-            r"\b(?:definitely|certainly|guaranteed|undoubtedly|without (?:a )?doubt|(?:100|9[0-9])% (?:chance|sure)|"
+            r"\b(?:definitely|certainly|guaranteed|undoubtedly|without (?:a )?doubt|"
             r"i'?m (?:confident|certain|sure)|absolutely (?:sure|certain)|no doubt|will (?:definitely|always) work|"
             r"this (?:will|is going to) (?:fix|solve|work)|nothing slips through)\b",
-            need="definitely certainly guaranteed undoubtedly without 100 90 91 92 93 94 95 96 97 98 99 i im "
-            "absolutely no will this nothing",
         ),
+        0.6,
+    ),
+    (
+        "certainty_claim",
+        Cue(r"\b(?:100|9[0-9])% (?:chance|sure|certain|confident)\b", need="100 90 91 92 93 94 95 96 97 98 99"),
         0.6,
     ),
     (
@@ -46,7 +49,8 @@ _RULES: tuple[tuple[str, Cue, float], ...] = (
         Cue(
             r"\b(?:i(?:'ve| have)? (?:verified|confirmed|tested|double-checked|checked that)|verified (?:that|quality|"
             r"it|the)|tested and (?:verified|confirmed|working)|all (?:\d+ )?(?:tests|checks) (?:now )?pass(?:ed|ing)?|"
-            r"confirmed (?:working|that)|(?:tests?|checks?|build) (?:now )?pass(?:es)? (?:cleanly|locally)?)\b"
+            r"confirmed (?:working|that)|(?:tests?|checks?|build) (?:now )?pass(?:es)? (?:cleanly|locally)?)\b",
+            need="verified confirmed tested double checked | tests checks test check build & pass passed passing passes",
         ),
         0.6,
     ),
@@ -56,7 +60,9 @@ _RULES: tuple[tuple[str, Cue, float], ...] = (
             r"\b(?:production[- ]ready|fully (?:implemented|functional|working|configured|complete)|everything "
             r"(?:works|is working|is done|is complete)|ready (?:for|to) (?:merge|ship|production|deploy|use)|"
             r"(?:is|are) (?:now )?complete\b|all (?:done|set|fixed|issues (?:resolved|fixed))|completely "
-            r"(?:implemented|fixed|resolved|removed)|works perfectly|fully resolved)"
+            r"(?:implemented|fixed|resolved|removed)|works perfectly|fully resolved)",
+            need="production | fully | everything | ready & merge ship production deploy use | complete | "
+            "done set fixed resolved | completely | perfectly",
         ),
         0.6,
     ),
@@ -96,16 +102,21 @@ _RULES: tuple[tuple[str, Cue, float], ...] = (
 )
 
 
+_TABLE = table(*(rx for _, rx, _ in _RULES))
+
+
 def extract_truth(v: View) -> list[Hit]:
     low = v.low
     if not low:
         return []
     scan = low[:1500]
     hits: list[Hit] = []
-    for category, rx, score in _RULES:
-        m = rx.search(scan, v.tok)
-        if m is not None:
-            hits.append(
-                Hit("truth_rhetoric", sentence_at(v.prose, m.start()), score, {"category": category, "cue": m.group(0)})
-            )
+    seen: set[str] = set()
+    for i, m in _TABLE.matches(scan, v.tok):
+        category, _, score = _RULES[i]
+        if category in seen:
+            continue
+        seen.add(category)
+        ctx: dict[str, object] = {"category": category, "cue": m.group(0)}
+        hits.append(Hit("truth_rhetoric", sentence_at(v.prose, m.start()), score, ctx))
     return hits
