@@ -162,7 +162,8 @@ def goals(conn: sqlite3.Connection, key: str | None, now: datetime) -> list[Item
         """SELECT content, status, ts, updated_ts, session_id, project_key FROM goal_stack
            WHERE project_key = ? AND status IN ('active','paused','blocked')
            ORDER BY max(coalesce(updated_ts,''), coalesce(ts,'')) DESC, id DESC LIMIT 6""", (key,)).fetchall()
-    active, parked = [], []
+    active: list[Item] = []
+    parked: list[Item] = []
     for content, status, ts, updated, sid, project in rows:
         touch = max(ts or "", updated or "") or None
         eff = decayed_status(status, touch, now)

@@ -137,6 +137,10 @@ def run_index(db: Path, roots: list[Path], *, full: bool = False, jobs: int = 1,
         _record_run(conn, report, jobs, "full" if full else "incremental")
     finally:
         conn.close()
+    if report.messages_added or report.extractions_added:  # vectors: embed what this run added (V4)
+        from vec.backfill import after_index
+
+        after_index(db)
     return report
 
 

@@ -13,8 +13,7 @@ import re
 import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from index.pricing import Catalog
@@ -45,10 +44,18 @@ class Usage:
         return self.input + self.output + self.cache_creation + self.cache_read
 
     def add(self, o: Usage) -> None:
-        for f in ("turns", "input", "output", "cache_creation", "cache_5m", "cache_1h", "cache_read",
-                  "web_search", "cost", "unpriced_tokens"):
-            setattr(self, f, getattr(self, f) + getattr(o, f))
-        self.unknown_models |= o.unknown_models
+        self.turns += o.turns
+        self.input += o.input
+        self.output += o.output
+        self.cache_creation += o.cache_creation
+        self.cache_5m += o.cache_5m
+        self.cache_1h += o.cache_1h
+        self.cache_read += o.cache_read
+        self.web_search += o.web_search
+        self.cost += o.cost
+        self.unpriced_tokens += o.unpriced_tokens
+        if o.unknown_models:
+            self.unknown_models |= o.unknown_models
 
     def to_json(self) -> dict[str, Any]:
         return {"turns": self.turns, "input_tokens": self.input, "output_tokens": self.output,
@@ -70,35 +77,47 @@ def _banding(cat: Catalog) -> str:
     return f"CASE {whens} ELSE 0 END" if whens else "0"
 
 
-_GROUP_SQL = {
-    "model": "t.model", "project": "coalesce(s.project_key, '?')", "session": "t.session_id", "none": "''",
-}
+def _era(cat: Catalog) -> tuple[str, list[str]]:
+    """SQL mapping a response to the price era it falls in, and a day label inside each era."""
+    b = cat.boundaries()
+    whens = " ".join(f"WHEN t.ts < '{d}' THEN {i}" for i, d in enumerate(b))
+    return (f"CASE {whens} ELSE {len(b)} END" if b else "0"), ["0000-00-00", *b]
 
 
-def usage_rows(conn: sqlite3.Connection, cat: Catalog, since: str | None = None,
-               group: str = "model") -> list[tuple[str, str, str, Usage]]:
-    """(day, group key, model, priced Usage) for every (day, group, model, tier band)."""
-    key = _GROUP_SQL[group]
-    join = "LEFT JOIN sessions s ON s.session_id = t.session_id" if group == "project" else ""
+def usage_rows(conn: sqlite3.Connection, cat: Catalog, since: str | None = None, by_day: bool = True,
+               by_session: bool = False) -> list[tuple[str, str, str, Usage]]:
+    """(UTC day or '', session id or '', model, priced Usage) per (day, session, model, tier band).
+
+    Without `by_day`, rows are only split by price era (dates where a rate changed), which keeps the
+    GROUP BY sort small; the first element is then ''."""
+    era_sql, labels = _era(cat)
+    day = "substr(t.ts, 1, 10)" if by_day else era_sql
+    sess = "t.session_id" if by_session else "''"
     rows = conn.execute(
-        f"""SELECT substr(t.ts, 1, 10), {key}, t.model, {_banding(cat)} AS band, count(*),
-                   sum(t.input_tokens), sum(t.output_tokens), sum(t.cache_creation_tokens),
-                   sum(max(t.cache_creation_tokens - t.cache_1h_tokens, 0)),
-                   sum(min(t.cache_1h_tokens, t.cache_creation_tokens)), sum(t.cache_read_tokens),
-                   sum(t.web_search_requests)
-            FROM turns t {join} WHERE t.ts >= ? GROUP BY 1, 2, 3, 4""", (since or "",)).fetchall()
+        f"""SELECT {day}, {sess}, t.model, {_banding(cat)} AS band, count(*), sum(t.input_tokens),
+                   sum(t.output_tokens), sum(t.cache_creation_tokens), sum(t.cache_1h_tokens),
+                   sum(t.cache_read_tokens), sum(t.web_search_requests)
+            FROM turns t {"WHERE t.ts >= ?" if since else ""} GROUP BY 1, 2, 3, 4""",
+        (since,) if since else ()).fetchall()
     out: list[tuple[str, str, str, Usage]] = []
-    for day, gkey, model, band, n, i, o, cc, c5, c1, cr, ws in rows:
-        u = Usage(n, i or 0, o or 0, cc or 0, c5 or 0, c1 or 0, cr or 0, ws or 0)
-        cost = cat.cost(model, day, band + 1 if band else 0, u.input, u.output, u.cache_read, u.cache_5m,
+    for d, sid, model, band, n, i, o, cc, c1, cr, ws in rows:
+        cc, c1 = cc or 0, c1 or 0
+        # 1h writes are part of cache_creation; older records have no split (all 5m)
+        u = Usage(n, i or 0, o or 0, cc, max(cc - c1, 0), min(c1, cc), cr or 0, ws or 0)
+        pday = d if by_day else labels[d]
+        cost = cat.cost(model, pday, band + 1 if band else 0, u.input, u.output, u.cache_read, u.cache_5m,
                         u.cache_1h, u.web_search)
         if cost is None:
             u.unknown_models.add(model or "(none)")
             u.unpriced_tokens = u.total
         else:
             u.cost = cost
-        out.append((day or "", gkey or "", model or "(none)", u))
+        out.append((d if by_day else "", sid or "", model or "(none)", u))
     return out
+
+
+def session_projects(conn: sqlite3.Connection) -> dict[str, str]:
+    return {sid: p or "?" for sid, p in conn.execute("SELECT session_id, project_key FROM sessions")}
 
 
 def period_of(day: str, by: str) -> str:
@@ -117,10 +136,13 @@ def period_of(day: str, by: str) -> str:
 def cost_report(conn: sqlite3.Connection, cat: Catalog, since: str | None = None, by: str = "day",
                 group: str = "model") -> dict[str, Any]:
     """Usage and cost per period (day/week/month) and group (model/project), plus totals."""
+    if group not in ("model", "project"):
+        raise ValueError("group by model or project")
     cells: dict[tuple[str, str], Usage] = defaultdict(Usage)
     total = Usage()
-    for day, gkey, _model, u in usage_rows(conn, cat, since, group):
-        cells[(period_of(day, by), gkey)].add(u)
+    projects = session_projects(conn) if group == "project" else {}
+    for day, sid, model, u in usage_rows(conn, cat, since, by_day=True, by_session=group == "project"):
+        cells[(period_of(day, by), model if group == "model" else projects.get(sid, "?"))].add(u)
         total.add(u)
     rows = [{"period": p, group: k, **u.to_json()} for (p, k), u in sorted(cells.items())]
     return {"since": since, "by": by, "group": group, "rates_as_of": cat.as_of, "rows": rows,
@@ -143,14 +165,24 @@ def active_seconds(conn: sqlite3.Connection, since: str | None = None) -> dict[s
     s = since or ""
     out: dict[str, float] = {sid: ms / 1000.0 for sid, ms in conn.execute(
         "SELECT session_id, sum(duration_ms) FROM turn_durations WHERE ts >= ? GROUP BY session_id", (s,))}
-    has_durations = {sid for (sid,) in conn.execute("SELECT DISTINCT session_id FROM turn_durations")}
+    # Gaps in Python: a plain sorted scan is cheaper than SQLite's window functions here.
+    prev, last, acc = None, 0.0, 0.0
     for sid, secs in conn.execute(
-            f"""SELECT session_id, sum(CASE WHEN gap < {GAP_S} THEN gap ELSE 0 END) FROM (
-                  SELECT session_id, (julianday(ts) - julianday(lag(ts) OVER (PARTITION BY session_id ORDER BY ts)))
-                         * 86400.0 AS gap
-                  FROM turns WHERE ts >= ?) WHERE gap IS NOT NULL GROUP BY session_id""", (s,)):
-        if sid not in has_durations:
-            out[sid] = float(secs or 0.0)
+            """SELECT session_id, julianday(ts) * 86400.0 FROM turns
+               WHERE ts >= ? AND session_id NOT IN (SELECT session_id FROM turn_durations)
+               ORDER BY session_id, ts""", (s,)):
+        if secs is None:
+            continue
+        if sid != prev:
+            if prev is not None:
+                out[prev] = round(acc, 3)
+            prev, last, acc = sid, secs, 0.0
+            continue
+        if secs - last < GAP_S:
+            acc += secs - last
+        last = secs
+    if prev is not None:
+        out[prev] = round(acc, 3)
     return out
 
 
@@ -165,7 +197,9 @@ def summary(conn: sqlite3.Connection, cat: Catalog, since: str | None = None, to
     total = Usage()
     by_project: dict[str, Usage] = defaultdict(Usage)
     by_model: dict[str, Usage] = defaultdict(Usage)
-    for _day, pkey, model, u in usage_rows(conn, cat, since, "project"):
+    projects = session_projects(conn)
+    for _day, sid, model, u in usage_rows(conn, cat, since, by_day=False, by_session=True):
+        pkey = projects.get(sid, "?")
         total.add(u)
         by_project[pkey].add(u)
         by_model[model].add(u)
@@ -179,8 +213,8 @@ def summary(conn: sqlite3.Connection, cat: Catalog, since: str | None = None, to
         "sessions": len(sessions), "projects": len({p for _s, p, *_ in sessions}),
         "tokens": total.to_json(),
         "cache_hit_rate": round(total.cache_read / denom, 4) if denom else None,
-        "cost_usd": round(total.cost, 4) if total.cost_known else None,
-        "cost_known_usd": round(total.cost, 4), "unknown_models": sorted(total.unknown_models),
+        "cost_usd": round(total.cost, 6) if total.cost_known else None,
+        "cost_known_usd": round(total.cost, 6), "unknown_models": sorted(total.unknown_models),
         "active_hours": round(sum(active.values()) / 3600.0, 2), "wall_hours": round(wall, 2),
         "models": [{"model": m, **u.to_json()} for m, u in sorted(by_model.items(), key=lambda kv: -kv[1].total)],
         "busiest_project": None if busiest is None else {
@@ -210,7 +244,7 @@ def top_sessions(conn: sqlite3.Connection, cat: Catalog, since: str | None = Non
         raise ValueError(f"sort by one of {', '.join(SESSION_SORTS)}")
     usage: dict[str, Usage] = defaultdict(Usage)
     models: dict[str, set[str]] = defaultdict(set)
-    for _day, sid, model, u in usage_rows(conn, cat, since, "session"):
+    for _day, sid, model, u in usage_rows(conn, cat, since, by_day=False, by_session=True):
         usage[sid].add(u)
         models[sid].add(model)
     marks = ",".join("?" * len(CORRECTION_KINDS))
@@ -218,18 +252,17 @@ def top_sessions(conn: sqlite3.Connection, cat: Catalog, since: str | None = Non
         f"""SELECT session_id, count(*) FROM extractions WHERE kind IN ({marks}) AND coalesce(ts, '') >= ?
             GROUP BY session_id""", (*CORRECTION_KINDS, since or "")).fetchall())
     active = active_seconds(conn, since)
-    out = []
-    for sid, pkey, title, first, last in _sessions_in(conn, since):
-        u = usage.get(sid, Usage())
-        out.append({"session_id": sid, "project": pkey, "title": title, "first_ts": first, "last_ts": last,
-                    "wall_hours": round(_span_h(first, last), 3),
-                    "active_hours": round(active.get(sid, 0.0) / 3600.0, 3),
-                    "corrections": corr.get(sid, 0), "models": sorted(models.get(sid, ())), **u.to_json()})
-    key = {"tokens": lambda r: r["total_tokens"], "cost": lambda r: r["cost_known_usd"],
-           "duration": lambda r: r["wall_hours"], "active": lambda r: r["active_hours"],
-           "corrections": lambda r: r["corrections"]}[by]
-    out.sort(key=lambda r: (key(r), r["last_ts"] or ""), reverse=True)
-    return out[:limit]
+    sessions = _sessions_in(conn, since)
+    empty = Usage()
+    key = {"tokens": lambda r: usage.get(r[0], empty).total, "cost": lambda r: usage.get(r[0], empty).cost,
+           "duration": lambda r: _span_h(r[3], r[4]), "active": lambda r: active.get(r[0], 0.0),
+           "corrections": lambda r: corr.get(r[0], 0)}[by]
+    sessions.sort(key=lambda r: (key(r), r[4] or ""), reverse=True)
+    return [{"session_id": sid, "project": pkey, "title": title, "first_ts": first, "last_ts": last,
+             "wall_hours": round(_span_h(first, last), 3), "active_hours": round(active.get(sid, 0.0) / 3600.0, 3),
+             "corrections": corr.get(sid, 0), "models": sorted(models.get(sid, ())),
+             **usage.get(sid, empty).to_json()}
+            for sid, pkey, title, first, last in sessions[:limit]]
 
 
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}")
@@ -238,7 +271,9 @@ can not but all any our your its it's let lets let's use using please make sure 
 what when where which while who why how just like need want get got see run show check look work working
 file files code new add fix about after again some more most other only over such very here there
 session continue continued previous conversation context summary below above now one two each both out
-want wants does did done doing into onto off per via yes okay claude read write edit help"""
+want wants does did done doing into onto off per via yes okay claude read write edit help these those
+start ready details find available"""
+_ENVELOPE = re.compile(r"<(ide_[a-z_]+|system-reminder|command-[a-z]+|local-command-[a-z]+)>.*?(?:</\1>|$)", re.S)
 _STOP = frozenset(_STOP_WORDS.split())
 
 
@@ -254,7 +289,8 @@ def topics(conn: sqlite3.Connection, since: str | None = None, projects: int = 8
     count: Counter[str] = Counter()
     for pkey, title, prompt, _last in rows:
         count[pkey] += 1
-        text = f"{title or ''} {(prompt or '')[:400]}".lower()
+        title = _ENVELOPE.sub("", title or "").strip()
+        text = f"{title} {_ENVELOPE.sub('', (prompt or '')[:1000])[:400]}".lower()
         tf[pkey].update(set(w.strip("-_") for w in _WORD.findall(text)) - _STOP)
         if title and len(latest[pkey]) < titles and title not in latest[pkey]:
             latest[pkey].append(title)
@@ -272,124 +308,18 @@ def topics(conn: sqlite3.Connection, since: str | None = None, projects: int = 8
     return out
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    """Linear-interpolated percentile (q in 0..100); None for no values."""
-    if not values:
-        return None
-    v = sorted(values)
-    k = (len(v) - 1) * q / 100.0
-    lo = math.floor(k)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+def turn_keys(conn: sqlite3.Connection) -> set[tuple[str, str]]:
+    """(message id, request id) of every counted API response ('' when a record had no requestId)."""
+    return set(conn.execute("SELECT message_id, request_id FROM turns").fetchall())
 
 
-def _r(x: float | None, nd: int = 3) -> float | None:
-    return None if x is None else round(x, nd)
-
-
-def read_events(state_dir: Path, since: str | None = None) -> tuple[list[dict[str, Any]], int]:
-    """Hook events from `events.jsonl.1` then `events.jsonl` (missing files are fine); (events, bad lines)."""
-    import orjson
-
-    events: list[dict[str, Any]] = []
-    bad = 0
-    for name in ("events.jsonl.1", "events.jsonl"):
-        try:
-            data = (state_dir / name).read_bytes()
-        except OSError:
-            continue
-        for line in data.splitlines():
-            if not line.strip():
-                continue
-            try:
-                e = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                bad += 1
-                continue
-            if isinstance(e, dict) and e.get("event") == "hook" and str(e.get("ts") or "") >= (since or ""):
-                events.append(e)
-    return events, bad
-
-
-def hook_stats(state_dir: Path, since: str | None = None) -> dict[str, Any]:
-    events, bad = read_events(state_dir, since)
-    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for e in events:
-        by[str(e.get("hook") or "?")].append(e)
-    hooks = []
-    for name, evs in sorted(by.items()):
-        lat = [float(e["latency_ms"]) for e in evs if isinstance(e.get("latency_ms"), (int, float))]
-        errs = [e for e in evs if e.get("ok") is False or e.get("error")]
-        hooks.append({"hook": name, "fired": len(evs), "errors": len(errs),
-                      "latency_ms_p50": _r(percentile(lat, 50), 1), "latency_ms_p95": _r(percentile(lat, 95), 1),
-                      "latency_ms_max": _r(max(lat), 1) if lat else None,
-                      "last_ts": max(str(e.get("ts") or "") for e in evs) or None,
-                      "last_error": str(errs[-1].get("error") or "failed") if errs else None})
-    return {"events_file": str(state_dir / "events.jsonl"), "fired": len(events), "bad_lines": bad,
-            "hooks": hooks}
-
-
-def health(conn: sqlite3.Connection, db: Path, since: str | None = None, scan_disk: bool = True) -> dict[str, Any]:
-    """Index freshness, ingest latency, errors, DB size and hook statistics."""
-    runs = conn.execute("""SELECT started_at, elapsed_s, mode, files, files_unchanged, records, bytes_read,
-                                  bad_lines, errors FROM ingest_runs WHERE started_at >= ?
-                           ORDER BY id DESC LIMIT 500""", (since or "",)).fetchall()
-    last = runs[0] if runs else None
-    incr = [r[1] for r in runs if r[2] == "incremental" and r[1] is not None]
-    allr = [r[1] for r in runs if r[1] is not None]
-    n_files, n_missing, bad_lines, newest_ns = conn.execute(
-        """SELECT count(*), coalesce(sum(missing), 0), coalesce(sum(bad_lines), 0), max(mtime_ns)
-           FROM ingest_state""").fetchone()
-    now = datetime.now(timezone.utc)
-    fresh: dict[str, Any] = {
-        "last_run_at": last[0] if last else None,
-        "last_run_age_s": round((now - _dt(last[0])).total_seconds(), 1) if last else None,
-        "newest_indexed_mtime": _iso_ns(newest_ns)}
-    if scan_disk:
-        fresh.update(_pending(conn))
-    size = {s: (Path(str(db) + s).stat().st_size if Path(str(db) + s).exists() else 0) for s in ("", "-wal", "-shm")}
-    return {
-        "db": str(db), "db_bytes": sum(size.values()), "db_wal_bytes": size["-wal"],
-        "freshness": fresh,
-        "ingest": {"runs": len(runs), "p50_s": _r(percentile(allr, 50)), "p95_s": _r(percentile(allr, 95)),
-                   "incremental_p50_s": _r(percentile(incr, 50)), "incremental_p95_s": _r(percentile(incr, 95)),
-                   "last": None if last is None else {
-                       "at": last[0], "elapsed_s": _r(last[1]), "mode": last[2], "files": last[3],
-                       "files_unchanged": last[4], "records": last[5], "bytes_read": last[6],
-                       "bad_lines": _loads(last[7]), "errors": last[8]}},
-        "errors": {"ingest_errors": sum(r[8] or 0 for r in runs), "bad_lines": bad_lines,
-                   "files": n_files, "files_missing": n_missing},
-        "hooks": hook_stats(db.parent, since),
-    }
-
-
-def _loads(s: str | None) -> Any:
-    import orjson
-
-    try:
-        return orjson.loads(s) if s else {}
-    except orjson.JSONDecodeError:
-        return {}
-
-
-def _iso_ns(ns: int | None) -> str | None:
-    if not ns:
-        return None
-    return datetime.fromtimestamp(ns / 1e9, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def _pending(conn: sqlite3.Connection) -> dict[str, Any]:
-    """Transcripts on disk that are new or changed since they were indexed (stat only)."""
-    from lib.discovery import discover
-
-    state = {p: (size, mtime) for p, size, mtime in conn.execute(
-        "SELECT path, size, mtime_ns FROM ingest_state WHERE missing = 0")}
-    roots = [Path(r) for (r,) in conn.execute("SELECT DISTINCT root FROM ingest_state WHERE root IS NOT NULL")]
-    pending = 0
-    newest = 0
-    for f in discover([r for r in roots if r.is_dir()]):
-        newest = max(newest, f.mtime_ns)
-        if state.get(f.path) != (f.size, f.mtime_ns):
-            pending += 1
-    return {"roots": [str(r) for r in roots], "newest_transcript_mtime": _iso_ns(newest or None),
-            "pending_files": pending, "up_to_date": pending == 0}
+def tiered_cells(conn: sqlite3.Connection, cat: Catalog) -> set[tuple[str, str]]:
+    """(UTC day, model) cells holding at least one request priced at a long-context tier."""
+    out = set()
+    for day, model, band in conn.execute(
+            f"SELECT DISTINCT substr(t.ts, 1, 10), t.model, {_banding(cat)} AS band FROM turns t WHERE band > 0"):
+        mp = cat.price(model)
+        if mp is not None and any(th <= band for th in mp.thresholds()):
+            out.add((day, model))
+    return out

@@ -169,6 +169,7 @@ class Catalog:
     aliases: dict[str, str] = field(default_factory=dict)
     free: frozenset[str] = frozenset({"<synthetic>"})
     sources: dict[str, str] = field(default_factory=dict)
+    _resolved: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Catalog:
@@ -181,6 +182,13 @@ class Catalog:
         """Catalog key for a model name as written in a transcript, or None when unknown."""
         if not model:
             return None
+        if model in self._resolved:
+            return self._resolved[model]
+        key = self._resolve(model)
+        self._resolved[model] = key
+        return key
+
+    def _resolve(self, model: str) -> str | None:
         n = normalize_model(model)
         for cand in (n, n[: -len("-latest")] if n.endswith("-latest") else None):
             if cand is None:
@@ -198,6 +206,10 @@ class Catalog:
     def price(self, model: str | None) -> ModelPrice | None:
         key = self.resolve(model)
         return self.models.get(key) if key else None
+
+    def boundaries(self) -> list[str]:
+        """Every date on which some price changed, ascending (requests between two of them share rates)."""
+        return sorted({p.until for m in self.models.values() for p in m.periods if p.until})
 
     def thresholds(self) -> list[int]:
         """Every tier threshold, highest first (for banding requests in SQL)."""
@@ -224,7 +236,7 @@ class Catalog:
             old = models.get(key)
             models[key] = ModelPrice(key, old.provider if old else "override", (Period(None, rate),),
                                      old.web_search_per_1k if old else 0.0, "override")
-        return replace(self, models=models)
+        return replace(self, models=models, _resolved={})
 
 
 def parse_rate_spec(spec: str, catalog: Catalog | None = None) -> tuple[str, Rate]:

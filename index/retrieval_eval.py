@@ -13,14 +13,17 @@ from typing import Any
 from index.search import SessionHit, search_messages, search_sessions
 
 SessionSearch = Callable[[sqlite3.Connection, str, int], list[SessionHit]]
-
-
-def _default_sessions(conn: sqlite3.Connection, q: str, k: int) -> list[SessionHit]:
-    return search_sessions(conn, q, limit=k)
+MODES = {"fts": False, "hybrid": True}
 
 
 def evaluate(conn: sqlite3.Connection, gold: Iterable[dict[str, Any]],
-             session_search: SessionSearch = _default_sessions) -> dict[str, Any]:
+             session_search: SessionSearch | None = None, hybrid: bool | None = None) -> dict[str, Any]:
+    """hybrid: None = whatever `search` does by default, False = FTS only, True = FTS + vectors."""
+
+    def _sessions(c: sqlite3.Connection, q: str, k: int) -> list[SessionHit]:
+        return search_sessions(c, q, limit=k, hybrid=hybrid)
+
+    session_search = session_search or _sessions
     n = 0
     hits = {1: 0, 5: 0, 10: 0}
     rr = 0.0
@@ -48,7 +51,7 @@ def evaluate(conn: sqlite3.Connection, gold: Iterable[dict[str, Any]],
         uuids = set(row.get("gold_uuids") or [])
         if uuids:
             rec_n += 1
-            top = search_messages(conn, q, limit=5)
+            top = search_messages(conn, q, limit=5, hybrid=hybrid)
             rec_hit += any(h.uuid in uuids for h in top)
     return {
         "questions": n,
@@ -62,3 +65,9 @@ def evaluate(conn: sqlite3.Connection, gold: Iterable[dict[str, Any]],
         "negative_top_score_mean": round(sum(negatives) / len(negatives), 3) if negatives else None,
         "misses": misses,
     }
+
+
+def compare(conn: sqlite3.Connection, gold: Iterable[dict[str, Any]], modes: Iterable[str]) -> dict[str, Any]:
+    """{mode: evaluate(...)} for each of 'fts' / 'hybrid' over the same gold rows."""
+    rows = list(gold)
+    return {m: evaluate(conn, rows, hybrid=MODES[m]) for m in modes}

@@ -1,6 +1,7 @@
 """The one search implementation (I7): FTS5 bm25 + kind + recency, filters, snippets, de-duplication.
 
-CLI `search`, the hooks and the MCP tools all call `search_messages` / `search_sessions`.
+CLI `search`, the hooks and the MCP tools all call `search_messages` / `search_sessions`; with the
+`[vec]` extra and a vector store, `_hybrid` fuses vector neighbours into the ranking (vec/hybrid.py).
 """
 
 from __future__ import annotations
@@ -72,14 +73,18 @@ def _age_factor(ts: str | None, now: datetime) -> float:
     return 0.85 + 0.15 * math.exp(-days / RECENCY_HALF_LIFE_DAYS)
 
 
+_COLUMNS = """m.id, m.session_id, m.uuid, m.ts, m.role, m.kind, s.cwd, s.project_key, f.path,
+               m.is_sidechain, m.on_main"""
+_JOINS = """LEFT JOIN sessions s ON s.session_id = m.session_id
+        LEFT JOIN ingest_state f ON f.id = m.file_id"""
+
+
 def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) -> list[tuple[Any, ...]]:
     where, args = f.sql()
     sql = f"""
-        SELECT m.id, m.session_id, m.uuid, m.ts, m.role, m.kind, s.cwd, s.project_key, f.path,
-               m.is_sidechain, m.on_main, bm25(messages_fts, 1.0, 0.6) AS rank, m.body
+        SELECT {_COLUMNS}, bm25(messages_fts, 1.0, 0.6) AS rank, m.body
         FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-        LEFT JOIN sessions s ON s.session_id = m.session_id
-        LEFT JOIN ingest_state f ON f.id = m.file_id
+        {_JOINS}
         WHERE messages_fts MATCH ? {"AND " + where if where else ""}
         ORDER BY rank LIMIT ?"""
     return [r[:12] + (unpack(r[12]),) for r in conn.execute(sql, [match, *args, limit])]
@@ -117,14 +122,14 @@ def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> t
 
 
 def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = None, limit: int = 10,
-                    now: datetime | None = None) -> list[Hit]:
+                    now: datetime | None = None, hybrid: bool | None = None) -> list[Hit]:
     f = f or Filters()
     q = parse(text)
     if q.empty:
         return []
     now = now or datetime.now(timezone.utc)
     match, rows = _query_rows(conn, q, f, limit)
-    ranked = _rank(rows, q, now)
+    ranked = _hybrid(conn, text, q, f, _rank(rows, q, now), hybrid)
     out: list[tuple[float, tuple[Any, ...]]] = []
     seen_text: set[tuple[str, int]] = set()
     for score, r in ranked:
@@ -135,7 +140,7 @@ def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = Non
         out.append((score, r))
         if len(out) >= limit:
             break
-    return [_hit(r, score, snippet(r[12], q.words)) for score, r in out]
+    return [_hit(r, score, snippet(r[12], q.exact + q.words)) for score, r in out]
 
 
 def _hit(r: tuple[Any, ...], score: float, snippet: str) -> Hit:
@@ -145,7 +150,8 @@ def _hit(r: tuple[Any, ...], score: float, snippet: str) -> Hit:
 
 
 def search_sessions(conn: sqlite3.Connection, text: str, f: Filters | None = None, limit: int = 10,
-                    hits_per_session: int = 3, now: datetime | None = None) -> list[SessionHit]:
+                    hits_per_session: int = 3, now: datetime | None = None,
+                    hybrid: bool | None = None) -> list[SessionHit]:
     """Rank whole sessions: the best hit counts most, further distinct hits add a little."""
     f = f or Filters()
     q = parse(text)
@@ -153,24 +159,34 @@ def search_sessions(conn: sqlite3.Connection, text: str, f: Filters | None = Non
         return []
     now = now or datetime.now(timezone.utc)
     _, rows = _query_rows(conn, q, f, limit)
-    ranked = _rank(rows, q, now)
+    fts = _rank(rows, q, now)
+    ranked = _hybrid(conn, text, q, f, fts, hybrid)
     per: dict[str, list[tuple[float, tuple[Any, ...]]]] = {}
     for score, r in ranked:
         per.setdefault(r[1], []).append((score, r))
-    scored = []
-    for sid, items in per.items():
-        tops = [s for s, _ in items[:5]]
-        total = tops[0] + 0.15 * sum(tops[1:])
-        scored.append((total, sid, items))
+    totals = _session_totals(fts)
+    if ranked is not fts:  # vectors took part: fuse the session rankings too
+        from vec.hybrid import fuse_sessions
+
+        totals = fuse_sessions(conn, text, totals, set(per), explicit=hybrid is True)
+    scored = [(totals.get(sid, 0.0), sid, items) for sid, items in per.items()]
     scored.sort(key=lambda x: -x[0])
     scored = scored[:limit]
     meta = _session_meta(conn, [sid for _, sid, _ in scored])
     out = []
     for total, sid, items in scored:
         title, project, first_ts, last_ts = meta.get(sid, (None, None, None, None))
-        hits = [_hit(r, s, snippet(r[12], q.words)) for s, r in items[:hits_per_session]]
+        hits = [_hit(r, s, snippet(r[12], q.exact + q.words)) for s, r in items[:hits_per_session]]
         out.append(SessionHit(sid, title, project, first_ts, last_ts, round(total, 4), hits))
     return out
+
+
+def _session_totals(ranked: list[tuple[float, tuple[Any, ...]]]) -> dict[str, float]:
+    """A session's score: its best hit, plus a little for each further hit (up to 4)."""
+    per: dict[str, list[float]] = {}
+    for score, r in ranked:
+        per.setdefault(r[1], []).append(score)
+    return {sid: tops[0] + 0.15 * sum(tops[1:5]) for sid, tops in per.items()}
 
 
 def _session_meta(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[Any, ...]]:
@@ -180,3 +196,24 @@ def _session_meta(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[A
     rows = conn.execute(f"SELECT session_id, title, project_key, first_ts, last_ts FROM sessions "
                         f"WHERE session_id IN ({marks})", ids).fetchall()
     return {r[0]: r[1:] for r in rows}
+
+
+# --- hybrid ranking (V3): vec/hybrid.py fuses vector neighbours into the bm25 ranking -------------
+# hybrid=None: auto (vectors when a store for the configured model exists; any failure -> FTS only),
+# True: require vectors (errors raise with a fix), False: FTS only.
+def _hybrid(conn: sqlite3.Connection, text: str, q: Query, f: Filters,
+            ranked: list[tuple[float, tuple[Any, ...]]], hybrid: bool | None) -> list[tuple[float, tuple[Any, ...]]]:
+    if hybrid is False:
+        return ranked
+    from vec.hybrid import fuse
+
+    return fuse(conn, text, q, f, ranked, _rows_by_id, explicit=hybrid is True)
+
+
+def _rows_by_id(conn: sqlite3.Connection, ids: list[int], f: Filters) -> list[tuple[Any, ...]]:
+    """Candidate rows (same shape as `_candidates`, rank 0) for messages found by vectors."""
+    where, args = f.sql()
+    marks = ",".join("?" * len(ids))
+    sql = f"""SELECT {_COLUMNS}, 0.0, m.body FROM messages m {_JOINS}
+              WHERE m.id IN ({marks}) {"AND " + where if where else ""}"""
+    return [r[:12] + (unpack(r[12]),) for r in conn.execute(sql, [*ids, *args])]

@@ -32,7 +32,12 @@ def unpack(blob: bytes | str | None) -> str:
     return blob[1:].decode("utf-8", "replace")
 
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+def _needle(term: str) -> str:
+    """Regex for one query term: identifiers verbatim, words by their stem up to the word's end."""
+    if not term.isalnum():
+        return re.escape(term)
+    stem = term[: max(4, len(term) - 2)] if len(term) > 5 else term
+    return re.escape(stem) + r"[^\W_]*"
 
 
 def snippet(text: str, terms: list[str], width: int = 220) -> str:
@@ -40,32 +45,20 @@ def snippet(text: str, terms: list[str], width: int = 220) -> str:
     flat = " ".join(text.split())
     if not flat:
         return ""
-    low = flat.lower()
-    needles = sorted({t.lower() for t in terms if len(t) > 1}, key=len, reverse=True)
-    positions: list[tuple[int, int]] = []
-    for n in needles:
-        stem = n[: max(4, len(n) - 2)] if len(n) > 5 else n
-        start = 0
-        while len(positions) < 200:
-            i = low.find(stem, start)
-            if i < 0:
-                break
-            positions.append((i, len(stem)))
-            start = i + 1
+    needles = sorted({t for t in terms if len(t) > 1}, key=len, reverse=True)
+    if not needles:
+        return flat[:width] + ("…" if len(flat) > width else "")
+    rx = re.compile("|".join(_needle(n) for n in needles), re.I)
+    positions = [m.start() for _, m in zip(range(400), rx.finditer(flat))]
     if not positions:
         return flat[:width] + ("…" if len(flat) > width else "")
-    positions.sort()
-    best, best_n = positions[0][0], 0
-    j = 0
-    for i, (p, _) in enumerate(positions):
-        while positions[j][0] < p - width // 2:
+    best, best_n, j = positions[0], 0, 0
+    for i, p in enumerate(positions):
+        while positions[j] < p - width // 2:
             j += 1
         if i - j + 1 > best_n:
-            best, best_n = positions[j][0], i - j + 1
+            best, best_n = positions[j], i - j + 1
     lo = max(0, best - width // 4)
     hi = min(len(flat), lo + width)
-    out = flat[lo:hi]
-    for n in needles:
-        out = re.sub("(?i)(" + re.escape(n[: max(4, len(n) - 2)] if len(n) > 5 else n) + r"\w*)", r"[\1]", out)
-    out = re.sub(r"\[\[([^\]]*)\]\]", r"[\1]", out)
+    out = rx.sub(lambda m: f"[{m.group(0)}]", flat[lo:hi])
     return ("…" if lo > 0 else "") + out + ("…" if hi < len(flat) else "")

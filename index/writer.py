@@ -102,11 +102,14 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
             m.parent_uuid = resolve_parent(conn, m.parent_uuid, m.fallback_parent)
     last = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
     bodies = prep.bodies
+    own_stem = os.path.basename(c.path)[: -len(".jsonl")] if prep.layout == "main" else None
     conn.executemany(
-        """INSERT OR IGNORE INTO messages(uuid, session_id, parent_uuid, role, kind, ts, body, agent_id,
+        """INSERT INTO messages(uuid, session_id, parent_uuid, role, kind, ts, body, agent_id,
            is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, file_id, byte_offset)
-           VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-        [_msg_row(m, bodies[m.uuid][0], fid) for m in c.messages])
+           VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+           ON CONFLICT(uuid) DO UPDATE SET file_id=excluded.file_id, byte_offset=excluded.byte_offset
+           WHERE excluded.session_id = ?""",  # a resume copy: the session's own file owns the record
+        [_msg_row(m, bodies[m.uuid][0], fid) + (own_stem,) for m in c.messages])
     new = conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
     conn.executemany("INSERT INTO messages_fts(rowid, text, idents) VALUES(?,?,?)",
                      [(rid, bodies[u][1], bodies[u][2]) for rid, u in new])

@@ -1,0 +1,156 @@
+"""Prompt-relevant recall for the UserPromptSubmit hook (H3): durable knowledge (extractions) and past
+messages about what the prompt mentions, from the one search and recall implementations, fitted
+into a small character budget and framed as untrusted history."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from index.budget import Section, clip, fit_sections
+from index.bundle import HEADER, safe_text
+from index.filters import Filters
+from index.fts_query import STOPWORDS
+from index.recall import recall
+from index.search import search_messages
+from lib.project import display_name, project_key
+
+RECALL_KINDS = ("ban,standing_decision,decision,correction,model_correction,failed_attempt,goal,"
+                "domain_fact,implicit_preference")
+SKIP_MESSAGE_KINDS = frozenset(("meta", "system_reminder", "compact_prompt", "interrupt", "compact_boundary",
+                                "compact_summary", "agent_prompt", "api_error"))
+KIND_LABEL = {"standing_decision": "standing decision", "model_correction": "correction",
+              "failed_attempt": "failed attempt", "domain_fact": "fact", "implicit_preference": "preference"}
+ROLE_LABEL = {"user": "you", "assistant": "assistant", "system": "system"}
+_WORD = re.compile(r"[A-Za-z][\w'-]{2,}")
+MAX_TERMS = 10
+_MARK = re.compile(r"\[(?!REDACTED)([^\[\]\s]{1,60})\]")
+
+
+@dataclass(slots=True)
+class Recalled:
+    key: str  # the source message uuid: what the policy remembers as injected
+    line: str
+    section: str
+    date: str | None
+    session_id: str | None
+    project: str | None
+
+
+@dataclass(slots=True)
+class PromptRecall:
+    text: str
+    items: list[Recalled] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
+
+
+def focus_query(prompt: str, idents: list[str]) -> str:
+    """A short query: the prompt's identifiers and its longest content words (rarer, more telling)."""
+    words = []
+    seen: set[str] = set()
+    for w in _WORD.findall(prompt[:3000]):
+        low = w.lower().strip("'-")
+        if low in STOPWORDS or low in seen or len(low) < 3:
+            continue
+        seen.add(low)
+        words.append(low)
+    words.sort(key=len, reverse=True)
+    quoted = ['"' + i.replace('"', "") + '"' for i in idents]
+    return " ".join(quoted + words[: max(MAX_TERMS - len(quoted), 3)])
+
+
+def ident_hits(conn: sqlite3.Connection, idents: list[str]) -> int:
+    """How many identifiers of the prompt the index has seen (each checked with one phrase query)."""
+    n = 0
+    for ident in idents[:5]:
+        parts = re.findall(r"[^\W_]+", ident)
+        if not parts:
+            continue
+        phrase = '"' + " ".join(parts) + '"'
+        try:
+            row = conn.execute("SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (phrase,)).fetchone()
+        except sqlite3.OperationalError:
+            continue
+        n += row is not None
+    return n
+
+
+def unmark(snippet: str) -> str:
+    """Drop the [term] highlighting of search snippets (keeps scrubber markers like [REDACTED:x])."""
+    for _ in range(3):
+        new = _MARK.sub(r"\1", snippet)
+        if new == snippet:
+            break
+        snippet = new
+    return snippet
+
+
+def _day(ts: str | None) -> str | None:
+    return ts[:10] if ts else None
+
+
+def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id: str | None,
+           idents: list[str], now: datetime | None = None) -> list[Recalled]:
+    now = now or datetime.now(timezone.utc)
+    query = focus_query(prompt, idents)
+    if not query.strip():
+        return []
+    out: list[Recalled] = []
+    same: set[str] = set()
+    res = recall(conn, query, kind=RECALL_KINDS, scope="this_project" if cwd else "global", cwd=cwd, limit=6,
+                 now=now)
+    for h in res.hits:
+        norm = " ".join(h.content.lower().split())[:160]
+        if (h.session_id and h.session_id == session_id) or norm in same or h.source_uuid in same:
+            continue
+        same.update((norm, h.source_uuid))
+        label = KIND_LABEL.get(h.kind, h.kind)
+        where = display_name(h.project) if h.project else ""
+        stale = ", superseded" if h.stale else ""
+        line = f"[{label}{stale}, {_day(h.ts) or '?'}{', ' + where if where else ''}] {safe_text(h.content, 220)}"
+        out.append(Recalled(h.source_uuid, line, "memory", _day(h.ts), h.session_id, h.project))
+    key = project_key(cwd) if cwd else None
+    hits = search_messages(conn, query, Filters(project=key) if key else None, limit=10, now=now)
+    if key and len([m for m in hits if m.session_id != session_id]) < 2:
+        hits += search_messages(conn, query, None, limit=10, now=now)
+    titles = _titles(conn, {m.session_id for m in hits})
+    seen: set[str] = {r.key for r in out}  # a message already recalled as memory
+    for m in hits:
+        if m.session_id == session_id or m.kind in SKIP_MESSAGE_KINDS or m.uuid in seen:
+            continue
+        seen.add(m.uuid)
+        who = ROLE_LABEL.get(m.role, m.role)
+        title = titles.get(m.session_id)
+        ctx = f'{who}, {_day(m.ts) or "?"}' + (f', "{clip(title, 50)}"' if title else "")
+        out.append(Recalled(m.uuid, f"[{ctx}] {unmark(safe_text(m.snippet, 260))}", "messages", _day(m.ts),
+                            m.session_id, m.project))
+    return out
+
+
+def _titles(conn: sqlite3.Connection, ids: set[str]) -> dict[str, str]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {r[0]: r[1] for r in conn.execute(
+        f"SELECT session_id, title FROM sessions WHERE session_id IN ({marks}) AND title IS NOT NULL", list(ids))}
+
+
+def render(items: list[Recalled], budget: int) -> PromptRecall:
+    """Fit the items into `budget` characters; memory lines outrank message lines."""
+    mem = [i for i in items if i.section == "memory"][:4]
+    msgs = [i for i in items if i.section == "messages"][:4]
+    sections = []
+    if mem:
+        sections.append(Section("Related memory", [i.line for i in mem], 1))
+    if msgs:
+        sections.append(Section("Related past messages", [i.line for i in msgs], 2))
+    if not sections:
+        return PromptRecall("")
+    fitted = fit_sections(sections, budget, header=HEADER)
+    kept_lines = set(fitted.text.splitlines())
+    kept = [i for i in mem + msgs if f"- {i.line}" in kept_lines]
+    if not kept:
+        return PromptRecall("", [], fitted.dropped)
+    return PromptRecall(fitted.text, kept, fitted.dropped)

@@ -1,0 +1,155 @@
+"""Targeted recall: a question of a known shape ("how did we fix X", "what is the rule about Y") answered
+with a finding, a confidence, verbatim quotes (session + date) and use / avoid / verify lists.
+
+Every intent reads extractions through `index.recall.recall` (the one extraction ranking) and, where
+the answer lives in plain messages (fixes, locations), messages through `index.search` — nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from datetime import datetime, timezone
+from typing import Any
+
+from index.filters import Filters
+from index.operator_queries import recall_kinds, tokens
+from index.scoped import Scoped, search_scoped
+from lib.project import display_name
+
+# intent -> (extraction kinds in priority order, message kind to search or None, extra search words)
+INTENTS: dict[str, tuple[tuple[str, ...], str | None, str]] = {
+    "how_did_we_fix": (("progress", "self_correction", "correction", "model_correction", "failed_attempt",
+                        "decision"), "text", "fixed"),
+    "why_did_we_choose": (("standing_decision", "decision", "correction", "model_correction", "implicit_preference"),
+                          None, ""),
+    "what_failed": (("failed_attempt", "model_correction", "correction", "self_correction"), None, ""),
+    "what_does_user_prefer": (("implicit_preference", "standing_decision", "ban", "correction"), None, ""),
+    "what_is_the_rule": (("ban", "standing_decision", "correction"), None, ""),
+    "where_is": (("domain_fact", "decision", "progress"), "tool_use", ""),
+    "what_was_decided": (("standing_decision", "decision"), None, ""),
+}
+KIND_TRUST = {"ban": 0.85, "standing_decision": 0.85, "correction": 0.7, "model_correction": 0.7, "decision": 0.65,
+              "implicit_preference": 0.65, "domain_fact": 0.6, "progress": 0.55, "failed_attempt": 0.6,
+              "self_correction": 0.5, "text": 0.45, "tool_use": 0.5}
+_AVOID = ("ban", "failed_attempt", "model_correction", "correction")
+_PATH = re.compile(r"(?:[A-Za-z]:\\|/|~/)?(?:[\w.@-]+[/\\])+[\w.@-]+")
+STALE_DAYS = 180
+
+
+def _age_days(date: str | None, now: datetime) -> float | None:
+    if not date:
+        return None
+    try:
+        dt = datetime.fromisoformat(date).replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    return (now - dt).total_seconds() / 86400
+
+
+def _quote(it: dict[str, Any]) -> dict[str, Any]:
+    q = {"text": it["content"], "kind": it["kind"], "date": it.get("date"), "session_id": it.get("session_id"),
+         "project": it.get("project"), "uuid": it.get("uuid")}
+    if it.get("stale"):
+        q["stale"] = True
+    return q
+
+
+def _relevant(it: dict[str, Any], words: set[str]) -> bool:
+    return not words or bool(tokens(it["content"] + " " + str(it.get("rejected_approach") or "")) & words)
+
+
+def _message_items(conn: sqlite3.Connection, intent: str, topic: str, kind: str, extra: str, scope: str,
+                   cwd: str | None, since: str | None, limit: int) -> Scoped:
+    base = Filters(kind=kind, since=since)
+    res = search_scoped(conn, f"{topic} {extra}".strip(), scope, cwd, base, limit)
+    items = []
+    for h in res.items:
+        it = {"kind": h.kind, "content": h.snippet, "date": (h.ts or "")[:10] or None, "session_id": h.session_id,
+              "project": display_name(h.project) if h.project else None, "uuid": h.uuid, "score": h.score}
+        if intent == "where_is":
+            paths = [p for p in _PATH.findall(h.snippet.replace("[", "").replace("]", "")) if len(p) > 4]
+            if not paths:
+                continue
+            it["paths"] = paths[:3]
+        items.append(it)
+    return Scoped(items, res.scope, res.note)
+
+
+def recall_targeted(conn: sqlite3.Connection, intent: str, topic: str, *, scope: str, cwd: str | None,
+                    since: str | None, limit: int, now: datetime | None = None) -> dict[str, Any]:
+    """Answer one question shape about `topic` from past sessions."""
+    if intent not in INTENTS:
+        raise ValueError(f"intent {intent!r}: use one of {', '.join(INTENTS)}")
+    now = now or datetime.now(timezone.utc)
+    kinds, msg_kind, extra = INTENTS[intent]
+    words = tokens(topic)
+    found = recall_kinds(conn, topic, kinds, scope=scope, cwd=cwd, since=since, limit=limit * 2)
+    items = [it for it in found.items if _relevant(it, words)]
+    scope_used, note = found.scope, found.note
+    if msg_kind and len(items) < limit:
+        msgs = _message_items(conn, intent, topic, msg_kind, extra, scope, cwd, since, limit)
+        items += msgs.items[: limit - len(items)]
+        if not found.items:
+            scope_used, note = msgs.scope, msgs.note
+    rank = {k: i for i, k in enumerate(kinds)}
+    items.sort(key=lambda it: (rank.get(it["kind"], len(kinds)), -float(it.get("score") or 0)))
+    items = items[:limit]
+
+    use: list[str] = []
+    avoid: list[str] = []
+    verify: list[str] = []
+    for it in items:
+        text = it["content"]
+        stale = it.get("stale") or ((_age_days(it.get("date"), now) or 0) > STALE_DAYS)
+        if it["kind"] in ("ban", "failed_attempt"):
+            avoid.append(text)
+        elif it.get("stale") and it["kind"] == "standing_decision":
+            avoid.append(f"superseded: {text}")
+        elif it.get("paths"):
+            use.extend(it["paths"])
+        else:
+            use.append(text)
+        rejected = it.get("rejected_approach")
+        if rejected and it["kind"] in _AVOID:
+            avoid.append(str(rejected))
+        if stale:
+            verify.append(f"{text[:120]} — from {it.get('date') or '?'}; may be outdated")
+    if intent == "where_is":
+        verify.append("check that the paths still exist before relying on them")
+    if scope_used != scope and items:
+        verify.append(f"found only in scope {scope_used}, not {scope}: check it applies here")
+
+    confidence = 0.0
+    if items:
+        top = items[0]
+        confidence = KIND_TRUST.get(top["kind"], 0.5)
+        sessions = {it.get("session_id") for it in items if it["kind"] == top["kind"]}
+        confidence += min(0.05 * (len(sessions) - 1), 0.15)
+        if top.get("stale") or (_age_days(top.get("date"), now) or 0) > STALE_DAYS:
+            confidence -= 0.2
+        if scope_used != scope:
+            confidence -= 0.1
+        if use and avoid and intent in ("what_is_the_rule", "what_was_decided", "why_did_we_choose"):
+            confidence -= 0.05
+        confidence = round(max(0.05, min(confidence, 0.95)), 2)
+    label = "high" if confidence >= 0.75 else ("medium" if confidence >= 0.5 else ("low" if items else "none"))
+    finding = None
+    if items:
+        top = items[0]
+        finding = f"{top['kind'].replace('_', ' ')} ({top.get('date') or '?'}): {top['content']}"
+    return {"intent": intent, "topic": topic, "finding": finding, "confidence": confidence,
+            "confidence_label": label, "quotes": [_quote(it) for it in items],
+            "use": _dedupe(use)[:limit], "avoid": _dedupe(avoid)[:limit], "verify": _dedupe(verify)[:limit],
+            "_scope": scope_used, "_note": note}
+
+
+def _dedupe(xs: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for x in xs:
+        k = " ".join(x.lower().split())
+        if k and k not in seen:
+            seen.add(k)
+            out.append(x)
+    return out
