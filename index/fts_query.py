@@ -41,25 +41,42 @@ def _quote(token: str) -> str:
     return '"' + token.replace('"', "") + '"'
 
 
+_SNAKE = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+$")
+
+
+def _name_parts(word: str) -> list[str]:
+    """Lower-case parts of an identifier in any naming style: snake_case, kebab-case, camelCase."""
+    out: list[str] = []
+    for chunk in re.split(r"[_-]+", word):
+        out += [s.lower() for s in _CAMEL_PARTS.findall(chunk)]
+    return [s for s in out if s]
+
+
+def _cross_style(parts: list[str]) -> str:
+    """Match the same name written in another style: `parse config` as a phrase (snake/kebab in
+    text), `parseconfig` as one token (camelCase in text), or all parts in the idents column."""
+    return (f"{_quote(' '.join(parts))} OR {_quote(''.join(parts))} OR "
+            f"({' AND '.join('idents:' + _quote(s) for s in parts)})")
+
+
 def _term(word: str) -> tuple[str | None, bool]:
     """One user word -> (FTS expression, is_identifier)."""
     prefix = word.endswith("*")
     word = word.rstrip("*")
-    parts = _TOKEN.findall(word)
-    parts = [p for p in parts if p]
+    parts = [p for p in _TOKEN.findall(word) if p]
     if not parts:
         return None, False
-    ident = len(parts) > 1 or bool(_CAMEL.search(word))
+    camel = bool(_CAMEL.search(word))
+    ident = len(parts) > 1 or camel
+    if not prefix and (camel or _SNAKE.match(word)):
+        names = _name_parts(word)
+        if len(names) > 1:
+            return f"({_cross_style(names)})", True
     if len(parts) == 1:
         p = parts[0]
         if not ident and p.lower() in STOPWORDS:
             return None, False
-        expr = _quote(p) + ("*" if prefix else "")
-        if _CAMEL.search(word):
-            sub = [s.lower() for s in _CAMEL_PARTS.findall(word) if len(s) > 1]
-            if len(sub) > 1:
-                expr = f"({expr} OR ({' AND '.join('idents:' + _quote(s) for s in sub)}))"
-        return expr, ident
+        return _quote(p) + ("*" if prefix else ""), ident
     phrase = _quote(" ".join(parts))
     return (phrase + ("*" if prefix else "")), True
 

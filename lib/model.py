@@ -141,15 +141,19 @@ class Carry:
     last_uuid: str | None = None
     # Per-thread (session_id|agent_id) context for extractors, in file order.
     threads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # 1.0.x inline sidechains: the latest record uuids -> their inline agent id (a subagent's
+    # records chain, so the tail is enough to attribute records appended later).
+    inline: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"last_uuid": self.last_uuid, "threads": self.threads}
+        return {"last_uuid": self.last_uuid, "threads": self.threads, "inline": self.inline}
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> Carry:
         if not data:
             return cls()
-        return cls(last_uuid=data.get("last_uuid"), threads=dict(data.get("threads") or {}))
+        return cls(last_uuid=data.get("last_uuid"), threads=dict(data.get("threads") or {}),
+                   inline=dict(data.get("inline") or {}))
 
 
 @dataclass(slots=True)

@@ -104,7 +104,7 @@ class _State:
         self.alias_parent: dict[str, str | None] = {}
         self.msg_index: dict[str, int] = {}
         self.spawn_by_tool: dict[str, TaskSpawn] = {}
-        self.inline_agent: dict[str, str] = {}  # uuid -> inline agent id (1.0.x sidechains)
+        self.inline_agent: dict[str, str] = dict(chunk.carry.inline)  # uuid -> inline agent id (1.0.x)
         self.agent_seen = False
         self.prev_uuid = chunk.carry.last_uuid
 
@@ -152,6 +152,8 @@ class _State:
             chunk.records -= 1
             return
         parent = rec.get("parentUuid") if isinstance(rec.get("parentUuid"), str) else None
+        if self.info.layout == "main" and rec.get("isSidechain"):
+            self._agent_for(rec, uuid, parent)  # stored or not, it carries the inline agent down the chain
         if t == "progress" or t == "attachment":
             self.alias(uuid, parent, sid)
             return
@@ -403,6 +405,7 @@ class _State:
                     hops += 1
                 m.fallback_parent = fp
         self.chunk.carry.last_uuid = self.prev_uuid
+        self.chunk.carry.inline = dict(list(self.inline_agent.items())[-64:])
 
 
 def _dict(v: Any) -> dict[str, Any]:
