@@ -18,7 +18,6 @@ from typing import Any
 
 from index.pricing import Catalog
 
-TOKEN_TYPES = ("input", "output", "cache_creation", "cache_read")
 GAP_S = 30 * 60  # inactivity longer than this ends an active stretch
 CORRECTION_KINDS = ("correction", "model_correction")
 
@@ -306,7 +305,6 @@ def topics(conn: sqlite3.Connection, since: str | None = None, projects: int = 8
                     "terms": [{"term": w, "sessions": c} for _s, c, w in scored[:terms]],
                     "recent_titles": latest[pkey]})
     return out
-
 
 
 def turn_keys(conn: sqlite3.Connection) -> set[tuple[str, str]]:

@@ -29,7 +29,7 @@ def _r(x: float | None, nd: int = 3) -> float | None:
 
 
 def read_events(state_dir: Path, since: str | None = None) -> tuple[list[dict[str, Any]], int]:
-    """Hook events from `events.jsonl.1` then `events.jsonl` (missing files are fine); (events, bad lines)."""
+    """Events from `events.jsonl.1` then `events.jsonl` (missing files are fine); (events, bad lines)."""
     events: list[dict[str, Any]] = []
     bad = 0
     for name in ("events.jsonl.1", "events.jsonl"):
@@ -45,27 +45,32 @@ def read_events(state_dir: Path, since: str | None = None) -> tuple[list[dict[st
             except orjson.JSONDecodeError:
                 bad += 1
                 continue
-            if isinstance(e, dict) and e.get("event") == "hook" and str(e.get("ts") or "") >= (since or ""):
+            if isinstance(e, dict) and str(e.get("ts") or "") >= (since or ""):
                 events.append(e)
     return events, bad
 
 
+def _stats(evs: list[dict[str, Any]]) -> dict[str, Any]:
+    lat = [float(e["latency_ms"]) for e in evs if isinstance(e.get("latency_ms"), (int, float))]
+    errs = [e for e in evs if e.get("ok") is False or e.get("error")]
+    return {"fired": len(evs), "errors": len(errs),
+            "latency_ms_p50": _r(percentile(lat, 50), 1), "latency_ms_p95": _r(percentile(lat, 95), 1),
+            "latency_ms_max": _r(max(lat), 1) if lat else None,
+            "last_ts": max(str(e.get("ts") or "") for e in evs) or None,
+            "last_error": str(errs[-1].get("error") or "failed") if errs else None}
+
+
 def hook_stats(state_dir: Path, since: str | None = None) -> dict[str, Any]:
+    """Per hook: fire count, failures, latency p50/p95/max; plus the detached background index runs."""
     events, bad = read_events(state_dir, since)
     by: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in events:
-        by[str(e.get("hook") or "?")].append(e)
-    hooks = []
-    for name, evs in sorted(by.items()):
-        lat = [float(e["latency_ms"]) for e in evs if isinstance(e.get("latency_ms"), (int, float))]
-        errs = [e for e in evs if e.get("ok") is False or e.get("error")]
-        hooks.append({"hook": name, "fired": len(evs), "errors": len(errs),
-                      "latency_ms_p50": _r(percentile(lat, 50), 1), "latency_ms_p95": _r(percentile(lat, 95), 1),
-                      "latency_ms_max": _r(max(lat), 1) if lat else None,
-                      "last_ts": max(str(e.get("ts") or "") for e in evs) or None,
-                      "last_error": str(errs[-1].get("error") or "failed") if errs else None})
-    return {"events_file": str(state_dir / "events.jsonl"), "fired": len(events), "bad_lines": bad,
-            "hooks": hooks}
+        if e.get("event") == "hook":
+            by[str(e.get("hook") or "?")].append(e)
+    bg = [e for e in events if e.get("event") == "index"]
+    return {"events_file": str(state_dir / "events.jsonl"), "fired": sum(len(v) for v in by.values()),
+            "bad_lines": bad, "hooks": [{"hook": name, **_stats(evs)} for name, evs in sorted(by.items())],
+            "background_index": _stats(bg) if bg else None}
 
 
 def health(conn: sqlite3.Connection, db: Path, since: str | None = None, scan_disk: bool = True) -> dict[str, Any]:

@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS turns(
   is_sidechain INTEGER, agent_id TEXT, file_id INTEGER,
   PRIMARY KEY(message_id, request_id)
 );
-CREATE INDEX IF NOT EXISTS turns_session ON turns(session_id);
+CREATE INDEX IF NOT EXISTS turns_session ON turns(session_id, ts);
 
 CREATE TABLE IF NOT EXISTS turn_durations(
   uuid TEXT PRIMARY KEY, session_id TEXT, parent_uuid TEXT, duration_ms INTEGER, ts TEXT, file_id INTEGER

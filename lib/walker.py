@@ -156,6 +156,8 @@ class _State:
             self._agent_for(rec, uuid, parent)  # stored or not, it carries the inline agent down the chain
         if t == "progress" or t == "attachment":
             self.alias(uuid, parent, sid)
+            if t == "progress":
+                self._mirrored_usage(rec, uuid, sid)
             return
         self._session_meta(rec, sid)
         if t == "system":
@@ -359,6 +361,21 @@ class _State:
         m.message_id = msg.get("id") if isinstance(msg.get("id"), str) else None
         m.model = model
         self._add(m)
+
+    def _mirrored_usage(self, rec: dict[str, Any], uuid: str, sid: str) -> None:
+        """A subagent's API response mirrored in `agent_progress` is billed usage (format §8) even
+        when the agent's own file is gone; the turns upsert de-duplicates it against that file."""
+        data = _dict(rec.get("data"))
+        if data.get("type") != "agent_progress":
+            return
+        inner = _dict(data.get("message"))
+        msg = _dict(inner.get("message"))
+        if inner.get("type") != "assistant" or not msg.get("usage"):
+            return
+        model = msg.get("model") if isinstance(msg.get("model"), str) else None
+        mirror = {"requestId": inner.get("requestId"), "timestamp": inner.get("timestamp") or rec.get("timestamp"),
+                  "isSidechain": True, "agentId": data.get("agentId")}
+        self._turn(mirror, msg, str(inner.get("uuid") or uuid), sid, model)
 
     def _turn(self, rec: dict[str, Any], msg: dict[str, Any], uuid: str, sid: str, model: str | None) -> None:
         usage = msg.get("usage")

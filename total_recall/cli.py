@@ -273,6 +273,12 @@ def _register() -> None:
     eval_group.add_command(extractors)
     cli.add_command(eval_group)
     cmd_manage.register(cli)
+    from total_recall import cmd_metrics
+
+    cmd_metrics.register(cli)
+    from total_recall import cmd_vec
+
+    cmd_vec.register(cli)
 
 
 _register()
