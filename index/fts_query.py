@@ -52,14 +52,16 @@ def _name_parts(word: str) -> list[str]:
     return [s for s in out if s]
 
 
-def _cross_style(parts: list[str]) -> str:
+def _cross_style(parts: list[str], idents: bool) -> str:
     """Match the same name written in another style: `parse config` as a phrase (snake/kebab in
     text), `parseconfig` as one token (camelCase in text), or all parts in the idents column."""
-    return (f"{_quote(' '.join(parts))} OR {_quote(''.join(parts))} OR "
-            f"({' AND '.join('idents:' + _quote(s) for s in parts)})")
+    expr = f"{_quote(' '.join(parts))} OR {_quote(''.join(parts))}"
+    if idents:
+        expr += f" OR ({' AND '.join('idents:' + _quote(s) for s in parts)})"
+    return expr
 
 
-def _term(word: str) -> tuple[str | None, bool]:
+def _term(word: str, idents: bool = True) -> tuple[str | None, bool]:
     """One user word -> (FTS expression, is_identifier)."""
     prefix = word.endswith("*")
     word = word.rstrip("*")
@@ -71,7 +73,7 @@ def _term(word: str) -> tuple[str | None, bool]:
     if not prefix and (camel or _SNAKE.match(word)):
         names = _name_parts(word)
         if len(names) > 1:
-            return f"({_cross_style(names)})", True
+            return f"({_cross_style(names, idents)})", True
     if len(parts) == 1:
         p = parts[0]
         if not ident and p.lower() in STOPWORDS:
@@ -81,7 +83,8 @@ def _term(word: str) -> tuple[str | None, bool]:
     return (phrase + ("*" if prefix else "")), True
 
 
-def parse(text: str) -> Query:
+def parse(text: str, idents: bool = True) -> Query:
+    """`idents=False` for FTS tables without the identifier-parts column (extractions)."""
     terms: list[str] = []
     exact: list[str] = []
     seen: set[str] = set()
@@ -102,7 +105,7 @@ def parse(text: str) -> Query:
         raw = m.group(0).rstrip(".:,;-/\\")
         if raw.endswith("*") is False and m.group(0).endswith("*"):
             raw += "*"
-        expr, ident = _term(raw)
+        expr, ident = _term(raw, idents)
         add(expr, raw.rstrip("*"), ident)
     if not terms:
         # A query of only stopwords: search them anyway rather than nothing.

@@ -87,23 +87,42 @@ def project_graph(conn: sqlite3.Connection, *, focus: str | None, limit: int) ->
             "projects_total": len(nodes), "nodes": nodes[:limit], "edges": edges[: limit * 3]}
 
 
+REFERENCE_SESSIONS = 12
+
+
 def _references(conn: sqlite3.Connection, focus: str, keys: list[str]) -> list[dict[str, Any]]:
-    """Files the focus project's sessions read or edited that live inside another project."""
-    others = sorted((k for k in keys if k != focus and not _under(k, focus) and len(k) > 3), key=len, reverse=True)
+    """Files the focus project's latest sessions read or edited that live inside another project."""
+    others = {k for k in keys if k != focus and not _under(k, focus) and len(k) > 3}
     counts: dict[str, int] = {}
+    seen: dict[str, str | None] = {}
     for (target,) in conn.execute(
-            """SELECT m.tool_target FROM sessions s JOIN messages m ON m.session_id = s.session_id
-               WHERE s.project_key = ? AND m.kind = 'tool_use' AND m.tool_target IS NOT NULL
-               AND m.tool_name IN ('Read','Edit','Write','MultiEdit','NotebookEdit','Grep','Glob')
-               LIMIT 20000""", (focus,)):
-        if _under(target, focus) or target == focus:
+            """SELECT m.tool_target FROM messages m WHERE m.session_id IN (
+                   SELECT session_id FROM sessions WHERE project_key = ? ORDER BY last_ts DESC LIMIT ?)
+               AND m.kind = 'tool_use' AND m.tool_name IN ('Read','Edit','Write','MultiEdit','NotebookEdit',
+               'Grep','Glob') AND m.tool_target IS NOT NULL""", (focus, REFERENCE_SESSIONS)):
+        if target.startswith(focus):
             continue
-        for k in others:
-            if target == k or _under(target, k):
-                counts[k] = counts.get(k, 0) + 1
-                break
-    return [{"from": display_name(focus), "to": display_name(k), "kind": "references_files", "count": n}
+        if target not in seen:
+            seen[target] = _owner(target, others)
+        owner = seen[target]
+        if owner:
+            counts[owner] = counts.get(owner, 0) + 1
+    return [{"from": display_name(focus), "to": display_name(k), "kind": "references_files", "count": n,
+             "from_last_sessions": REFERENCE_SESSIONS}
             for k, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+
+
+def _owner(path: str, keys: set[str]) -> str | None:
+    """The deepest project key that `path` lies in (walking up its parent directories)."""
+    p = path.rstrip("/\\")
+    while p:
+        if p in keys:
+            return p
+        cut = max(p.rfind("/"), p.rfind("\\"))
+        if cut <= 0:
+            return None
+        p = p[:cut]
+    return None
 
 
 def machine_inventory(conn: sqlite3.Connection) -> dict[str, Any]:

@@ -42,9 +42,14 @@ def fold_new(conn: sqlite3.Connection, after_id: int) -> None:
         elif kind == "goal":
             status = ctx.get("status") if ctx.get("status") in GOAL_STATES else "active"
             if status == "active":
-                # a new active goal pauses the previous active one in this project
-                conn.execute("""UPDATE goal_stack SET status='paused', updated_ts=? WHERE project_key IS ?
-                                AND status='active'""", (ts, project))
+                newer = conn.execute("""SELECT 1 FROM goal_stack WHERE project_key IS ? AND status='active'
+                                        AND updated_ts > ?""", (project, ts or "")).fetchone()
+                if newer:
+                    status = "paused"  # files arrive in any order: an older goal never displaces a newer one
+                else:
+                    # a new active goal pauses the previous active one in this project
+                    conn.execute("""UPDATE goal_stack SET status='paused' WHERE project_key IS ?
+                                    AND status='active'""", (project,))
             conn.execute(
                 """INSERT OR IGNORE INTO goal_stack(project_key, content, status, ts, updated_ts, session_id,
                    source_uuid, extraction_id, status_source_uuid) VALUES(?,?,?,?,?,?,?,?,?)""",
@@ -52,10 +57,12 @@ def fold_new(conn: sqlite3.Connection, after_id: int) -> None:
         elif kind == "goal_progress":
             status = ctx.get("status")
             if status in GOAL_STATES:
+                # the goal that was current when this was said (files arrive in any order)
                 conn.execute(
                     """UPDATE goal_stack SET status=?, updated_ts=?, status_source_uuid=? WHERE id=(
                          SELECT id FROM goal_stack WHERE project_key IS ? AND status IN ('active','paused','blocked')
-                         ORDER BY updated_ts DESC, id DESC LIMIT 1)""", (status, ts, src, project))
+                         AND coalesce(ts, '') <= ? ORDER BY ts DESC, id DESC LIMIT 1)
+                       AND coalesce(updated_ts, '') <= ?""", (status, ts, src, project, ts or "~", ts or "~"))
 
 
 def _upsert_rule(conn: sqlite3.Connection, table: str, eid: int, project: str | None, content: str,
@@ -77,6 +84,16 @@ def _standing(conn: sqlite3.Connection, eid: int, project: str | None, content: 
               sid: str | None, src: str, ts: str | None) -> None:
     rid = _upsert_rule(conn, "standing_decisions", eid, project, content, sid, src, ts)
     conn.execute("UPDATE standing_decisions SET status='active', superseded_by=NULL WHERE id=?", (rid,))
+    # an older decision folded after the newer one that retired it (files arrive in any order)
+    toks = set(norm(content).split())
+    for newer_id, from_text, to_text in conn.execute(
+            """SELECT id, from_text, to_text FROM standing_decisions WHERE project_key IS ? AND id != ?
+               AND from_text IS NOT NULL AND coalesce(first_ts, '') > ?""", (project, rid, ts or "")).fetchall():
+        words = [w for w in norm(from_text).split() if len(w) > 2]
+        if words and all(w in toks for w in words) and not all(w in toks for w in norm(to_text or "").split()):
+            conn.execute("UPDATE standing_decisions SET status='superseded', superseded_by=? WHERE id=?",
+                         (newer_id, rid))
+            break
     old = ctx.get("supersedes") or ctx.get("from")
     if not old:
         return
@@ -85,8 +102,8 @@ def _standing(conn: sqlite3.Connection, eid: int, project: str | None, content: 
     if not words:
         return
     for other_id, other_norm in conn.execute(
-            "SELECT id, norm FROM standing_decisions WHERE project_key IS ? AND status='active' AND id != ?",
-            (project, rid)).fetchall():
+            """SELECT id, norm FROM standing_decisions WHERE project_key IS ? AND status='active' AND id != ?
+               AND coalesce(first_ts, '') <= ?""", (project, rid, ts or "~")).fetchall():
         toks = set(other_norm.split())
         if all(w in toks for w in words) and not all(w in toks for w in norm(str(ctx.get("to") or "")).split()):
             conn.execute("UPDATE standing_decisions SET status='superseded', superseded_by=? WHERE id=?",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -21,11 +22,11 @@ from index.scoped import Scoped, and_where, provenance, walk
 GOAL_STATES = ("active", "paused", "blocked", "done", "abandoned")
 TRUTH_CATEGORIES = ("certainty_claim", "verification_claim", "completion_claim", "apology", "agreement", "hedge",
                     "blame_shift")
-_WORD = re.compile(r"[a-z0-9]+")
+_RAW_WORD = re.compile(r"[A-Za-z0-9]+")
 _STOP = frozenset(
     "the a an and or to of in on for with from into at by is are be it this that these those we you i our your my "
     "do does did dont don't not no never always use using used please can could should would will just only any "
-    "all new now then than when what which who how why there here its it's so as if else also".split())
+    "all new now then than when what which who how why there here its it's so as if else also without".split())
 _CLAUSE = re.compile(r"[,;:]| because | since | we decided | as we ")
 
 
@@ -91,7 +92,10 @@ def recall_kinds(conn: sqlite3.Connection, topic: str, kinds: tuple[str, ...], *
 # --- rules: bans and standing decisions ---------------------------------------------------------------
 
 def _rule_rows(conn: sqlite3.Connection, table: str, cond: str, params: list[object], scope: str, cwd: str | None,
-               since: str | None, limit: int) -> Scoped:
+               since: str | None, limit: int,
+               keep: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> Scoped:
+    """Rows of bans / standing_decisions in scope; `keep` filters (and annotates) them inside each scope,
+    so a scope with rows but no match still widens."""
     cols = ("t.id, t.content, t.first_ts, t.last_ts, t.mentions, t.session_id, t.source_uuid, t.project_key, "
             "e.context")
     if table == "standing_decisions":
@@ -106,8 +110,8 @@ def _rule_rows(conn: sqlite3.Connection, table: str, cond: str, params: list[obj
         rows = conn.execute(
             f"""SELECT {cols} FROM {table} t LEFT JOIN extractions e ON e.id = t.extraction_id
                 WHERE 1=1 {and_where(where.replace('e.project_key', 't.project_key'), ' AND '.join(extra))}
-                ORDER BY t.last_ts DESC, t.id DESC LIMIT ?""", [*args, *ps, limit]).fetchall()
-        out = []
+                ORDER BY t.last_ts DESC, t.id DESC LIMIT ?""", [*args, *ps, 5000 if keep else limit]).fetchall()
+        out: list[dict[str, Any]] = []
         for r in rows:
             ctx = _ctx(r[8])
             item: dict[str, Any] = {"id": r[0], "content": r[1], **provenance(r[5], r[3], r[7], r[6]),
@@ -120,7 +124,9 @@ def _rule_rows(conn: sqlite3.Connection, table: str, cond: str, params: list[obj
                     item["superseded_by"] = r[10]
                 if r[11] or r[12]:
                     item["from"], item["to"] = r[11], r[12]
-            out.append(item)
+            kept = keep(item) if keep else item
+            if kept is not None:
+                out.append(kept)
         return out
 
     return walk(scope, cwd, run)
@@ -132,8 +138,8 @@ def list_bans(conn: sqlite3.Connection, *, scope: str, cwd: str | None, since: s
 
 def list_standing_decisions(conn: sqlite3.Connection, *, status: str, scope: str, cwd: str | None,
                             since: str | None, limit: int) -> Scoped:
-    cond, params = ("", []) if status == "all" else ("t.status = ?", [status])
-    res = _rule_rows(conn, "standing_decisions", cond, params, scope, cwd, since, limit)
+    params: list[object] = [] if status == "all" else [status]
+    res = _rule_rows(conn, "standing_decisions", "t.status = ?" if params else "", params, scope, cwd, since, limit)
     _name_successors(conn, res.items)
     return res
 
@@ -148,10 +154,12 @@ def _name_successors(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> N
 
 
 def tokens(text: str) -> set[str]:
-    """Content words, lower-cased and lightly stemmed (tests→test, failing→fail)."""
+    """Content words, lower-cased and lightly stemmed (tests→test, failing→fail); two-letter words only
+    as acronyms (RQ, CI, DB)."""
     out = set()
-    for w in _WORD.findall(text.lower()):
-        if len(w) < 3 or w in _STOP:
+    for raw in _RAW_WORD.findall(text):
+        w = raw.lower()
+        if len(w) < 3 and not (len(w) == 2 and raw.isupper()) or w in _STOP:
             continue
         for suf in ("ing", "ed", "es", "s"):
             if w.endswith(suf) and len(w) - len(suf) >= 3:
@@ -167,11 +175,11 @@ def _core(text: str) -> str:
     return head if len(tokens(head)) >= 1 else text
 
 
-def match_score(rule: str, statement: str | None, query: set[str]) -> tuple[float, list[str]]:
-    """Share of the rule's core words found in the query (long and identifier-like words weigh more)."""
+def match_score(rule: str, statement: str | None, query: set[str], whole: bool = False) -> tuple[float, list[str]]:
+    """Share of the rule's core words (or all its words) found in the query; longer words weigh more."""
     best: tuple[float, list[str]] = (0.0, [])
     for text in (rule, statement or ""):
-        core = tokens(_core(text)) if text else set()
+        core = (tokens(text) if whole else tokens(_core(text))) if text else set()
         if not core:
             continue
         weight = {w: 1.0 + min(len(w), 10) / 5 for w in core}
@@ -185,17 +193,21 @@ def match_score(rule: str, statement: str | None, query: set[str]) -> tuple[floa
 def check_banned(conn: sqlite3.Connection, action: str, *, scope: str, cwd: str | None, limit: int) -> Scoped:
     """Bans whose wording overlaps `action`; verdict banned / possibly_banned / no_known_ban in `extra`."""
     query = tokens(action)
-    res = _rule_rows(conn, "bans", "t.active = 1", [], scope, cwd, None, 5000)
-    found = []
-    for ban in res.items:
+    checked = [0]
+
+    def keep(ban: dict[str, Any]) -> dict[str, Any] | None:
+        checked[0] += 1
         score, words = match_score(ban["content"], ban.get("statement"), query)
         if score >= 0.3 and any(len(w) >= 4 for w in words):
-            found.append({**ban, "match": score, "matched_words": words})
-    found.sort(key=lambda b: -b["match"])
+            return {**ban, "match": score, "matched_words": words}
+        return None
+
+    res = _rule_rows(conn, "bans", "t.active = 1", [], scope, cwd, None, limit, keep)
+    found = sorted(res.items, key=lambda b: -b["match"])
     verdict = "no_known_ban"
     if found:
         verdict = "banned" if found[0]["match"] >= 0.5 else "possibly_banned"
-    return Scoped(found[:limit], res.scope, res.note, {"verdict": verdict, "bans_checked": len(res.items)})
+    return Scoped(found[:limit], res.scope, res.note, {"verdict": verdict, "bans_checked": checked[0]})
 
 
 def decision_for_topic(conn: sqlite3.Connection, topic: str, *, scope: str, cwd: str | None, since: str | None,
@@ -203,14 +215,13 @@ def decision_for_topic(conn: sqlite3.Connection, topic: str, *, scope: str, cwd:
     """Standing decisions about `topic` (by word overlap; superseded ones say by what) plus one-off
     decisions ranked by `index.recall.recall`."""
     query = tokens(topic)
-    rules = _rule_rows(conn, "standing_decisions", "", [], scope, cwd, since, 5000)
-    standing = []
-    for d in rules.items:
-        score, words = match_score(d["content"], None, query)
-        if words:
-            standing.append({**d, "match": score, "matched_words": words})
-    standing.sort(key=lambda d: (d["status"] != "active", -d["match"]))
-    standing = standing[:limit]
+
+    def keep(d: dict[str, Any]) -> dict[str, Any] | None:
+        score, words = match_score(d["content"], None, query, whole=True)
+        return {**d, "match": score, "matched_words": words} if words else None
+
+    rules = _rule_rows(conn, "standing_decisions", "", [], scope, cwd, since, limit, keep)
+    standing = sorted(rules.items, key=lambda d: (d["status"] != "active", -d["match"]))[:limit]
     _name_successors(conn, standing)
     decisions = recall_kinds(conn, topic, ("decision", "standing_decision"), scope=scope, cwd=cwd, since=since,
                              limit=limit)
@@ -290,4 +301,10 @@ def active_goal(conn: sqlite3.Connection, *, scope: str, cwd: str | None,
     res = walk(scope, cwd, run)
     active = [g for g in res.items if g["status"] == "active"]
     parked = [g for g in res.items if g["status"] != "active"]
-    return Scoped(active[:1], res.scope, res.note, {"open": parked[:5]})
+    extra: dict[str, Any] = {"open": parked[:5], "latest": None}
+    if not res.items:
+        # nothing open anywhere in scope: the most recent goal, whatever became of it
+        latest = walk(scope, cwd, lambda w, a: _goal_rows(conn, w, a, None, 1, now))
+        extra["latest"] = latest.items[0] if latest.items else None
+        return Scoped([], latest.scope, latest.note, extra)
+    return Scoped(active[:1], res.scope, res.note, extra)

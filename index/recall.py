@@ -63,7 +63,7 @@ def recall(conn: sqlite3.Connection, topic: str, *, kind: str | None = None, sco
            cwd: str | None = None, since: str | None = None, limit: int = 10,
            now: datetime | None = None) -> RecallResult:
     now = now or datetime.now(timezone.utc)
-    q = parse(topic) if topic.strip() else None
+    q = parse(topic, idents=False) if topic.strip() else None
     kinds = [k for k in (kind or "").split(",") if k]
     for sc in scope_chain(scope, cwd):
         hits = _query(conn, q.any_of() if q and not q.empty else None, kinds, sc.where, sc.args, since, limit, now)

@@ -262,23 +262,21 @@ def version() -> None:
 
 
 def _register() -> None:
-    from total_recall import cmd_manage
+    """Command modules import their heavy dependencies inside the commands, so this stays cheap."""
+    from mcp_server.cli import register as register_mcp
+    from total_recall import cmd_manage, cmd_metrics, cmd_vec
     from total_recall.cmd_eval import eval_group
     from total_recall.cmd_recall import dump, extractors, recall
     from total_recall.demo import demo
 
-    cli.add_command(demo)
-    cli.add_command(recall)
-    cli.add_command(dump)
+    for cmd in (demo, recall, dump):
+        cli.add_command(cmd)
     eval_group.add_command(extractors)
     cli.add_command(eval_group)
     cmd_manage.register(cli)
-    from total_recall import cmd_metrics
-
     cmd_metrics.register(cli)
-    from total_recall import cmd_vec
-
     cmd_vec.register(cli)
+    register_mcp(cli)
 
 
 _register()
