@@ -272,9 +272,18 @@ def last_sessions(conn: sqlite3.Connection, key: str | None, n: int = 4,
     rows = conn.execute(
         """SELECT session_id, title, last_ts, project_key FROM sessions
            WHERE project_key = ? AND n_prompts > 0 AND session_id IS NOT ?
-           ORDER BY last_ts DESC LIMIT ?""", (key, exclude, n)).fetchall()
-    return [Item(safe_text(title or "(untitled)", 90), _day(last), sid, display_name(project))
-            for sid, title, last, project in rows]
+           ORDER BY last_ts DESC LIMIT ?""", (key, exclude, n * 4)).fetchall()
+    out: list[Item] = []
+    seen: set[str] = set()
+    for sid, title, last, project in rows:
+        text = safe_text(title or "(untitled)", 90)
+        if text.lower() in seen:
+            continue  # resumed and copied sessions share a title
+        seen.add(text.lower())
+        out.append(Item(text, _day(last), sid, display_name(project)))
+        if len(out) >= n:
+            break
+    return out
 
 
 def render(sections: dict[str, list[Item]], budget: int) -> tuple[str, dict[str, int]]:

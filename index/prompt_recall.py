@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -25,7 +26,9 @@ KIND_LABEL = {"standing_decision": "standing decision", "model_correction": "cor
               "failed_attempt": "failed attempt", "domain_fact": "fact", "implicit_preference": "preference"}
 ROLE_LABEL = {"user": "you", "assistant": "assistant", "system": "system"}
 _WORD = re.compile(r"[A-Za-z][\w'-]{2,}")
-MAX_TERMS = 10
+MAX_TERMS = 5  # each OR term widens the candidate set; 5 keeps the message search near 20 ms (p50)
+MAX_IDENTS = 3
+WIDEN_IF_UNDER_S = 0.08  # search the whole index too only when the project search was quick
 _MARK = re.compile(r"\[(?!REDACTED)([^\[\]\s]{1,60})\]")
 
 
@@ -57,7 +60,7 @@ def focus_query(prompt: str, idents: list[str]) -> str:
         seen.add(low)
         words.append(low)
     words.sort(key=len, reverse=True)
-    quoted = ['"' + i.replace('"', "") + '"' for i in idents]
+    quoted = ['"' + i.replace('"', "") + '"' for i in idents[:MAX_IDENTS]]
     return " ".join(quoted + words[: max(MAX_TERMS - len(quoted), 3)])
 
 
@@ -91,17 +94,34 @@ def _day(ts: str | None) -> str | None:
     return ts[:10] if ts else None
 
 
+def _limit_time(conn: sqlite3.Connection, until: float | None) -> None:
+    """Abort queries past `until` (time.monotonic); None removes the limit."""
+    if until is None:
+        conn.set_progress_handler(None, 0)
+    else:
+        conn.set_progress_handler(lambda: 1 if time.monotonic() > until else 0, 5000)
+
+
 def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id: str | None,
-           idents: list[str], now: datetime | None = None) -> list[Recalled]:
+           idents: list[str], now: datetime | None = None, search_budget_s: float | None = None,
+           deadline: float | None = None, notes: list[str] | None = None) -> list[Recalled]:
+    """Memory (extractions) then past messages about `prompt`, excluding the live session.
+    The message search stops after `search_budget_s` (memory items are kept; "search_timeout" is
+    added to `notes`); `deadline` is the caller's overall monotonic deadline, restored afterwards."""
     now = now or datetime.now(timezone.utc)
     query = focus_query(prompt, idents)
     if not query.strip():
         return []
     out: list[Recalled] = []
     same: set[str] = set()
-    res = recall(conn, query, kind=RECALL_KINDS, scope="this_project" if cwd else "global", cwd=cwd, limit=6,
-                 now=now)
-    for h in res.hits:
+    try:
+        mem = recall(conn, query, kind=RECALL_KINDS, scope="this_project" if cwd else "global", cwd=cwd, limit=6,
+                     now=now).hits
+    except sqlite3.OperationalError as exc:
+        if "interrupt" in str(exc):
+            raise  # the hook's deadline: stop here
+        mem = []  # one bad query must not cost the message hits
+    for h in mem:
         norm = " ".join(h.content.lower().split())[:160]
         if (h.session_id and h.session_id == session_id) or norm in same or h.source_uuid in same:
             continue
@@ -112,9 +132,25 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
         line = f"[{label}{stale}, {_day(h.ts) or '?'}{', ' + where if where else ''}] {safe_text(h.content, 220)}"
         out.append(Recalled(h.source_uuid, line, "memory", _day(h.ts), h.session_id, h.project))
     key = project_key(cwd) if cwd else None
-    hits = search_messages(conn, query, Filters(project=key) if key else None, limit=10, now=now)
-    if key and len([m for m in hits if m.session_id != session_id]) < 2:
-        hits += search_messages(conn, query, None, limit=10, now=now)
+    t0 = time.perf_counter()
+    if search_budget_s is not None:
+        until = time.monotonic() + search_budget_s
+        _limit_time(conn, min(until, deadline) if deadline is not None else until)
+    hits = []
+    try:
+        hits = search_messages(conn, query, Filters(project=key) if key else None, limit=10, now=now,
+                               hybrid=False)  # no embedding model on the hot path
+        if key and len([m for m in hits if m.session_id != session_id]) < 2 \
+                and time.perf_counter() - t0 < WIDEN_IF_UNDER_S:
+            hits += search_messages(conn, query, None, limit=10, now=now, hybrid=False)
+    except sqlite3.OperationalError as exc:
+        if "interrupt" not in str(exc) or (deadline is not None and time.monotonic() > deadline):
+            raise
+        if notes is not None:
+            notes.append("search_timeout")
+    finally:
+        if search_budget_s is not None:
+            _limit_time(conn, deadline)
     titles = _titles(conn, {m.session_id for m in hits})
     seen: set[str] = {r.key for r in out}  # a message already recalled as memory
     for m in hits:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT);
@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS turns(
   is_sidechain INTEGER, agent_id TEXT, file_id INTEGER,
   PRIMARY KEY(message_id, request_id)
 );
-CREATE INDEX IF NOT EXISTS turns_session ON turns(session_id, ts);
+CREATE INDEX IF NOT EXISTS turns_session ON turns(session_id);
 
 CREATE TABLE IF NOT EXISTS turn_durations(
   uuid TEXT PRIMARY KEY, session_id TEXT, parent_uuid TEXT, duration_ms INTEGER, ts TEXT, file_id INTEGER
@@ -172,7 +172,9 @@ CREATE TABLE IF NOT EXISTS ingest_runs(
 );
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1}
+# v2: `forgotten` table and turns(session_id, ts). Every statement above is IF NOT EXISTS, so v2
+# re-applies the current DDL; a v1 index gains the new table without losing anything.
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V1 + "CREATE INDEX IF NOT EXISTS turns_session_ts ON turns(session_id, ts);"}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import zlib
 
-_RAW, _DEFLATE = b"\x00", b"\x02"
+_RAW, _ZLIB, _DEFLATE = b"\x00", b"\x01", b"\x02"  # _ZLIB: indexes written by 0.1.0 pre-releases
 _MIN_COMPRESS = 200  # below this, deflate saves little and its per-call setup dominates
 
 
@@ -29,6 +29,8 @@ def unpack(blob: bytes | str | None) -> str:
         return blob
     if blob[:1] == _DEFLATE:
         return zlib.decompress(blob[1:], -15).decode("utf-8", "replace")
+    if blob[:1] == _ZLIB:
+        return zlib.decompress(blob[1:]).decode("utf-8", "replace")
     return blob[1:].decode("utf-8", "replace")
 
 

@@ -1,0 +1,169 @@
+"""Detached indexing from hooks (H4, H6).
+
+`spawn_index` starts `python -m hooks.spawn` in its own session and process group (setsid), with
+stdin/stdout/stderr on /dev/null, and returns at once. The worker takes an exclusive, non-blocking
+lock on `index.lock` beside the DB; a tick that finds the lock held only leaves a `index.pending`
+mark, and the running worker does one more pass when it sees it, so overlapping ticks collapse into
+one trailing run. SIGTERM/SIGHUP/SIGINT never cut a run short: the worker finishes the pass it is in
+(rows and cursor commit together anyway) and then exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hooks.events import log_event
+from lib.paths import state_dir
+
+LOCK = "index.lock"
+PENDING = "index.pending"
+LAST = "index.last"
+MAX_PASSES = 5
+PRUNE_DAYS = 30
+
+
+def lock_held(state: Path) -> bool:
+    """Is a worker running? (Probes the lock without keeping it.)"""
+    import fcntl
+
+    try:
+        fd = os.open(state / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock we may have taken
+    return False
+
+
+def _mark_pending(state: Path) -> None:
+    with contextlib.suppress(OSError):
+        (state / PENDING).touch()
+
+
+def spawn_index(db: Path, roots: list[Path] | None = None, *, full: bool = False, jobs: int = 1,
+                trigger: str = "hook") -> str:
+    """Start a detached index run. Returns "spawned", "collapsed" (one is running) or "failed"."""
+    state = state_dir(db)
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return "failed"
+    if lock_held(state):
+        _mark_pending(state)
+        return "collapsed"
+    cmd = [sys.executable, "-m", "hooks.spawn", "--db", str(db), "--jobs", str(jobs), "--trigger", trigger]
+    for r in roots or []:
+        cmd += ["--root", str(r)]
+    if full:
+        cmd.append("--full")
+    try:
+        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True, cwd=str(state))
+    except OSError:
+        return "failed"
+    return "spawned"
+
+
+_stop = False
+_main_pid = 0
+
+
+def _defer(signum: int, frame: object) -> None:
+    """In the worker: finish the current pass, then stop. In its parser processes (forked by the
+    pool, which stops them with SIGTERM): die as usual."""
+    global _stop
+    if os.getpid() != _main_pid:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
+    _stop = True
+
+
+def _prune(state: Path, days: int = PRUNE_DAYS) -> None:
+    """Old per-session policy state and continuation packets go after `days`."""
+    cutoff = time.time() - days * 86400
+    for sub in ("sessions", "continuations"):
+        try:
+            entries = list(os.scandir(state / sub))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_file() and e.stat().st_mtime < cutoff:
+                    os.unlink(e.path)
+            except OSError:
+                pass
+
+
+def worker(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str) -> int:
+    import fcntl
+
+    global _main_pid
+    _main_pid = os.getpid()
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, _defer)
+    state = state_dir(db)
+    state.mkdir(parents=True, exist_ok=True)
+    fd = os.open(state / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        _mark_pending(state)
+        return 0
+    try:
+        from index.ingest import run_index
+        from lib.paths import projects_roots
+
+        paths = roots or projects_roots()
+        for n in range(MAX_PASSES):
+            with contextlib.suppress(OSError):
+                os.unlink(state / PENDING)
+            t0 = time.perf_counter()
+            rec: dict[str, object] = {"event": "index", "trigger": trigger, "pass": n + 1, "full": full and n == 0}
+            try:
+                existing = [p for p in paths if p.is_dir()]
+                report = run_index(db, existing, full=full and n == 0, jobs=jobs)
+                rec.update(ok=True, files=report.files, files_unchanged=report.files_unchanged,
+                           messages_added=report.messages_added, extractions_added=report.extractions_added,
+                           bytes_read=report.bytes_read, errors=len(report.errors))
+                (state / LAST).write_text(str(time.time()))
+            except Exception as exc:  # logged, never raised: nobody is watching this process
+                rec.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:500])
+            rec["latency_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+            log_event(state, rec)
+            if _stop or not (state / PENDING).exists():
+                break
+        _prune(state)
+    finally:
+        os.close(fd)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m hooks.spawn", description="detached total-recall index run")
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--root", action="append", default=[])
+    ap.add_argument("--full", action="store_true")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--trigger", default="hook")
+    a = ap.parse_args(argv)
+    try:
+        return worker(Path(a.db), [Path(r) for r in a.root], a.full, max(1, a.jobs), a.trigger)
+    except Exception:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
