@@ -52,21 +52,29 @@ KNOWN_TYPOS = {
 }
 
 
+_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_NEAR = {c: {r[j] for j in (i - 1, i + 1) if 0 <= j < len(r)} | {
+    rows[k][i + d] for k in (n - 1, n + 1) if 0 <= k < 3 for d in (-1, 0, 1) if 0 <= i + d < len(rows[k])}
+    for rows in (_ROWS,) for n, r in enumerate(rows) for i, c in enumerate(r)}
+
+
 def one_edit(a: str, b: str) -> bool:
-    """True when a and b differ by exactly one insertion, deletion, substitution or transposition."""
+    """True when `a` looks like a slip of the fingers for `b`: two neighbouring letters swapped, a
+    letter dropped or doubled inside the word, or a neighbouring key hit — never at the word's end,
+    where a one-letter difference is usually another inflection (built/build, changed/changes)."""
     la, lb = len(a), len(b)
     if a == b or abs(la - lb) > 1:
         return False
     if la == lb:
         diff = [i for i in range(la) if a[i] != b[i]]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
-                                   and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
-    if la > lb:
-        a, b = b, a
+        if len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]:
+            return True
+        return len(diff) == 1 and diff[0] < la - 2 and a[diff[0]] in _NEAR.get(b[diff[0]], set())
+    short, long_ = (a, b) if la < lb else (b, a)
     i = 0
-    while i < len(a) and a[i] == b[i]:
+    while i < len(short) and short[i] == long_[i]:
         i += 1
-    return a[i:] == b[i + 1:]
+    return short[i:] == long_[i + 1:] and i < len(long_) - 2
 
 
 def learned_typos(prompt: str, reference: str | None) -> list[tuple[str, str]]:

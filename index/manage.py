@@ -93,3 +93,46 @@ def session_transcript(conn: sqlite3.Connection, session_id: str, include_tools:
             for r in conn.execute(
                 f"""SELECT uuid, ts, role, kind, body, on_main, agent_id FROM messages
                     WHERE session_id=? AND kind IN ({marks}) ORDER BY id""", (session_id, *kinds))]
+
+
+PROMOTABLE = ("ban", "standing_decision", "goal", "implicit_preference", "domain_fact")
+
+
+def promote(conn: sqlite3.Connection, kind: str, *, text: str | None = None, extraction_id: int | None = None,
+            cwd: str | None = None) -> dict[str, Any]:
+    """Make a memory durable on request: free text, or an existing extraction (e.g. a one-off decision),
+    becomes a ban / standing decision / goal / preference for the project, folded like any other row.
+    The new row's source is the original message, or `manual:<id>` for typed text."""
+    import uuid as uuidlib
+
+    from index.operator import fold_new
+    from index.writer import write_extractions
+    from lib.project import project_key
+
+    if kind not in PROMOTABLE:
+        raise ValueError(f"kind {kind!r}: use one of {', '.join(PROMOTABLE)}")
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    if extraction_id is not None:
+        row = conn.execute("SELECT content, session_id, source_uuid, cwd, project_key FROM extractions WHERE id=?",
+                           (extraction_id,)).fetchone()
+        if row is None:
+            raise LookupError(f"no extraction with id {extraction_id}")
+        content, session_id, source, cwd_, project = row
+    else:
+        if not text or not text.strip():
+            raise ValueError("nothing to promote: give a text or an extraction id")
+        content, session_id, source, cwd_, project = text.strip(), None, f"manual:{uuidlib.uuid4()}", cwd, \
+            project_key(cwd)
+    ordinal = conn.execute("SELECT count(*) FROM extractions WHERE kind=? AND source_uuid=?", (kind, source)).fetchone()[0]
+    ctx = '{"promoted": true}' if kind != "goal" else '{"promoted": true, "status": "active"}'
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
+        write_extractions(conn, [(kind, content, ctx, 1.0, session_id, source, ordinal, cwd_, project, now,
+                                  "project")], None)
+        fold_new(conn, last)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return {"kind": kind, "content": content, "project": project, "source_uuid": source, "ts": now}

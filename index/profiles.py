@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from extractors.profiles import KNOWN_TYPOS
 from lib.project import display_name
 
 PROFILE_NAMES = ("operator_profile", "voice_profile", "workflow_profile", "satisfaction_profile",
@@ -83,7 +84,8 @@ def _operator(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> dict[
 def _voice(c: dict[str, dict[str, float]]) -> dict[str, Any]:
     v = c.get("voice", {})
     n = v.get("prompts", 0)
-    typos = sorted(((k.split(">", 1)[0], k.split(">", 1)[1], int(cnt)) for k, cnt in c.get("typo", {}).items()),
+    typos = sorted(((k.split(">", 1)[0], k.split(">", 1)[1], int(cnt)) for k, cnt in c.get("typo", {}).items()
+                    if cnt >= 2 or k.split(">", 1)[0] in KNOWN_TYPOS),  # learned ones must recur
                    key=lambda t: (-t[2], t[0]))
     avg = round(v.get("words", 0) / n, 1) if n else 0.0
     style = []

@@ -1,0 +1,106 @@
+"""`context` (the session-start bundle), `profile`, `check-banned` and `promote`: what the slash
+commands and skills call."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from total_recall.output import emit_json, fail
+
+PROFILES = {"operator": "operator_profile", "voice": "voice_profile", "workflow": "workflow_profile",
+            "satisfaction": "satisfaction_profile", "preferences": "implicit_preferences"}
+
+
+@click.command()
+@click.option("--cwd", help="Project directory (default: the current one).")
+@click.option("--budget", default=1800, show_default=True, type=click.IntRange(200, 10000))
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def context(obj: Any, cwd: str | None, budget: int, as_json: bool) -> None:
+    """The operator-context bundle a new session gets: goal, standing decisions, bans, voice, corrections."""
+    from index.bundle import operator_context
+    from index.db import open_reader
+
+    ctx = operator_context(open_reader(obj.db), cwd or os.getcwd(), budget=budget)
+    if as_json:
+        emit_json(ctx.to_json())
+    else:
+        click.echo(ctx.text or "(nothing remembered for this project yet)")
+
+
+@click.command()
+@click.argument("name", type=click.Choice(sorted(PROFILES)))
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def profile(obj: Any, name: str, as_json: bool) -> None:
+    """A profile mined from your sessions: operator, voice, workflow, satisfaction, preferences."""
+    from index.db import open_reader
+    from index.ontology_queries import profile as q_profile
+
+    data, updated = q_profile(open_reader(obj.db), PROFILES[name])
+    if as_json:
+        emit_json({"name": PROFILES[name], "updated_at": updated, "profile": data})
+        return
+    if not data:
+        click.echo("no profile yet: run `total-recall index`")
+        return
+    click.echo(f"{PROFILES[name]} (updated {updated})")
+    for k, v in data.items():
+        click.echo(f"  {k}: {v}")
+
+
+@click.command("check-banned")
+@click.argument("action", nargs=-1, required=True)
+@click.option("--scope", type=click.Choice(["this_cwd", "this_project", "global"]), default="this_project",
+              show_default=True)
+@click.option("--cwd")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def check_banned(obj: Any, action: tuple[str, ...], scope: str, cwd: str | None, as_json: bool) -> None:
+    """Is an action (a command, a library, an approach) banned by a past instruction?"""
+    from index.db import open_reader
+    from index.operator_queries import check_banned as q_check
+
+    res = q_check(open_reader(obj.db), " ".join(action), scope=scope, cwd=cwd or os.getcwd(), limit=5)
+    if as_json:
+        emit_json({"verdict": res.extra.get("verdict"), "scope": res.scope, "note": res.note, "bans": res.items})
+        return
+    click.echo(f"verdict: {res.extra.get('verdict')} (scope {res.scope}{'; ' + res.note if res.note else ''})")
+    for b in res.items:
+        click.echo(f"  - {b['content']}  ({str(b.get('date') or b.get('last_ts') or '')[:10]})")
+
+
+@click.command()
+@click.argument("text", nargs=-1)
+@click.option("--as", "kind", required=True,
+              type=click.Choice(["ban", "standing_decision", "goal", "implicit_preference", "domain_fact"]))
+@click.option("--id", "extraction_id", type=int, help="Promote an existing extraction (see `recall --json`).")
+@click.option("--cwd", help="Project directory for typed text (default: the current one).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def promote(obj: Any, text: tuple[str, ...], kind: str, extraction_id: int | None, cwd: str | None,
+            as_json: bool) -> None:
+    """Make a memory durable: a ban, standing decision, goal or preference for this project."""
+    from index.db import open_writer
+    from index.manage import promote as do_promote
+
+    if not obj.db.exists():
+        fail(f"no index at {obj.db}", "run `total-recall index` first")
+    try:
+        res = do_promote(open_writer(obj.db), kind, text=" ".join(text) or None, extraction_id=extraction_id,
+                         cwd=cwd or os.getcwd())
+    except (ValueError, LookupError) as exc:
+        fail(str(exc), "pass TEXT or --id N (ids are in `total-recall recall --json`)")
+        return
+    if as_json:
+        emit_json(res)
+    else:
+        click.echo(f"promoted to {res['kind']}: {res['content']}")
+
+
+def register(cli: click.Group) -> None:
+    for cmd in (context, profile, check_banned, promote):
+        cli.add_command(cmd)
