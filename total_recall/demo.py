@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -19,19 +20,23 @@ def _has_transcripts(roots: list[Path]) -> bool:
 @click.pass_obj
 def demo(obj: object, demo_corpus: bool) -> None:
     """Index your transcripts (or a generated demo corpus when there are none) and show what it found."""
+    from index.bundle import operator_context
     from index.db import open_reader
     from index.ingest import run_index
+    from index.recall import recall
     from index.search import search_sessions
-    from total_recall.democorpus import write_demo_corpus
+    from total_recall.democorpus import CWD, write_demo_corpus
 
     db: Path = obj.db  # type: ignore[attr-defined]
     roots = projects_roots()
     queries = ["error failed", "decided instead", "tests pass"]
+    cwd, topic = os.getcwd(), ""
     if demo_corpus or not _has_transcripts(roots):
         home = data_dir() / "demo"
         roots = [write_demo_corpus(home)]
         db = home / "index.db"
         queries = ["retry webhook", "Celery RQ", "ERR_TIMEOUT", "flaky login"]
+        cwd, topic = CWD, "celery"
         click.echo(f"No Claude Code transcripts found; using a generated demo corpus in {roots[0]}")
     report = run_index(db, roots, jobs=2)
     click.echo(f"Indexed {report.records} records (+{report.messages_added} messages, "
@@ -44,3 +49,8 @@ def demo(obj: object, demo_corpus: bool) -> None:
             click.echo(f"  {s.session_id[:8]}  {(s.last_ts or '')[:10]}  {short(s.title, 60)}")
             for h in s.hits[:2]:
                 click.echo(f"      {h.role}/{h.kind}: {short(h.snippet, 110)}")
+    click.echo(f"\n$ total-recall --db {db} recall {topic!r}")
+    for r in recall(conn, topic, limit=6).hits:
+        click.echo(f"  {(r.ts or '')[:10]}  {r.kind:<18} {short(r.content, 90)}")
+    click.echo(f"\n$ total-recall --db {db} context --cwd {cwd}   # what a new session here starts with")
+    click.echo(operator_context(conn, cwd).text or "  (nothing remembered for this directory yet)")
