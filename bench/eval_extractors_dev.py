@@ -2,17 +2,20 @@
 
 Usage::
 
-    .venv/bin/python bench/eval_extractors_dev.py [--labels FILE] [--corpus DIR] [--split odd|even|all]
-                                                  [--json] [--show CLASS] [--speed]
+    .venv/bin/python bench/eval_extractors_dev.py [--labels FILE] [--corpus DIR] [--split odd|even|all|both]
+                                                  [--context index|chain] [--folds K] [--json] [--show CLASS]
+                                                  [--speed]
 
-For every labelled item an ``Utterance`` is built from its text and role; the context the walker
-would resolve (previous assistant text, previous human prompt, recent tool calls) is recovered by
-opening the item's corpus file read-only and walking ``parentUuid`` back from the record. The
+For every labelled item an ``Utterance`` is built with the context the indexer gives it
+(``--context index``, the default: the walker's file-order thread context, previous texts capped as in
+``lib.context``), so the scores equal ``total-recall eval extractors`` on a fresh index. ``--context
+chain`` instead recovers the context by walking ``parentUuid`` back from the record (uncapped). The
 predicted kinds are mapped onto the label classes with the README's class->kind mapping and scored
 with ``extractors.evaluation``.
 
-The split is by the number in the item id (``ed0001`` is odd): heuristics are developed on the odd
-items and checked on the even ones.
+The split is by the number in the item id (``ed0001`` is odd): look at errors on one half, check a
+change on the other. ``--folds K`` adds precision/recall per class in K disjoint folds (item number
+modulo K) to show how stable a score is.
 """
 
 from __future__ import annotations
@@ -210,6 +213,43 @@ def corpus_utterances(corpus: Path) -> tuple[list[Utterance], int]:
     return out, size
 
 
+def index_utterances(items: list[dict[str, Any]], corpus: Path) -> dict[str, Utterance]:
+    """The utterances exactly as ``index`` builds them (walker + file-order thread context), by uuid.
+
+    The walker caps the previous texts and orders context by file position rather than by parent
+    chain, so scores here match ``total-recall eval extractors`` on a fresh index.
+    """
+    from lib.context import iter_contexts
+    from lib.discovery import discover
+    from lib.model import Carry
+    from lib.project import project_key
+    from lib.walker import parse_file
+
+    wanted = {str(corpus / it["file"]) for it in items}
+    out: dict[str, Utterance] = {}
+    for found in discover([corpus / "projects"]):
+        if found.path not in wanted:
+            continue
+        chunk = parse_file(found.path, 0, Carry(), found.info)
+        for m, ctx in iter_contexts(chunk.messages, chunk.carry):
+            if m.kind not in ("prompt", "text"):
+                continue
+            out[m.uuid] = Utterance(
+                uuid=m.uuid,
+                session_id=m.session_id,
+                role="user" if m.role == "user" else "assistant",
+                text=m.text,
+                ts=m.ts,
+                cwd=m.cwd,
+                project_key=project_key(m.cwd),
+                is_sidechain=m.is_sidechain,
+                prev_assistant_text=ctx.prev_assistant_text,
+                prev_user_text=ctx.prev_user_text,
+                recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools],
+            )
+    return out
+
+
 def _cpu_rate(batch: list[Utterance], reps: int) -> float:
     best = float("inf")
     for _ in range(reps):
@@ -239,12 +279,45 @@ def _in_split(item_id: str, split: str) -> bool:
     return odd if split == "odd" else not odd
 
 
+def _fold_of(item_id: str, folds: int) -> int:
+    digits = "".join(ch for ch in item_id if ch.isdigit())
+    return int(digits) % folds if digits else 0
+
+
+def fold_table(
+    items: list[dict[str, Any]], preds: dict[str, list[Any]], folds: int, classes: tuple[str, ...] = CLASSES
+) -> str:
+    """Precision/recall per class in each of ``folds`` folds (item number modulo ``folds``): how stable a
+    score is across disjoint slices of the labels, which a single held-out half cannot show."""
+    head = f"{'class':<16}" + "".join(f"{'fold ' + str(k):>12}" for k in range(folds))
+    lines = [head + f"{'spread(F1)':>12}"]
+    per_fold = []
+    for k in range(folds):
+        sel = [it for it in items if _fold_of(it["id"], folds) == k]
+        gold = {it["id"]: set(it["labels"]) for it in sel}
+        pred = {it["id"]: predicted_classes(e.kind for e in preds[it["id"]]) for it in sel}
+        per_fold.append(score(gold, pred))
+    for cls in classes:
+        rows = [r[cls] for r in per_fold]
+        cells = [f"{x['precision']:.2f}/{x['recall']:.2f}" if x["tp"] + x["fp"] + x["fn"] else "-" for x in rows]
+        f1s = [x["f1"] for x in rows if x["tp"] + x["fp"] + x["fn"]] or [0.0]
+        lines.append(f"{cls:<16}" + "".join(f"{c:>12}" for c in cells) + f"{max(f1s) - min(f1s):>12.2f}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--split", choices=("odd", "even", "all", "both"), default="both")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--folds", type=int, default=0, metavar="K", help="also print P/R per class in K folds")
+    ap.add_argument(
+        "--context",
+        choices=("chain", "index"),
+        default="index",
+        help="index: utterances as the indexer builds them (default); chain: walk parentUuid from each item",
+    )
     ap.add_argument("--show", metavar="CLASS", help="print false positives/negatives for a class")
     ap.add_argument(
         "--speed", action="store_true", help="time extract() on the dev items and the whole corpus"
@@ -253,7 +326,13 @@ def main(argv: list[str] | None = None) -> int:
 
     items = [json.loads(line) for line in args.labels.open() if line.strip()]
     cache: dict[str, Any] = {}
-    utts = {it["id"]: build_utterance(it, args.corpus, cache) for it in items}
+    if args.context == "index":
+        by_uuid = index_utterances(items, args.corpus)
+        utts = {
+            it["id"]: by_uuid.get(it["uuid"]) or build_utterance(it, args.corpus, cache) for it in items
+        }
+    else:
+        utts = {it["id"]: build_utterance(it, args.corpus, cache) for it in items}
     preds = {it["id"]: extract(utts[it["id"]]) for it in items}
 
     splits = ("odd", "even") if args.split == "both" else (args.split,)
@@ -266,6 +345,14 @@ def main(argv: list[str] | None = None) -> int:
         if not args.json:
             print(f"\n== split: {split} ({len(sel)} items)")
             print(format_table(report[split]))
+    if args.folds > 1:
+        report["folds"] = {
+            "k": args.folds,
+            "table": fold_table(items, preds, args.folds),
+        }
+        if not args.json:
+            print(f"\n== {args.folds} folds (P/R; fold = item number mod {args.folds})")
+            print(report["folds"]["table"])
     if args.show:
         cls = args.show
         for it in items:

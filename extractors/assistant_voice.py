@@ -58,7 +58,10 @@ _FAILED = cues(
     ),
     (
         r"\b(?:is|are|was|were|keeps?) (?:still )?(?:failing|erroring|timing out|crashing|broken|hanging)\b|"
-        r"\bstill (?:fail|error|broken|getting|seeing|shows|showing|returns|missing|there)\b|\bfailing in\b",
+        # (Not the hypothetical "if this still fails, ...".)
+        r"\b(?<!if it )(?<!if this )(?<!if that )still (?:fail(?:s|ed|ing)?|error(?:s|ing)?|broken|getting|seeing|"
+        r"shows|showing|returns|missing|there)\b|"
+        r"\bfailing in\b|\b(?:broken|failing|failed|down|wrong) again\b",
         1.0,
     ),
     (
@@ -83,6 +86,8 @@ _FAILED = cues(
         0.8,
     ),
     (r"\b(?:failed|fails)\b|\bis failing\b|\berror(?:ed|s)? (?:out|again)\b", 0.5),
+    # "Config error - blocky doesn't accept CIDR", "Build failed: ...": the outcome stated first.
+    (r"^\W{0,4}(?:[\w.-]+ ){0,2}(?:error|failed|failure|fails)\s*(?:\u2014|--|-|:)\s", 1.0, "error failed failure fails"),
     (
         r"\b(?:that|this|the (?:fix|change|patch|approach|workaround))(?: also)? (?:didn'?t|did not|doesn'?t|won'?t) "
         r"(?:help|work|fix|change)\b|\bno change\b|\bhas no effect\b|\bnot taking effect\b|"
@@ -129,7 +134,8 @@ _PROGRESS = cues(
     (
         r"\bsuccessful(?:ly)?\b|\b(?:is|are) now (?:\w+ )?(?:working|passing|complete|installed|configured|active|"
         r"live|fixed|done|available|running)\b|\bnow (?:works|passes|compiles|builds)\b|\b(?:has|have) been (?:\w+ )?"
-        r"(?:created|added|fixed|updated|installed|removed|merged|pushed|committed|completed|resolved)\b",
+        r"(?:created|added|fixed|updated|installed|removed|merged|pushed|committed|completed|resolved|fetched|"
+        r"built|generated|downloaded|applied|configured|deployed)\b",
         0.9,
     ),
     (
@@ -151,6 +157,22 @@ _PROGRESS = cues(
         r"(?: \w+ly| successfully| fine| ok)?[.!]",
         1.0,
         "activated installed created updated merged pushed committed closed deployed resolved",
+    ),
+    # "Round 1 complete.", "spotter-fum.3 done.", "All clean.", "Key A converted successfully.": a status line.
+    (
+        r"^(?![^.\n]{0,50}\b(?:won'?t|doesn'?t|isn'?t|not|can'?t|because|if|when|until)\b)"
+        r"(?:[^.!?\n]|\.(?=\w)){0,50}?\b(?:done|"
+        r"complete|completed|finished|succeeded|dispatched|clean|green|\w+ed successfully)[.!]",
+        1.2,
+        "done complete completed finished succeeded dispatched clean green successfully",
+    ),
+    (r"\b(?:is|are) (?:now working|working now)\b", 0.3),
+    # Opening with what was done ("I've added margin-bottom to ...") reports it rather than narrating a plan.
+    (
+        r"^\W{0,4}(?:i'?ve|i have|we'?ve|we have) (?:now |just )?(?:successfully )?(?:created|added|fixed|updated|"
+        r"implemented|completed|built|installed|written|refactored|removed|migrated|configured|resolved|finished|"
+        r"merged|pushed|committed|cleaned|converted|moved|renamed|replaced)\b",
+        0.3,
     ),
     Cue(r"\u2705\s*(?:\*\*)?\s*(?:[a-z]+ )?(?:\w+ed|done|complete|success\w*|pass\w*|ready)\b", 0.7, literal="\u2705"),
     Cue(
@@ -183,11 +205,20 @@ _PROGRESS = cues(
 )
 _APPROVING = re.compile(r"^\W{0,4}(?:good|great|perfect|excellent|nice|ok(?:ay)?|awesome)\b")
 # A plan announced as a list ("I need: 1. ... 2. ...") is a list of next steps, not narration.
-_PLAN_LIST = re.compile(r"(?:i need|in order|next steps?|steps|plan|todo|to do|remaining|what'?s left):\s*\n\s*(?:\d+[.)]|[-*])\s")
+# (Searched from each colon - a literal the regex engine can skip to - then the label before it is checked.)
+_PLAN_LIST = re.compile(r":\s*\n\s*(?:\d+[.)]|[-*])\s")
+_PLAN_LABELS = (
+    "i need", "in order", "next step", "steps", "plan", "todo", "to do", "remaining", "what's left", "whats left"
+)
 _NARRATION = re.compile(
     r"^\W{0,4}(?:(?:now|next|first|ok(?:ay)?|great|perfect|good)[!,.]?\s+)?(?:let me|i'?ll|let'?s|i will|i need to|i'?m going to)\b"
 )
 _LIST = re.compile(r"\n\s*(?:\d+[.)]|[-*])\s+\S")
+
+
+def _plan_list(low: str) -> bool:
+    """A plan announced as a list: "Next steps:" / "I need:" / "Remaining:" followed by list items."""
+    return any(low[max(0, m.start() - 12) : m.start()].endswith(_PLAN_LABELS) for m in _PLAN_LIST.finditer(low))
 
 
 def self_correction(v: View, prev_user_was_correction: Callable[[], bool]) -> list[Hit]:
@@ -236,7 +267,7 @@ def progress(v: View) -> list[Hit]:
     score, pos = weigh(_PROGRESS, text, v.tok)
     if score <= 0:
         return []
-    plan = _PLAN_LIST.search(low) is not None
+    plan = _plan_list(low)
     if plan:
         score += 0.6
     elif _LIST.search(v.prose) and score >= 0.4:

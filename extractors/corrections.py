@@ -248,7 +248,8 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
     if prev and _ANSWER_LIST.match(low) and _ASKS_INFO.search(tail(prev, 600), ptok):
         # Point-by-point answers to the assistant's clarifying questions.
         score -= 0.6
-    if v.words > 25 and _TASK_SPEC.match(low):
+    if (v.words > 25 or len(v.text) > 400) and _TASK_SPEC.match(low):
+        # A task spec (its prose may be short when the rest is a pasted or bulleted brief).
         score -= 0.5
     if _PRAISE.match(low) and opener == 0:
         score -= 0.8
@@ -260,7 +261,8 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
 def pasted_failure(v: View) -> bool:
     """The prompt is mostly pasted output, and that output reports a failure."""
     if v.paste_fail < 0:
-        if len(v.text) - len(v.prose) < 150 or v.words > 80:
+        if len(v.text) - len(v.prose) < 150 or v.words > 80 or _TASK_SPEC.match(v.low):
+            # (A brief that opens "Analyze ..." goes on with its checklist, not with pasted output.)
             v.paste_fail = 0
         else:
             v.paste_fail = int(_PASTE_FAIL.search(v.text[:4000].lower()) is not None)

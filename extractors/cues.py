@@ -31,7 +31,9 @@ class Cue:
         """``need`` overrides the derived gate: space-separated tokens of which one must occur, ``&``
         between parts that must all hold, ``|`` between alternatives. ``literal``: a substring the
         text must contain (for cues on symbols such as an emoji, which have no tokens)."""
-        self.rx = re.compile(pattern, flags)
+        # ASCII word semantics: ``\b`` / ``\w`` need no Unicode category lookups (the cue words are
+        # English), which makes every search markedly cheaper; tokens (gate.tokens_of) use the same.
+        self.rx = re.compile(pattern, flags | re.ASCII)
         self.pattern = pattern
         self.weight = weight
         self.literal = literal
@@ -161,7 +163,10 @@ class CueTable:
         """Every matching cue, in table order, with its match."""
         cues_ = self.cues
         for i in self.candidates(tokens):
-            m = cues_[i].search(text, tokens)
+            c = cues_[i]
+            if not c.simple and c.gates and not _passes(c.gates, tokens):
+                continue
+            m = c._run(text)
             if m is not None:
                 yield i, m
 
@@ -169,7 +174,10 @@ class CueTable:
         """Index and match of the first cue (in table order) that matches."""
         cues_ = self.cues
         for i in self.candidates(tokens):
-            m = cues_[i].search(text, tokens)
+            c = cues_[i]
+            if not c.simple and c.gates and not _passes(c.gates, tokens):
+                continue
+            m = c._run(text)
             if m is not None:
                 return i, m
         return None
@@ -237,6 +245,15 @@ def fails(low: str, tokens: frozenset[str]) -> bool:
     return _FAILS.first(low, tokens) is not None
 
 
+# Pasted code-review feedback ("PR feedback: ...", "In src/x.ts around lines 76 to 82, ..."): its "avoid X" /
+# "don't X" are remarks about the code under review, not the user's standing instructions.
+REVIEW_PASTE = re.compile(
+    r"^(?:pr |code )?(?:feedback|review|review comments?)\s*:|^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b|"
+    r"\b(?:coderabbit|copilot|reviewer'?s?) (?:says|said|flagged|comments?|suggests?|notes?)\b|"
+    r"\b(?:pr|code|reviewer'?s?) (?:feedback|review comments?|comments)\b",
+    re.A,
+)
+
 # --- what the previous assistant message did --------------------------------------------------------
 # The assistant said it worked. Single words are a token lookup; phrases need the regex.
 SUCCESS_WORDS = wordset(
@@ -262,10 +279,10 @@ _OFFERS_WORDS = Cue(
     r"\b(?:which (?:one|option|approach|path|of these|would you|do you prefer|do you want|should (?:i|we))|"
     r"would you (?:like|prefer)\b"
     r"[^?\n]{0,120}\bor\b|or would you\b|prefer\b|option [a-z0-9]\b|options?:|"
-    r"choose\b|pick\b|either\b|or (?:should|do) (?:i|we)\b|your call|vs\b)"
+    r"choose\b|pick\b|either\b|or (?:should|do) (?:i|we)\b|or (?:if )?you'?d (?:like|prefer|rather)\b|your call|vs\b)"
 )
 # A numbered / lettered list of options; starts with a literal newline so ``re`` can skip ahead.
-_OFFERS_LIST = re.compile(r"\n\s*(?:[-*]\s*)?(?:\*\*)?(?:option\s*)?(?:\d+|[a-h])[.):]\s")
+OFFERS_LIST = re.compile(r"\n\s*(?:[-*]\s*)?(?:\*\*)?(?:option\s*)?(?:\d+|[a-h])[.):]\s")
 
 
 def offers_choice(prev: str, tokens: frozenset[str]) -> bool:
@@ -273,7 +290,7 @@ def offers_choice(prev: str, tokens: frozenset[str]) -> bool:
     if _OFFERS_WORDS.search(prev, tokens) is not None:
         return True
     # A numbered list is only a menu when the message ends by asking something.
-    return "?" in prev[-300:] and _OFFERS_LIST.search(prev) is not None
+    return "?" in prev[-300:] and OFFERS_LIST.search(prev) is not None
 
 
 _FAILS = CueTable((FAIL_NOT_WORK, FAIL_NOT_ING, FAIL_STILL, FAIL_BROKE))

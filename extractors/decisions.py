@@ -2,17 +2,21 @@
 
 User side: picking an option the assistant offered ("2", "C sounds best", "install usage4claude"),
 "X instead of Y", "let's go with / use / skip ...", accepting a recommendation, dropping or deferring
-something. Assistant side: an announced approach switch or choice with a reason ("npm is blocked, let
-me build from the local clone"), not a recommendation still waiting for the user.
+something. Answers to clarifying questions (a path, "1. /Users/me/repo 2. both ways") supply
+information and are not picks; a new instruction that merely shares words with a descriptive list is not
+one either. Assistant side: an announced approach switch or choice with a reason ("npm is blocked, let
+me build from the local clone"), not a recommendation or menu of options still waiting for the user,
+not narration ("let me fix it using that approach:"), and not a restatement of the switch the user just
+asked for.
 """
 
 from __future__ import annotations
 
 import re
 
-from extractors.cues import Cue, cues, offers_choice, weigh
+from extractors.cues import OFFERS_LIST, Cue, cues, offers_choice, weigh
 from extractors.gate import tokens_of
-from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
+from extractors.patterns import Hit, View, clip, normalise, sentence_at, squash, tail
 
 THRESHOLD = 1.0
 
@@ -51,6 +55,8 @@ _USER = cues(
     ),
     (r"\b(?:maybe|perhaps) we (?:should|could)\b|\bhow about (?:using|we)\b|\bwhat about using\b", 0.4),
     (r"\binstead of\b|\brather than\b|\binstead\b", 0.8),
+    # "don't block the commit, instead redact it": the rejected and the chosen course in one breath.
+    (r"\b(?:don'?t|dont|do not|not|never|no)\b[^.?!\n]{0,80}?,\s*(?:but\s+)?instead\b", 0.5, "instead"),
     (r"\b(?:i|we)'?ll (?:go|take|use|stick|keep|skip|drop|leave)\b", 1.0),
     (r"\bsounds? (?:best|good|better|right|great)\b|\b(?:is|looks) (?:the )?best\b", 0.6),
     (
@@ -90,6 +96,22 @@ _OPTION_LINE = re.compile(
     r"^[ \t]*(?:[-*\u2022|]|\d{1,2}[.):]|[a-hA-H][.):]|\*\*(?:option|\d|[a-h])|option\b)[^\n]*",
     re.M | re.I,
 )
+# Item-wise picks in a numbered answer ("1.A  2. apple look  3. B  5. A + B"): each item answers with a letter.
+_ITEM_PICK = re.compile(r"(?:^|\s)\d{1,2}\s*[.):]\s*[a-h](?:\s*[+&,/]\s*[a-h])*\s*(?=\d{1,2}\s*[.):]|\n|$)")
+# The previous message asked for information (clarifying questions), so the reply supplies it.
+_CLARIFY = Cue(
+    r"\b(?:could you (?:please )?(?:clarify|help me understand|tell me|provide|share|confirm)|"
+    r"can you (?:please )?(?:clarify|tell me|provide|share|confirm)|help me understand|"
+    r"were you (?:asking|referring|thinking|looking)|did you mean|are you referring|do you mean|"
+    r"(?:which|what) \w+ (?:are you referring|do you mean|did you mean)|please (?:provide|share|confirm|clarify)|"
+    r"i need (?:to know|more (?:info|information|details|context)))\b"
+)
+# "1. /Users/me/repo  2. sync both ways": numbered answers to numbered questions.
+_ANSWER_ITEM = re.compile(r"^\d{1,2}\s*[.)]\s+\S")
+# The question itself points at a list above it.
+_REFERS_TO_LIST = re.compile(r"\b(?:which|these|those|one of|option|options|above|following|listed)\b", re.A)
+# A reply that is only a path or a URL says where something is; it does not choose.
+_PATH_REPLY = re.compile(r"^['\"`]?(?:~?/|[a-z]:\\|https?://|\d\.\s+(?:~?/|[a-z]:\\))\S*")
 _INFO_OPENER = re.compile(r"^(?:what|why|how|where|who|which|is|are|does|do|did|has|have)\b")
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
 _STOP = frozenset(
@@ -175,7 +197,20 @@ _SWITCH = cues(
         r"\bthe way to go\b",
         0.7,
     ),
-    (r"\b(?:approach|decision|strategy|choice|verdict):", 0.6),
+    # A labelled conclusion ("**Approach:** ...", "Decision: ..."), not "... using that approach:" narration.
+    (
+        r"(?:^|\n)\W{0,6}(?:\w+ )?(?:approach|decision|strategy|choice|verdict)\W{0,3}:",
+        0.6,
+        "approach decision strategy choice verdict",
+    ),
+    (r"(?:^|\n)#{1,4} [^\n]{0,40}?\b(?:decision|verdict|choice)\b", 0.7, "decision verdict choice"),
+    # "Let me try AppleScript to open ...": a named alternative, not "let me try again".
+    (
+        r"\b(?:let me|i'?ll|i will) try (?:using |with )?"
+        r"(?!(?:again|that|this|it|to|running|once|one|another|different|a|an|the)\b)[\w`.\-]+ (?:instead|to|for|which)\b",
+        0.6,
+        "try",
+    ),
     (r"\b(?:i'?ll|let me|i should) do the same\b|\bit'?s (?:option )?[a-z0-9] then\b", 0.5, "same | then"),
     (r"\b(?:from the local|locally|directly|manually|by hand|ourselves|myself)\b", 0.3),
     (r"\boption [a-z0-9]\b", 0.4),
@@ -197,11 +232,14 @@ _REASON = cues(
         r"failing|permission|encountering|timeouts?|times out|not supported)\b",
         0.4,
     ),
+    # (Not "a cleaner approach": that is the switch cue itself, not a second piece of evidence.)
     (
-        r"\b(?:cleaner|simpler|better|faster|safer|more robust|more elegant|wasteful|overkill|less work)\b|"
+        r"\b(?:cleaner|simpler|better|faster|safer|more robust|more elegant(?:ly)?|wasteful|overkill|less work)\b"
+        r"(?! (?:approach|way|solution|option|fix|method)\b)|"
         r"\bclose enough\b|\bgood enough\b|\bwithin range\b",
         0.4,
     ),
+    (r"\bdue to\b|\bdidn'?t (?:work|help)\b", 0.4),
     (r"\bthe (?:fundamental |real |core |main )?(?:issue|problem) (?:is|was)\b", 0.4),
     (r"\bper (?:the|your) (?:instructions|workflow|guidelines)\b|\bper the user'?s\b", 0.3),
 )
@@ -211,6 +249,37 @@ _WAITING = Cue(
     r"let me know which|your call|what do you think|shall i|does that sound|or would you prefer|prefer\?|"
     r"which path|your preference)"
 )
+
+
+# Several options laid out side by side: a menu or a recommendation for the user, unless one is taken.
+_OPTION_LABEL = re.compile(r"\boption (?:[a-h]|\d{1,2})\b", re.A)
+_RECOMMENDS = re.compile(
+    r"\b(?:i(?: would|'d)? (?:recommend|suggest)|my recommendation|recommended(?: fix(?:es)?)?:)|\(recommended\)", re.A
+)
+_COMMITS = Cue(
+    r"\b(?:i'?ll go with|i'?m going with|going with|let'?s go with|i'?ve decided|i decided|we decided|settled on|"
+    r"opted for|opting for|i chose|we chose)\b"
+)
+_INSTEAD = re.compile(r"\binstead\b|\brather than\b", re.A)
+
+
+def _is_menu(v: View) -> bool:
+    """Options laid out for the user (read from the raw text: option headings are not prose)."""
+    if _COMMITS.search(v.low[:1200], v.tok) is not None:
+        return False
+    raw = normalise(v.text[:1500]).lower()
+    if "option" in raw and len(set(_OPTION_LABEL.findall(raw))) >= 2:
+        return True
+    # A recommendation is only pending when the message also asks the user something.
+    return "recommend" in raw and "?" in raw and _RECOMMENDS.search(raw) is not None
+
+
+def _restates(sentence: str, prev_user: str) -> bool:
+    """The assistant's "X instead of Y" repeats the switch the user just asked for."""
+    prev = normalise(prev_user[:1500]).lower()
+    if not (_INSTEAD.search(sentence) and _INSTEAD.search(prev)):
+        return False
+    return _overlap(sentence, prev) >= 2
 
 
 def _overlap(user_low: str, options: str) -> int:
@@ -228,6 +297,21 @@ def _option_lines(prev_raw: str) -> str:
     return "\n".join(out).lower()
 
 
+def _options_text(v: View) -> str:
+    """What the previous message offered: its last question, plus its list when that question points at one
+    ("which of these ...", "option 2?") or the list is numbered."""
+    prev_tail = tail(v.prev, 400)
+    q = prev_tail.rfind("?")
+    if q < 0:
+        question = tail(prev_tail, 300)
+    else:
+        start = max(prev_tail.rfind(". ", 0, q), prev_tail.rfind("\n", 0, q), prev_tail.rfind("? ", 0, q))
+        question = prev_tail[start + 1 :]
+    if not (OFFERS_LIST.search(v.prev) or _REFERS_TO_LIST.search(question)):
+        return question
+    return _option_lines(v.prev_raw) + "\n" + question
+
+
 def user_decision(v: View) -> list[Hit]:
     low = v.low
     if not low:
@@ -236,14 +320,32 @@ def user_decision(v: View) -> list[Hit]:
     prev_tail = tail(v.prev, 900)
     # Only a short reply, or one that already sounds like a choice, can be a pick from a list.
     offers = bool(prev_tail) and (v.words <= 25 or score > 0) and offers_choice(prev_tail, v.prev_tok)
-    if _PICK.match(low) and v.words <= 25 and (offers or v.words <= 3):
+
+    def clarify() -> bool:
+        return bool(prev_tail) and _CLARIFY.search(tail(v.prev, 600), v.prev_tok) is not None
+
+    if (
+        _PICK.match(low)
+        and v.words <= 25
+        and (offers or v.words <= 3)
+        and not (_ANSWER_ITEM.match(low) and not _ITEM_PICK.match(low) and clarify())
+    ):
         # "2", "C)", "option 3", "the second one" - a bare pick even when the list was not found.
         score += 1.5 if offers else 1.0
         pos = 0
+    elif low[0].isdigit() and len(_ITEM_PICK.findall(low[:600])) >= 2:
+        # Several items of an interview answered with a letter each: options were picked.
+        score += 1.5
+        pos = 0
     elif offers:
-        if v.words <= 12 and not v.question and not _BARE_ACK.match(low):
-            options = _option_lines(v.prev_raw) + "\n" + tail(v.prev, 300)
-            overlap = _overlap(low, options)
+        if (
+            v.words <= 12
+            and not v.question
+            and not _BARE_ACK.match(low)
+            and not _PATH_REPLY.match(low)
+            and not clarify()
+        ):
+            overlap = _overlap(low, _options_text(v))
             if overlap:
                 score += 0.6 + 0.3 * min(overlap, 2)
                 pos = 0
@@ -263,7 +365,8 @@ def user_decision(v: View) -> list[Hit]:
     return [Hit("decision", content, squash(score - THRESHOLD + 1.0), ctx)]
 
 
-def assistant_decision(v: View) -> list[Hit]:
+def assistant_decision(v: View, prev_user: str | None = None) -> list[Hit]:
+    """``prev_user``: the human prompt this text answers (a choice it already made is not the assistant's)."""
     low = v.low
     if not low:
         return []
@@ -275,9 +378,11 @@ def assistant_decision(v: View) -> list[Hit]:
     score = switch + min(reason, 0.8)
     if score < THRESHOLD:
         return []
-    if _WAITING.search(tail(low, 300), v.tok):
+    if _WAITING.search(tail(low, 300), v.tok) or _is_menu(v):
         score -= 1.0
         if score < THRESHOLD:
             return []
     content = sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose)
+    if prev_user and _restates(content.lower(), prev_user):
+        return []
     return [Hit("decision", content, squash(score - THRESHOLD + 0.9), {})]

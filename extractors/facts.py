@@ -29,8 +29,12 @@ _PREFERENCE = table(
     Cue(r"\b(?:dependency|compilation|build|framework)[- ]free\b|\bno (?:external )?dependencies\b"),
     Cue(r"\bi don'?t want to (?:make|assume|depend|rely|use|add|install|have)\b"),
     Cue(
-        r"\b(?:i|we) (?:like|love|hate|dislike) (?:it )?when\b|\bi (?:really )?(?:like|love|hate|dislike) (?:the|using|having|how|that)\b"
+        r"\b(?:i|we) (?:like|love|hate|dislike) (?:it )?when\b|\bi (?:(?:really|very much|actually|absolutely|"
+        r"quite|kind of|do|don'?t|dont|do not|also|much) ){0,3}(?:like|love|hate|dislike|enjoy)(?: much)? "
+        r"(?:the|this|that|these|those|using|having|how|it|working|my|our)\b"
     ),
+    # "I dont want unlock to be only a password": how things should be, said as a wish.
+    Cue(r"\bi (?:don'?t|dont|do not) want (?!you\b|to\b)(?:\w+ ){1,3}to (?:be|use|have|require|need|depend|rely)\b"),
     Cue(
         r"\b(?:in|use) british english\b|\b(?:use|prefer) (?:tabs|spaces|single quotes|double quotes)\b"
     ),
@@ -58,7 +62,26 @@ _FACT = table(
     Cue(
         r"\bmy (?:username|user name|email|github|handle|machine|laptop|desktop|server|router|home dir|shell|editor|terminal|os) is\b"
     ),
-    Cue(r"\b(?:is|are) (?:hosted|deployed|running|installed) (?:on|at|in|via)\b|\b(?:runs|lives) on\b"),
+    Cue(
+        r"\b(?:is|are) (?:hosted|deployed|running|installed) (?:on|at|in|via)\b"
+        r"(?! (?:the )?(?:current|latest|old|older|new|newer|same|wrong|main) | (?:https?://)?(?:localhost|127\.|0\.0\.0\.0|"
+        r"port\b))|\b(?:runs|lives) on\b"
+    ),
+    # A host glossed with its role or identity: "book(this machine)", "slate(router)", "zimaboard (proxmox)".
+    # (Both branches open with "(", so the search skips ahead to each parenthesis.)
+    Cue(
+        r"\((?:this|my|our|the) (?:machine|device|laptop|computer|mac|pc|server|box|host)\)|"
+        r"\((?:router|server|nas|laptop|desktop|workstation|hypervisor|proxmox|vm|gateway|"
+        r"firewall|dns|raspberry pi|pi)\)",
+        need="this my our the router server nas laptop desktop workstation hypervisor proxmox vm gateway firewall "
+        "dns raspberry pi",
+    ),
+    # Where something was put: "I cloned it to /Users/me/x", "it's at https://github.com/...".
+    Cue(
+        r"\b(?:(?:it'?s|it is|is|are|lives|located) (?:at|in|under)|(?:cloned|saved|installed|moved) (?:it )?"
+        r"(?:to|into|in|at)) (?:~?/|https?://|git@|[a-z]:\\)",
+        need="it its is are lives located cloned saved installed moved",
+    ),
     Cue(
         r"\b(?:is|are) (?:the|my|our) (?:router|server|nas|laptop|desktop|workstation|dev box|build machine|gateway|vpn)\b"
     ),
@@ -79,7 +102,7 @@ _FACT = table(
 # A bare path given as an answer ("1. /Users/me/Documents/M-Claude") is where something lives; inside a
 # long request it is only context for that request.
 _PATHS = table(
-    Cue(r"/(?:users|home)/[\w./\\-]+", need="users home"),
+    Cue(r"/(?:users|home|applications|volumes|opt|srv|mnt)/[\w./\\\[\]-]+", need="users home applications volumes opt srv mnt"),
     Cue(r"~/[\w./-]+"),
     Cue(r"\b[a-z]:\\\\[\w.\\-]+", need="c d e f g h"),
 )

@@ -22,9 +22,7 @@ else:  # pragma: no cover - Python 3.10
     import sre_constants as _c
     import sre_parse as _p
 
-_WORD = re.compile(r"\w+")
-_NON_WORD_ASCII = "".join(chr(i) for i in range(128) if not (chr(i).isalnum() or chr(i) == "_"))
-SPLIT_TABLE = str.maketrans({ch: " " for ch in _NON_WORD_ASCII})
+_WORD = re.compile(r"\w+", re.ASCII)
 _MAX_GATE = 64
 
 
@@ -34,20 +32,16 @@ def wordset(words: str) -> frozenset[str]:
 
 
 def tokens_of(text: str) -> frozenset[str]:
-    """The ``\\w+`` tokens of ``text`` (which should already be lower-cased)."""
-    raw = set(text.translate(SPLIT_TABLE).split())
-    odd = [t for t in raw if not t.isalnum()]
-    for t in odd:
-        if "_" in t and t.replace("_", "").isalnum():
-            continue
-        raw.discard(t)
-        raw.update(_WORD.findall(t))
-    return frozenset(raw)
+    """The ASCII ``\\w+`` tokens of ``text`` (which should already be lower-cased).
+
+    ASCII, like the cue regexes (compiled with ``re.ASCII``), so a gate never hides a match; one C-level
+    scan, cheaper than translating separators away and splitting."""
+    return frozenset(_WORD.findall(text))
 
 
 def _is_word_char(code: int) -> bool:
-    ch = chr(code)
-    return ch.isalnum() or ch == "_"
+    # ASCII, as in ``tokens_of`` and the ``re.ASCII`` cue regexes.
+    return code < 128 and (chr(code).isalnum() or code == 95)
 
 
 _ZERO_WIDTH = {_c.AT, _c.ASSERT, _c.ASSERT_NOT}

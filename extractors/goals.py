@@ -2,7 +2,9 @@
 
 A goal is what the work is trying to achieve: a feature, fix, set-up or investigation objective, or a
 substantive deliverable. Mechanical steps (commit, push, run, show, install one thing), information
-questions and work given only by reference ("work on bead spotter-4te") are not goals. Status signals
+questions, work given only by reference ("work on bead spotter-4te") and steps on something just shown
+("please fix these") are not goals; "is there a way to ...", "update X to show ..." and a few words
+with an objective verb ("harden gitleaks for this repo") are. Status signals
 ("that's done", "let's park this", "blocked on X", "forget about it") set ``context.status``; a
 message that only moves a goal's status yields a ``goal_progress`` row instead of a new goal.
 """
@@ -11,15 +13,19 @@ from __future__ import annotations
 
 import re
 
-from extractors.cues import GIVE_UP, Cue, cues, fails, table, weigh
+from extractors.cues import GIVE_UP, REVIEW_PASTE, Cue, cues, fails, table, weigh
 from extractors.patterns import Hit, View, clip, sentence_at, squash
 
 THRESHOLD = 1.0
 
+_OPENER = (
+    r"^(?:please |pls |can you (?:please )?|could you (?:please )?|would you (?:please )?|let'?s |now |"
+    r"ok(?:ay)?[,.]? (?:now |so )?|so[,.]? |i need you to |go ahead and |next,? )?"
+)
 _GOAL = cues(
     (
         r"\bi (?:want|need|wanna) (?:to|you to|a|an|each|the|it|this|every|all|my|our)\b|"
-        r"\bi(?:'d| would) (?:like|love) (?:to|you to|a|an|the|it|for|each|every|all|my|our)\b",
+        r"\bi(?:'d| would) (?:like|love) (?:to|you to|your help|a|an|the|it|for|each|every|all|my|our)\b",
         1.1,
     ),
     (
@@ -55,8 +61,15 @@ _GOAL = cues(
         r"\blet'?s work on\b|\bi need help (?:with|to|getting)\b|\bhelp me (?:with )?(?:get|make|set|build|fix|figure)\b",
         1.0,
     ),
+    # "Is there a way to ...", "do you think there's a simple way to ...", "wouldn't there be a way to ...":
+    # asking how to achieve something is stating the objective.
     (
-        r"\bis there (?:a|any) way to\b|\bmake it so (?:that )?\b|\badd support for\b|\bwrite (?:a|an|some) (?:script|tool|test|tests|function|cli|program) (?:that|to|for)\b",
+        r"\b(?<!if )(?<!whether )(?:is there|there'?s|there is|would there be|wouldn'?t (?:there )?be|"
+        r"could there be) (?:a|any|some)? ?(?:\w+ )?way (?:to|of)\b",
+        1.1,
+    ),
+    (
+        r"\bmake it so (?:that )?\b|\badd support for\b|\bwrite (?:a|an|some) (?:script|tool|test|tests|function|cli|program) (?:that|to|for)\b",
         0.9,
     ),
     (r"\b(?:find|figure) out (?:why|how|what|where)\b|\binvestigate (?:why|how|what|the)\b", 0.9),
@@ -67,16 +80,29 @@ _GOAL = cues(
         r"move|serve|automate|reduce|increase|optimi[sz]e)\b",
         1.0,
     ),
+    # An imperative opening the prompt. Objective verbs (investigate, harden, refactor ...) name work with
+    # an aim even in a few words; the others ("add ...", "generate ...") need more to be more than a step.
     (
-        r"^(?:please |pls |can you (?:please )?|could you (?:please )?|would you (?:please )?|let'?s |now |"
-        r"ok(?:ay)?[,.]? (?:now |so )?|so[,.]? |i need you to |go ahead and |next,? )?"
-        r"(?:implement|build|create|add|make|fix|troubleshoot|investigate|debug|figure out|refactor|migrate|"
-        r"harden|audit|evaluate|perform|generate|set up|setup|design|develop|write|rewrite|improve|"
-        r"optimi[sz]e|review|research|analy[sz]e|port|convert|integrate|enable|support|automate|diagnose|"
-        r"clean up|cleanup|redesign|modernize|document|scaffold|prototype|execute|deploy|restructure|"
-        r"reorganize|speed up|extend|replace|scrub|purge|sanitize|secure|lock down|find out|find a way|"
-        r"come up with|propose|plan|draft|consolidate|simplify|split|extract|unify|overhaul|rework|recreate)\b",
+        _OPENER + r"(?:implement|build|troubleshoot|investigate|debug|diagnose|figure out|find out|find a way|"
+        r"refactor|migrate|harden|audit|evaluate|design|develop|research|analy[sz]e|optimi[sz]e|automate|"
+        r"integrate|port|secure|lock down|set up|setup|clean up|cleanup|clean (?:it|this|everything|things) up|"
+        r"redesign|modernize|scaffold|prototype|restructure|reorganize|consolidate|unify|overhaul|rework|"
+        r"speed up|come up with)\b",
+        1.0,
+    ),
+    (
+        _OPENER + r"(?:create|add|make|fix|perform|generate|write|rewrite|improve|review|convert|enable|"
+        r"support|document|execute|deploy|extend|replace|scrub|purge|sanitize|propose|plan|draft|simplify|"
+        r"split|extract|recreate)\b",
         0.8,
+    ),
+    # "Update the index page to contain ...", "change the default behaviour to look up ...": a behaviour change.
+    (
+        _OPENER + r"(?:update|change|modify|adapt|extend|make|tweak|alter) (?:the |this |that |our |my |it )"
+        r"(?:[^.?!\n]|\.(?=\w)){0,80}?\b(?:to|so (?:that )?it) (?:contain|show|include|display|support|handle|"
+        r"use|look|accept|return|print|allow|ignore|skip|work|report|list|sum|aggregate|launch|open|load|save|"
+        r"sort|group|filter|hide)\b",
+        0.9,
     ),
     (
         r"\blet'?s (?:build|create|implement|add|make|start|fix|figure out|try to|set up|get|move|design|write)\b",
@@ -94,6 +120,12 @@ _GOAL = cues(
         0.2,
     ),
 )
+# "change X to look up ...": not the mechanical "change the port".
+_BEHAVIOUR = re.compile(
+    r"^(?:please |can you (?:please )?|could you (?:please )?|would you (?:please )?|now |so,? )?"
+    r"(?:update|change|modify|adapt|extend|make|tweak|alter) (?:the |this |that |our |my |it )"
+    r"(?:[^.?!\n]|\.(?=\w)){0,80}?\b(?:to|so (?:that )?it) [a-z]+"
+)
 _MECHANICAL = re.compile(
     r"^(?:please |can you (?:please )?|could you (?:please )?|now |ok(?:ay)?,? |then )?"
     r"(?:commit|push|pull|merge|rebase|run|rerun|re-run|show|read|list|open|print|cat|ls|check|status|sync|"
@@ -101,6 +133,12 @@ _MECHANICAL = re.compile(
     r"end|close|exit|save|copy|move|rename|delete|remove|clear|undo|try again|retry|verify|test|tell|"
     r"explain|describe|summari[sz]e|look at|search|grep|ssh|cd|go to|switch to|give|change|enable|disable|"
     r"publish|cycle|create the|add (?:it|this|that|them)|work on|do next|do the|do it|yes|no|ok|sure)\b"
+)
+# "please fix these", "fix these lint errors": a step on something just shown, not an objective.
+_DEICTIC_STEP = re.compile(
+    r"^(?:please |pls |can you |could you |now |ok(?:ay)?,? )?(?:fix|do|handle|address|solve|resolve|check|"
+    r"debug|investigate|troubleshoot|look into) "
+    r"(?:these|this|that|it|them|those)\b"
 )
 _REFERENCE_ONLY = re.compile(
     r"^(?:please )?(?:work on|implement|do|tackle|pick up|handle|continue|start|finish|close)\s+"
@@ -193,10 +231,12 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
     score, pos = weigh(_GOAL, low[:800], tok)
     if v.words < 3:
         score -= 1.0
-    if _MECHANICAL.match(low) and not _SUBSTANTIVE.search(low[:300], tok):
+    if _MECHANICAL.match(low) and not _SUBSTANTIVE.search(low[:300], tok) and not _BEHAVIOUR.match(low):
         score -= 0.9
     if _REFERENCE_ONLY.match(low) and v.words <= 25:
         score -= 2.0
+    if v.words <= 8 and _DEICTIC_STEP.match(low):
+        score -= 0.9
     if v.question and _INFO_QUESTION.match(low) and score < 1.0:
         score -= 0.6
     if v.words >= 15:
@@ -237,6 +277,8 @@ def extract_user_progress(v: View) -> list[Hit]:
 
 def extract_user_failed(v: View, correction: float, pasted_fail: bool) -> list[Hit]:
     low = v.low
+    if REVIEW_PASTE.search(low[:400]):
+        return []  # review remarks on the code are corrections, not reports of an attempt that failed
     score, pos = weigh(_FAILED, low[:700], v.tok)
     if GIVE_UP.search(low[:500], v.tok):
         score += 0.8

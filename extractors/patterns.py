@@ -28,6 +28,7 @@ _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9*`\"'(\[])|\n+")
 _NOISY_FIRST = frozenset("|>$@[{}()<%=\t\u276f\u279c\u2502\u250c\u2514\u251c\u256d\u2570")
 _NOISY_PREFIX2 = ("--", "++", "-+", "+-", "=>", "$ ", "at ")
 _NOISY_PREFIX3 = ("===", "___", "***", "~~~", "...")
+_NOISY_PREFIX = _NOISY_PREFIX2 + _NOISY_PREFIX3
 _CODE_WORDS = wordset(
     "const let var def class import from function return if for while elif else try except catch public "
     "private async await fn pub impl struct enum"
@@ -40,6 +41,7 @@ _FUNCTION_WORDS = wordset(
     "should would will please not no do does did my me our your if so why what how just now still also let "
     "lets don doesn isn im there here then than"
 )
+_SPEAKER_TAGS = frozenset("user: agent: assistant: human: claude: ai: system: **user:** **assistant:**".split())
 _TAGS = re.compile(r"<(ide_\w+|system-reminder|task-notification)>.*?</\1>", re.S)
 _IMAGE = re.compile(r"\[Image #\d+\]")
 
@@ -60,8 +62,11 @@ def clip(text: str, limit: int = CONTENT_CHARS) -> str:
     return cut.rstrip(" ,;:-") + "…"
 
 
-def prose_of(text: str, limit: int = SCAN_CHARS) -> str:
-    """The human-language part of a message: no code fences, IDE tags or pasted log lines."""
+def prose_of(text: str, limit: int = SCAN_CHARS, announced_pastes: bool = True) -> str:
+    """The human-language part of a message: no code fences, IDE tags or pasted log lines.
+
+    ``announced_pastes``: after a line such as "Man page:" keep only questions (for what people type; an
+    assistant's "Test output:" is followed by its own words again)."""
     head = text[: limit * 2]
     if "<" in head:
         head = _TAGS.sub(" ", head)
@@ -77,10 +82,17 @@ def prose_of(text: str, limit: int = SCAN_CHARS) -> str:
     keep: list[str] = []
     size = 0
     noisy_run = 0
+    pasting = False
     for line in head.split("\n"):
         stripped = line.strip()
         if not stripped:
             continue
+        if pasting:
+            # After "Man page:" / "the relevant CSS:" comes the artefact; only a question is the user again.
+            if stripped[-1] != "?" or _noisy_line(line, stripped, True):
+                continue
+        elif announced_pastes and stripped[-1] == ":" and _introduces_paste(stripped):
+            pasting = True
         if _noisy_line(line, stripped, bool(keep)):
             noisy_run += 1
             # A long run of pasted output: what follows is more paste, not the user's words.
@@ -95,6 +107,18 @@ def prose_of(text: str, limit: int = SCAN_CHARS) -> str:
     return "\n".join(keep)[:limit]
 
 
+_PASTE_NOUNS = frozenset(
+    "page output log logs error errors trace traceback diff patch snippet css html json yaml xml config response "
+    "docs documentation stdout stderr console".split()
+)
+
+
+def _introduces_paste(stripped: str) -> bool:
+    """A line such as "Man page:" or "This is the relevant CSS:" announces pasted material."""
+    words = stripped[:-1].split()
+    return bool(words) and words[-1].strip("*`").lower() in _PASTE_NOUNS
+
+
 def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
     """Does this line look like pasted output, code or a log rather than someone's words?"""
     if not stripped:
@@ -104,14 +128,18 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
         return True
     if c == "#" and not _HEADER.match(stripped):
         return True
-    if stripped.startswith(_NOISY_PREFIX2) or stripped.startswith(_NOISY_PREFIX3):
+    if stripped.startswith(_NOISY_PREFIX):
         return True
     if stripped[-1] in ";{}":
         return True
-    if "\t" in line or "        " in stripped or stripped.count("    ") >= 2:
+    if "\t" in line or "        " in stripped:
         return True
-    indent = len(line) - len(line.lstrip(" "))
-    if indent >= 4 and c not in "-*\u2022" and not c.isdigit():
+    if stripped.count("    ") >= 2:
+        # Aligned columns; but people also pad list items in a one-line reply with spaces.
+        lowered = stripped.lower().split()
+        if len(lowered) < 8 or len(_FUNCTION_WORDS.intersection(lowered)) < 2:
+            return True
+    if line.startswith("    ") and c not in "-*\u2022" and not c.isdigit():  # indented 4+
         return True
     raw = stripped.encode("utf-8", "replace")
     n = len(raw)
@@ -123,7 +151,10 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
     words = stripped.split()
     if words[0] in _CODE_WORDS and stripped[-1] in ":{(=;,":
         return True
-    if stripped.startswith(("Traceback", 'File "')):
+    if c in "TF" and stripped.startswith(("Traceback", 'File "')):
+        return True
+    if words[0].lower() in _SPEAKER_TAGS:
+        # A quoted transcript ("User: ...", "Agent: ...") is material, not the sender's own words.
         return True
     if len(words) <= 3 and (words[0].endswith(":") or "=" in words[0]) and stripped[-1] not in ".?!":
         return len(words) > 1
@@ -180,8 +211,9 @@ _GREETING = re.compile(
 )
 
 
-def make_view(text: str, prev: str | None) -> View:
-    prose = prose_of(text)
+def make_view(text: str, prev: str | None, human: bool = True) -> View:
+    """``human``: the text was typed by a person (pasted material is announced and then skipped)."""
+    prose = prose_of(text, SCAN_CHARS, human)
     if prose[:1] in "hHyYgG":
         # "Hey Claude, can you ..." - openers are read after the greeting.
         bare = _GREETING.sub("", prose, count=1)

@@ -74,7 +74,7 @@ def _assistant_hits(u: Utterance, v: View) -> list[Hit]:
         return correction_score(make_view(prev_user, None), False)[0] >= CORRECTION_THRESHOLD - 0.3
 
     hits = self_correction(v, prev_was_correction)
-    hits += assistant_decision(v)
+    hits += assistant_decision(v, prev_user)
     last_error = (errors[-1].result_head or errors[-1].summary) if errors else ""
     hits += failed_attempt(v, len(errors), last_error)
     hits += progress(v)
@@ -90,7 +90,7 @@ def extract(u: Utterance) -> list[Extraction]:
     if u.role == "user":
         hits = _user_hits(u, make_view(text, u.prev_assistant_text))
     elif u.role == "assistant":
-        hits = _assistant_hits(u, make_view(text, None))
+        hits = _assistant_hits(u, make_view(text, None, human=False))
     else:
         return []
     out: list[Extraction] = []

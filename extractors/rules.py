@@ -4,20 +4,28 @@ A *ban* is a standing prohibition ("never commit without signing", "stop adding 
 mocks"). A *standing decision* is a standing rule or choice ("always run the hooks", "we use pnpm",
 "from now on ...", "while in beta we only do patch releases"); a reversal ("we moved from npm to
 pnpm", "no longer X, use Y") carries ``from`` / ``to`` / ``supersedes`` so the index can retire the
-older decision.
+older decision. Pasted code-review feedback ("PR feedback: ... avoid X") and fragments cut off by a
+hard-wrapped paste are not the user's standing instructions.
 """
 
 from __future__ import annotations
 
 import re
 
-from extractors.cues import Cue, table
+from extractors.cues import REVIEW_PASTE, Cue, table
 from extractors.patterns import Hit, View, clip, sentence_at
 
 # One-off qualifiers: "don't push yet" is not a standing ban.
 _ONE_OFF = re.compile(
     r"\b(?:yet|for now|right now|this time|just now|today|at the moment|for this (?:one|pr|commit|task|step)|"
-    r"until (?:i|we) (?:say|tell|review|check))\b"
+    r"until (?:i|we) (?:say|tell|review|check))\b",
+    re.A,
+)
+
+# A ban's object that stops on a function word was cut off (a hard-wrapped paste), not a complete rule.
+_DANGLING = frozenset(
+    "the a an to of from with for in on at by and or but that this these those which your our my its is are be as "
+    "than into onto when if".split()
 )
 
 _TRAILING_TIME = re.compile(r"\s+(?:(?:last|this|next) \w+|recently|yesterday|today|now|already|a while ago)\s*$")
@@ -80,7 +88,7 @@ _SUPERSEDE = table(
 
 def extract_rules(v: View) -> list[Hit]:
     low = v.low
-    if not low or v.words > 400:
+    if not low or v.words > 400 or REVIEW_PASTE.search(low[:400]):
         return []
     hits: list[Hit] = []
     tok = v.tok
@@ -95,6 +103,8 @@ def extract_rules(v: View) -> list[Hit]:
         if _ONE_OFF.search(sentence.lower()):
             continue
         thing = m.groupdict().get("x")
+        if thing and len(thing) < 120 and thing.split()[-1] in _DANGLING:
+            continue
         content = clip(thing, 160) if thing else sentence
         hits.append(Hit("ban", content, 0.75, {"statement": sentence}))
         break

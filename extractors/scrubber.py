@@ -4,8 +4,10 @@ Secret VALUES are replaced by `[REDACTED:<type>]`; key names, URL hosts, header 
 text survive so a memory stays readable ("set DB_PASSWORD=[REDACTED:password] in .env"). The scrubber is
 idempotent and never re-matches its own markers.
 
-Speed: `SCAN` (see secret_patterns) only starts matches at a few rare anchor characters, so text with no
-secrets costs one C-level regex pass; candidates are confirmed by small handlers below.
+Speed: the scan regexes (see secret_patterns) only start matches at a few anchor characters and reject
+almost every position with C-level lookarounds, so text with no secrets costs one regex pass per anchor
+(one pass in all for short strings); the rare candidates are confirmed by the small handlers below.
+Handlers return a span to replace or None; they never scan far, so adversarial input stays linear.
 """
 
 from __future__ import annotations
@@ -19,33 +21,11 @@ from extractors import secret_patterns as sp
 Span = tuple[int, int, str]  # (start, end, replacement) in the original text
 Handler = Callable[[str, "re.Match[str]"], "Span | None"]
 
-_WS = frozenset(" \t\r\n")
 _DIGITS = frozenset("0123456789")
 
 
 def _marker(label: str) -> str:
     return sp.MARKER_FMT.format(label)
-
-
-def _looks_random(v: str) -> bool:
-    """Token-like rather than a word: letters and digits, or long and mixed-case."""
-    if len(v) < 8:
-        return False
-    if sp._mixed(v):
-        return True
-    return len(v) >= 20 and any(c.isupper() for c in v) and any(c.islower() for c in v)
-
-
-def _plausible(v: str, label: str, min_len: int) -> bool:
-    """A literal worth redacting: not empty, a placeholder, a variable reference, a path or a count."""
-    v = v.strip()
-    if len(v) < min_len or v.startswith(sp.PLACEHOLDER_START) or sp.PLACEHOLDER_RE.fullmatch(v):
-        return False
-    if "***" in v:  # already masked: `ghp_****`, `sk-a***REDACTED***wxyz`
-        return False
-    if v.startswith("-----BEGIN") or ("{" in v and "}" in v) or sp.PATH_RE.fullmatch(v):
-        return False
-    return not (v.isdigit() and label != "password")
 
 
 def _label_for(value: str, label: str) -> str:
@@ -54,6 +34,8 @@ def _label_for(value: str, label: str) -> str:
     Only the token handlers are consulted (never the key/value one), so this cannot recurse.
     """
     v = value.strip()
+    if len(v) > 1024:  # no single token is this long (bounds the work on huge values)
+        return _marker(label)
     for m in sp.SCAN.finditer(v):
         if m.lastgroup in _TOKEN_HANDLERS:
             hit = _HANDLERS[m.lastgroup](v, m)
@@ -83,7 +65,7 @@ def _token(text: str, m: re.Match[str]) -> Span | None:
         end = pm.end()
         if rule.fixed_end and end < len(text) and text[end] in sp.ALNUM:
             continue
-        if mixed and not sp._mixed(text[start + rule.back + 1 : end]):
+        if mixed and not sp.mixed_alnum(text[start + rule.back + 1 : end]):
             continue
         return start, end, _marker(label)
     return None
@@ -128,7 +110,7 @@ def _telegram(text: str, m: re.Match[str]) -> Span | None:
     if not 6 <= colon - i <= 12 or (i and text[i - 1] in sp.ALNUM and text[i - 3 : i] != "bot"):
         return None
     bm = sp.TELEGRAM_BODY.match(text, colon + 1)
-    if bm is None or (bm.end() < len(text) and text[bm.end()] in sp.ALNUM) or not sp._mixed(bm.group()):
+    if bm is None or (bm.end() < len(text) and text[bm.end()] in sp.ALNUM) or not sp.mixed_alnum(bm.group()):
         return None
     return bm.start(), bm.end(), _marker("telegram_bot_token")
 
@@ -149,17 +131,39 @@ def _url(text: str, m: re.Match[str]) -> Span | None:
     return um.start(1), um.end(1), _label_for(pw, "password")
 
 
-def _auth_value(text: str, i: int) -> Span | None:
-    """`Authorization: <scheme> <credentials>`: redact the credentials, keep the scheme."""
+# Values are read at most this far (a base64 RSA-4096 key is ~4.4 KB). Bounding the read keeps the
+# work per candidate constant, so adversarial text like "password=" * 10**5 stays linear.
+_PROBE = 8192
+
+
+def _read_value(text: str, i: int) -> tuple[int, int, bool] | None:
+    """Span of the literal starting at `i` (quoted, JSON-escaped-quoted or bare) and whether quoted."""
+    end = i + _PROBE
     c = text[i : i + 1]
     if c in ('"', "'"):
-        vm = (sp.DQ_VALUE if c == '"' else sp.SQ_VALUE).match(text, i)
-        a, b = vm.span(1) if vm else (i, i)
+        vm = (sp.DQ_VALUE if c == '"' else sp.SQ_VALUE).match(text, i, end)
     elif text.startswith('\\"', i):
-        vm = sp.ESC_DQ_VALUE.match(text, i)
-        a, b = vm.span(1) if vm else (i, i)
+        vm = sp.ESC_DQ_VALUE.match(text, i, end)
     else:
-        lm = sp.LINE_REST.match(text, i)
+        um = sp.UNQUOTED_VALUE.match(text, i, end)
+        if um is None:
+            return None
+        ve = um.end()
+        while ve > i and text[ve - 1] in ".:":  # sentence punctuation, or code cut off mid-expression
+            ve -= 1
+        return (i, ve, False) if ve > i else None
+    return (vm.start(1), vm.end(1), True) if vm else None
+
+
+def _auth_value(text: str, i: int) -> Span | None:
+    """`Authorization: <scheme> <credentials>`: redact the credentials, keep the scheme."""
+    if text[i : i + 1] == "`":  # JS template literal: `Bearer ${token}`
+        i += 1
+    if text[i : i + 1] in ('"', "'") or text.startswith('\\"', i):
+        span = _read_value(text, i)
+        a, b = (span[0], span[1]) if span else (i, i)
+    else:
+        lm = sp.LINE_REST.match(text, i, i + _PROBE)
         a, b = i, lm.end() if lm else i
     am = sp.AUTH_SCHEME.match(text, a, b)
     cred_start = am.end() if am else a
@@ -167,44 +171,24 @@ def _auth_value(text: str, i: int) -> Span | None:
     if cm is None:
         return None
     cred, b = cm.group(), cm.end()
-    if not _plausible(cred, "secret", 6):
+    if not sp.plausible_value(cred, "secret", 6):
         return None
     return cred_start, b, _scheme_marker(am.group(1) if am else "", cred)
 
 
-def _random_segment(seg: str) -> bool:
-    """A long mixed-case alphanumeric run with digits: token material, not an identifier."""
-    return (
-        len(seg) >= 16 and any(c.isdigit() for c in seg) and any(c.isupper() for c in seg)
-        and any(c.islower() for c in seg)
-    )
-
-
-def _code_ref(v: str) -> bool:
-    """`os.environ`, `self.token`, `env.AUTH0_CLIENT_SECRET` (but not a vault `s.<random>` token)."""
-    return bool(sp.DOTTED_RE.fullmatch(v)) and not any(_random_segment(seg) for seg in v.split("."))
-
-
-def _unquoted_ok(text: str, v: str, end: int, sep: str, spaced: bool) -> bool:
-    """Unquoted values only count in env/shell/config style, never when they look like code."""
-    after = text[end : end + 1]
-    if after in ("(", "[", "."):
-        return False
-    if sp.PATH_RE.fullmatch(v) or _code_ref(v):
-        return False
-    if sp.IDENT_RE.fullmatch(v):
-        if sp.KEYWORDISH_RE.search(v) or v in sp.CODE_WORDS or (sep == ":" and sp.CAMEL_TYPE_RE.fullmatch(v)):
-            return False
-        rest = text[end : end + 40].lstrip(" \t")
-        if rest[:1] in (",", ")", "}"):
-            return False  # call keyword argument or object literal: `f(token=tok)`, `{token: tok}`
-        if spaced and sep == "=" and not _looks_random(v):
-            return False  # `token = other_variable`
-    if spaced and sep == "=":  # INI style `password = hunter2`: the value must end the line
-        nl = text.find("\n", end)
-        if text[end : nl if nl >= 0 else len(text)].strip():
-            return False
-    return True
+def _name_start(text: str, j: int) -> int:
+    """Start of the key name ending at j. A redaction marker counts as part of the name, as the token it
+    replaced did, so a second pass sees the same name context as the first."""
+    k, lo = j, max(0, j - 128)
+    while k > lo:
+        c = text[k - 1]
+        if c in sp.KEY_NAME_CHARS:
+            k -= 1
+        elif c == "]" and (r := text.rfind("[REDACTED:", lo, k)) >= 0 and sp.MARKER_RE.fullmatch(text, r, k):
+            k = r
+        else:
+            break
+    return k
 
 
 def _key_value(text: str, m: re.Match[str]) -> Span | None:
@@ -220,11 +204,9 @@ def _key_value(text: str, m: re.Match[str]) -> Span | None:
         j -= 1
         if j and text[j - 1] == "\\":
             j -= 1
-    k, lo = j, max(0, j - 128)
-    while k > lo and text[k - 1] in sp.KEY_NAME_CHARS:
-        k -= 1
+    k = _name_start(text, j)
     label = sp.secret_key_label(text[k:j])
-    if label is None or text[k - 2 : k] == "//":  # URL userinfo is the '@' handler's job
+    if label is None or (sep == ":" and text[k - 2 : k] == "//"):  # `scheme://token:x@`: see _url
         return None
     i, n = p + 1, len(text)
     nxt = text[i : i + 1]
@@ -237,21 +219,16 @@ def _key_value(text: str, m: re.Match[str]) -> Span | None:
         spaced = True
     if label == "authorization":
         return _auth_value(text, i)
-    c = text[i : i + 1]
-    if c in ('"', "'"):
-        vm = (sp.DQ_VALUE if c == '"' else sp.SQ_VALUE).match(text, i)
-    elif text.startswith('\\"', i):
-        vm = sp.ESC_DQ_VALUE.match(text, i)
-    else:
-        um = sp.UNQUOTED_VALUE.match(text, i)
-        if um is None or not _plausible(um.group(), label, 6):
-            return None
-        if not _unquoted_ok(text, um.group(), um.end(), sep, spaced):
-            return None
-        return um.start(), um.end(), _label_for(um.group(), label)
-    if vm is None or not _plausible(vm.group(1), label, 4):
+    span = _read_value(text, i)
+    if span is None:
         return None
-    return vm.start(1), vm.end(1), _label_for(vm.group(1), label)
+    vs, ve, quoted = span
+    v = text[vs:ve]
+    if not sp.plausible_value(v, label, 4 if quoted else 6):
+        return None
+    if not quoted and not sp.unquoted_value_ok(text, v, ve, sep, spaced):
+        return None
+    return vs, ve, _label_for(v, label)
 
 
 def _flag(text: str, m: re.Match[str]) -> Span | None:
@@ -265,15 +242,11 @@ def _flag(text: str, m: re.Match[str]) -> Span | None:
     i, n = nm.end(), len(text)
     while i < n and text[i] in " \t":
         i += 1
-    c = text[i : i + 1]
-    if c in ('"', "'"):
-        vm = (sp.DQ_VALUE if c == '"' else sp.SQ_VALUE).match(text, i)
-        span = vm.span(1) if vm else (i, i)
-    else:
-        um = sp.UNQUOTED_VALUE.match(text, i)
-        span = um.span() if um else (i, i)
+    span = _read_value(text, i)
+    if span is None:
+        return None
     v = text[span[0] : span[1]]
-    if v.startswith("-") or not _plausible(v, label, 6) or _code_ref(v):
+    if v.startswith("-") or not sp.plausible_value(v, label, 6) or sp.code_ref(v):
         return None
     return span[0], span[1], _label_for(v, label)
 
@@ -300,39 +273,71 @@ def _start(m: re.Match[str]) -> int:
     return m.start()
 
 
-def _hits(text: str) -> list[Span]:
-    """Every confirmed secret span, each candidate judged on its own."""
-    out: list[Span] = []
-    for m in _candidates(text):
-        hit = _HANDLERS[m.lastgroup or ""](text, m)
-        if hit is not None and hit[1] > hit[0]:
-            out.append(hit)
-    return out
-
-
 def _spans(text: str) -> list[Span]:
-    """Non-overlapping replacement spans in text order; where spans overlap the earliest (then longest)
-    wins. Judging candidates independently matters: a URL password span starts after a token in the
-    user part (`https://ghp_x:x-oauth-basic@github.com`), and both must go."""
-    hits = _hits(text)
-    if len(hits) < 2:
-        return hits
-    hits.sort(key=_span_order)
+    """Non-overlapping replacement spans in text order.
+
+    Candidates are judged in text order; one inside an accepted span is skipped (keeps long redacted
+    values linear), and a hit overlapping an accepted span is dropped (first come wins). A candidate
+    *before* an accepted span is still judged: a URL password span starts after a token in the user
+    part (`https://ghp_x:x-oauth-basic@github.com`), and both must go.
+    """
     out: list[Span] = []
-    last = 0
-    for hit in hits:
-        if hit[0] >= last:
-            out.append(hit)
-            last = hit[1]
+    live: list[Span] = []  # accepted spans that end after the current candidate
+    for m in _candidates(text):
+        p = m.start()
+        if live:
+            live = [h for h in live if h[1] > p]
+            if any(h[0] <= p for h in live):
+                continue
+        hit = _HANDLERS[m.lastgroup or ""](text, m)
+        if hit is None or hit[1] <= hit[0] or _overlaps(hit, out):
+            continue
+        out.append(hit)
+        live.append(hit)
+    out.sort()
     return out
 
 
-def _span_order(hit: Span) -> tuple[int, int]:
-    return hit[0], -hit[1]
+def _overlaps(hit: Span, accepted: list[Span]) -> bool:
+    """Does `hit` overlap an accepted span? Spans start at most ~16 KB before their candidate."""
+    for h in reversed(accepted):
+        if hit[0] < h[1] and h[0] < hit[1]:
+            return True
+        if h[1] + 20_000 < hit[0]:
+            return False
+    return False
+
+
+_SCAN_SEARCH = sp.SCAN.search
+_MIN_LEN = 8  # nothing this scrubber redacts fits in fewer characters
+
+
+# Short strings repeat a lot in transcripts (types, roles, model and tool names, session ids, cwd):
+# remember their verdicts. Bounded; cleared wholesale when full.
+_SHORT = 128
+_CACHE_MAX = 100_000
+_short_cache: dict[str, str] = {}
 
 
 def scrub_text(text: str) -> str:
     """Return `text` with every secret value replaced by `[REDACTED:<type>]` (idempotent)."""
+    n = len(text)
+    if n <= _SHORT:
+        if n < _MIN_LEN:
+            return text
+        hit = _short_cache.get(text)
+        if hit is None:
+            hit = text if _SCAN_SEARCH(text) is None else _scrub(text)
+            if len(_short_cache) >= _CACHE_MAX:
+                _short_cache.clear()
+            _short_cache[text] = hit
+        return hit
+    if n < sp.LONG_TEXT and _SCAN_SEARCH(text) is None:
+        return text  # the common case for short strings: one C call
+    return _scrub(text)
+
+
+def _scrub(text: str) -> str:
     spans = _spans(text)
     if not spans:
         return text
@@ -348,7 +353,9 @@ def scrub_text(text: str) -> str:
 
 def contains_secret(text: str) -> bool:
     """Cheap check: would `scrub_text` change anything?"""
-    return any(_HANDLERS[m.lastgroup or ""](text, m) for m in _candidates(text))
+    if len(text) <= _SHORT:
+        return scrub_text(text) != text  # answered from the short-string cache
+    return bool(_spans(text))
 
 
 def _redact_field(value: str, label: str) -> str:
@@ -366,21 +373,33 @@ def _redact_field(value: str, label: str) -> str:
     return _label_for(value, label)
 
 
+_ATOMS = (int, float, bool, type(None))
+
+
 def scrub_obj(obj: Any) -> Any:
     """Recursively scrub strings inside dicts/lists/tuples; dict keys are kept, values under
     secret-named keys ("password", "api_key", ...) are redacted whole. Returns a new object."""
     if isinstance(obj, str):
         return scrub_text(obj)
     if isinstance(obj, dict):
-        out = {}
-        for k, v in obj.items():
-            if v and isinstance(v, str) and isinstance(k, str) and (label := sp.secret_key_label(k)):
-                out[k] = _redact_field(v, label)
-            else:
-                out[k] = scrub_obj(v)
-        return out
+        return _scrub_dict(obj)
     if isinstance(obj, list):
         return [scrub_obj(v) for v in obj]
     if isinstance(obj, tuple):
         return tuple(scrub_obj(v) for v in obj)
     return obj
+
+
+def _scrub_dict(obj: dict[Any, Any]) -> dict[Any, Any]:
+    out = {}
+    label_of = sp.secret_key_label
+    for k, v in obj.items():
+        tv = type(v)
+        if tv is str:  # the hot path, inlined
+            label = label_of(k) if v and type(k) is str else None
+            out[k] = _redact_field(v, label) if label else scrub_text(v)
+        elif tv in _ATOMS:
+            out[k] = v
+        else:
+            out[k] = scrub_obj(v)
+    return out

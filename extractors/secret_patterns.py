@@ -1,8 +1,9 @@
-"""Patterns the scrubber uses: one fast scan regex plus precise per-format regexes.
+"""Patterns the scrubber uses: one fast scan regex, precise per-format regexes, and the heuristics that
+decide whether a key name or a value looks secret.
 
 Why the split: Python's `re` is slow when a pattern has many alternatives that start with common
 letters, so the scan regex only ever starts a match at a handful of rare anchor characters
-(`_ - . : = @ A K`) and checks the few characters around them with cheap lookarounds. Text without
+(`_ - . : = A K`) and checks the few characters around them with cheap lookarounds. Text without
 secrets is rejected in C at a few hundred MB/s; the rare candidates are then confirmed in Python by the
 precise regexes below (matched at a known offset, so they never scan).
 """
@@ -20,7 +21,7 @@ ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 KEY_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-$")
 
 
-def _mixed(v: str) -> bool:
+def mixed_alnum(v: str) -> bool:
     """True when a token body mixes letters and digits (cheap stand-in for 'random-looking')."""
     return any(c.isdigit() for c in v) and any(c.isalpha() for c in v)
 
@@ -33,7 +34,7 @@ class TokenRule:
     anchor: str
     guard: str  # lookarounds evaluated right after the anchor char
     back: int
-    precise: tuple[tuple[re.Pattern[str], str, bool], ...]  # (regex, label, needs _mixed body)
+    precise: tuple[tuple[re.Pattern[str], str, bool], ...]  # (regex, label, body must be mixed_alnum)
     fixed_end: bool = False  # the token has a fixed length: require a non-alphanumeric char after it
 
 
@@ -156,7 +157,7 @@ SPECIAL_RULES: tuple[tuple[str, str, str], ...] = (
     ("sas", "=", r"(?<=[?&]sig=)"),
     ("kveq", "=", _kv_guard("=")),
     # scheme://user:PASSWORD@host -- the lookahead proves there is a userinfo before the C code gives up.
-    ("url", ":", r"""//(?=[^\s/?#"'<>`@:\[]{0,128}:[^\s/?#"'<>`]{1,256}@)"""),
+    ("url", ":", r"""//(?=[^\s/?#"'<>`@:\[\]\\]{0,128}:[^\s/?#"'<>`\[\]\\]{1,256}@)"""),
 )
 
 # Cheap first checks per anchor (the two chars before it, or what follows) so that the common
@@ -223,7 +224,7 @@ def secret_key_label(name: str) -> str | None:
         label = "vault_token"
     elif "twilio" in compact:
         label = "twilio_token"
-    if compact.endswith(("secret", "credential", "credentials", "auth")):
+    if compact.endswith(("secret", "credential", "credentials", "auth", "keydata")):  # kubeconfig client-key-data
         return label
     if compact.endswith("token"):
         return None if compact.endswith(_TOKENIZER_NAMES) else label
@@ -259,19 +260,80 @@ KEYWORDISH_RE = re.compile(r"(?i)pass|secret|token|key|auth|cred")
 DQ_VALUE = re.compile(r'"((?:[^"\\\n]|\\.)*)')
 SQ_VALUE = re.compile(r"'((?:[^'\\\n]|\\.)*)")
 ESC_DQ_VALUE = re.compile(r'\\"((?:[^"\\\n]|\\[^"nrt])*)')  # JSON-escaped: stop at \" and at \n
-UNQUOTED_VALUE = re.compile(r"[^\s\"'`;&|<>(){}\[\],\\]+")
+# A marker inside a bare value is read as part of it (the value is then left alone): otherwise a second
+# pass would see a shorter value than the first did and could judge it differently.
+UNQUOTED_VALUE = re.compile(r"(?:[^\s\"'`;&|<>(){}\[\],\\]|\[REDACTED:[a-z0-9_]+\])+")
 LINE_REST = re.compile(r"[^\n\"'\\]*")
 AUTH_SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|bot|negotiate)[ \t]+(?=\S)")
-AUTH_CRED = re.compile(r"[^\s\"'\\]+")
+AUTH_CRED = re.compile(r"[^\s\"'`\\]+")
 FLAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,60}")
 
 # custom-rule regexes
 PEM_HEAD = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=:,\s-]|\\[nrt])*")
+PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=:,\s-]|\\[nrt/])*")
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
 SLACK_HOOK = re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]{8,})")
 TELEGRAM_BODY = re.compile(r"[A-Za-z0-9_-]{35}")
 SAS_VALUE = re.compile(r"[A-Za-z0-9%+/=]{16,}")
-URL_USERINFO = re.compile(r"""[^\s/?#"'<>`@:\[]{0,128}:([^\s/?#"'<>`]{1,256})@""")
+# userinfo never holds raw `[ ] \` (RFC 3986), so a redaction marker can never look like a password
+URL_USERINFO = re.compile(r"""[^\s/?#"'<>`@:\[\]\\]{0,128}:([^\s/?#"'<>`\[\]\\]{1,256})@""")
 URL_SCHEME_END = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,30}$")
+
+
+# --- value heuristics: is this literal worth redacting? ------------------------------------------
+
+
+def looks_random(v: str) -> bool:
+    """Token-like rather than a word: letters and digits, or long and mixed-case."""
+    if len(v) < 8:
+        return False
+    if mixed_alnum(v):
+        return True
+    return len(v) >= 20 and any(c.isupper() for c in v) and any(c.islower() for c in v)
+
+
+def plausible_value(v: str, label: str, min_len: int) -> bool:
+    """A literal worth redacting: not empty, a placeholder, a variable reference, a path or a count."""
+    v = v.strip()
+    if len(v) < min_len or v.startswith(PLACEHOLDER_START) or PLACEHOLDER_RE.fullmatch(v):
+        return False
+    if "***" in v or "[REDACTED:" in v:  # already masked (`ghp_****`) or partly redacted by us
+        return False
+    if v.startswith("-----BEGIN") or ("{" in v and "}" in v) or PATH_RE.fullmatch(v):
+        return False
+    return not (v.isdigit() and label != "password")
+
+
+def _random_segment(seg: str) -> bool:
+    """A long mixed-case alphanumeric run with digits: token material, not an identifier."""
+    return (
+        len(seg) >= 16 and any(c.isdigit() for c in seg) and any(c.isupper() for c in seg)
+        and any(c.islower() for c in seg)
+    )
+
+
+def code_ref(v: str) -> bool:
+    """`os.environ`, `self.token`, `env.AUTH0_CLIENT_SECRET` (but not a vault `s.<random>` token)."""
+    return bool(DOTTED_RE.fullmatch(v)) and not any(_random_segment(seg) for seg in v.split("."))
+
+
+def unquoted_value_ok(text: str, v: str, end: int, sep: str, spaced: bool) -> bool:
+    """Unquoted values only count in env/shell/config style, never when they look like code."""
+    if text[end : end + 1] in ("(", "["):
+        return False
+    if PATH_RE.fullmatch(v) or code_ref(v):
+        return False
+    if IDENT_RE.fullmatch(v):
+        if KEYWORDISH_RE.search(v) or v in CODE_WORDS or (sep == ":" and CAMEL_TYPE_RE.fullmatch(v)):
+            return False
+        rest = text[end : end + 40].lstrip(" \t")
+        if rest[:1] in (",", ")", "}"):
+            return False  # call keyword argument or object literal: `f(token=tok)`, `{token: tok}`
+        if spaced and sep == "=" and not looks_random(v):
+            return False  # `token = other_variable`
+    if spaced and sep == "=":  # INI style `password = hunter2`: the value must end the line
+        rest_of_line = text[end : end + 256].partition("\n")[0]
+        if rest_of_line.strip():
+            return False
+    return True

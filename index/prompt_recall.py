@@ -116,6 +116,7 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
     same: set[str] = set()
     try:
         mem = recall(conn, query, kind=RECALL_KINDS, scope="this_project" if cwd else "global", cwd=cwd, limit=6,
+                     hybrid=False,
                      now=now).hits
     except sqlite3.OperationalError as exc:
         if "interrupt" in str(exc):

@@ -14,6 +14,7 @@ import orjson
 from index.fts_query import parse
 from index.scope import scope_chain, widen_note
 from index.textstore import unpack
+from vec.hybrid import fuse_ids
 
 # Durable knowledge ranks above one-off observations.
 KIND_WEIGHT = {
@@ -61,21 +62,25 @@ def _recency(ts: str | None, now: datetime) -> float:
 
 def recall(conn: sqlite3.Connection, topic: str, *, kind: str | None = None, scope: str = "global",
            cwd: str | None = None, since: str | None = None, limit: int = 10,
-           now: datetime | None = None) -> RecallResult:
+           now: datetime | None = None, hybrid: bool | None = None) -> RecallResult:
+    """Extractions about `topic`, FTS-ranked and, when vectors are enabled (hybrid None = auto,
+    False on hot paths such as hooks), fused with their vector neighbours by the same RRF as search."""
     now = now or datetime.now(timezone.utc)
     q = parse(topic, idents=False) if topic.strip() else None
     kinds = [k for k in (kind or "").split(",") if k]
     for sc in scope_chain(scope, cwd):
         hits = _query(conn, q.any_of() if q and not q.empty else None, kinds, sc.where, sc.args, since, limit, now)
+        if q and not q.empty and hybrid is not False:
+            hits = _fuse(conn, topic, hits, kinds, sc.where, sc.args, since, limit, now, bool(hybrid))
         if hits or sc.name == "global":
             _mark_stale(conn, hits)
             return RecallResult(hits, sc.name, widen_note(scope, sc.name))
     return RecallResult([], scope, None)
 
 
-def _query(conn: sqlite3.Connection, match: str | None, kinds: list[str], where: str, args: list[object],
-           since: str | None, limit: int, now: datetime) -> list[RecallHit]:
-    conds, params = [], []
+def _conditions(kinds: list[str], where: str, args: list[object], since: str | None) -> tuple[str, list[object]]:
+    conds: list[str] = []
+    params: list[object] = []
     if where:
         conds.append(where)
         params += args
@@ -85,7 +90,16 @@ def _query(conn: sqlite3.Connection, match: str | None, kinds: list[str], where:
     if since:
         conds.append("e.ts >= ?")
         params.append(since)
-    cond = (" AND " + " AND ".join(conds)) if conds else ""
+    return ((" AND " + " AND ".join(conds)) if conds else ""), params
+
+
+def _hit(r: tuple[Any, ...], score: float) -> RecallHit:
+    return RecallHit(r[0], r[1], r[2], orjson.loads(r[3] or "{}"), r[4], r[5], r[6], r[7], r[8], round(score, 4))
+
+
+def _query(conn: sqlite3.Connection, match: str | None, kinds: list[str], where: str, args: list[object],
+           since: str | None, limit: int, now: datetime) -> list[RecallHit]:
+    cond, params = _conditions(kinds, where, args, since)
     if match:
         rows = conn.execute(
             f"""SELECT e.id, e.kind, e.content, e.context, e.session_id, e.source_uuid, e.cwd, e.project_key, e.ts,
@@ -101,8 +115,7 @@ def _query(conn: sqlite3.Connection, match: str | None, kinds: list[str], where:
     scored = []
     for r in rows:
         s = -float(r[10]) * KIND_WEIGHT.get(r[1], 0.8) * (0.5 + float(r[9])) * _recency(r[8], now)
-        scored.append(RecallHit(r[0], r[1], r[2], orjson.loads(r[3] or "{}"), r[4], r[5], r[6], r[7], r[8],
-                                round(s, 4)))
+        scored.append(_hit(r, s))
     scored.sort(key=lambda h: -h.score)
     out, seen = [], set()
     for h in scored:
@@ -111,6 +124,32 @@ def _query(conn: sqlite3.Connection, match: str | None, kinds: list[str], where:
             continue
         seen.add(key)
         out.append(h)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _fuse(conn: sqlite3.Connection, topic: str, hits: list[RecallHit], kinds: list[str], where: str,
+          args: list[object], since: str | None, limit: int, now: datetime, explicit: bool) -> list[RecallHit]:
+    """Reorder by reciprocal rank fusion with the vector neighbours; vector-only ids pass the same filters."""
+    order = fuse_ids(conn, topic, [h.id for h in hits], "extraction", explicit=explicit)
+    if not order:
+        return hits
+    have = {h.id: h for h in hits}
+    extra = [int(i) for i in order[: limit * 3] if i not in have]
+    if extra:
+        cond, params = _conditions(kinds, where, args, since)
+        rows = conn.execute(
+            f"""SELECT e.id, e.kind, e.content, e.context, e.session_id, e.source_uuid, e.cwd, e.project_key, e.ts,
+                       e.score, 0.0 FROM extractions e WHERE e.id IN ({','.join('?' * len(extra))}) {cond}""",
+            [*extra, *params]).fetchall()
+        for r in rows:
+            have[r[0]] = _hit(r, 0.0)
+    out = []
+    for i in order:
+        h = have.get(int(i)) if not isinstance(i, int) else have.get(i)
+        if h is not None and h not in out:
+            out.append(h)
         if len(out) >= limit:
             break
     return out

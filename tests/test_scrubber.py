@@ -12,6 +12,7 @@ import random
 import string
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -110,10 +111,6 @@ KEYED: dict[str, tuple[Callable[[], str], str, str]] = {
 }
 
 
-def _all_prefixed() -> list[tuple[str, str, str]]:
-    return [(name, make(), label) for name, (make, label) in PREFIXED.items()]
-
-
 def _assert_redacted(out: str, secret: str, *survivors: str) -> None:
     assert secret not in out, out
     assert "[REDACTED:" in out, out
@@ -157,7 +154,7 @@ def test_prefixed_formats_redacted_everywhere(fmt: str, context: str) -> None:
 @pytest.mark.parametrize("fmt", sorted(PREFIXED))
 def test_prefixed_formats_in_nested_tool_payloads(fmt: str) -> None:
     secret = PREFIXED[fmt][0]()
-    record = {
+    record: dict[str, Any] = {
         "type": "assistant",
         "message": {"content": [
             {"type": "tool_use", "name": "Bash", "input": {"command": f"export X_TOKEN={secret}", "timeout": 5}},
@@ -297,6 +294,8 @@ def test_generic_key_value_forms() -> None:
         f"'password' => '{v}'": "'password' => '[REDACTED:password]'",
         f"Server=db;Uid=app;Pwd={v};": "Server=db;Uid=app;Pwd=[REDACTED:password];",
         f"docker run -e POSTGRES_PASSWORD={v} postgres": "docker run -e POSTGRES_PASSWORD=[REDACTED:password] postgres",
+        f"Use password: {v}.": "Use password: [REDACTED:password].",
+        f"set TOKEN={v}; then run": "set TOKEN=[REDACTED:secret]; then run",
     }
     for text, expected in cases.items():
         assert scrub_text(text) == expected, text
@@ -357,6 +356,7 @@ LOOKALIKES = [
     "PWD=/home/dev/project\nOLDPWD=/home/dev",
     "password: ${DB_PASSWORD}\ntoken: {{ secrets.DEPLOY_TOKEN }}\nsecret: !vault |",
     "Authorization: Bearer $TOKEN",
+    "headers: { Authorization: `Bearer ${accessToken}` }",
     "git push -u origin feature/auth-token-refresh && npm install typescript@5.4.2",
     "task-12345678901234567890123 desk-abcdefghijklmnopqrstuvwxyz monkey-patch key-value store",
     "eyJ is the prefix of base64 JSON; eyJhbGciOiJIUzI1NiJ9 alone is just a header",
@@ -370,6 +370,13 @@ LOOKALIKES = [
 def test_lookalikes_survive(text: str) -> None:
     assert scrub_text(text) == text
     assert not contains_secret(text)
+
+
+def test_twilio_account_sid_is_not_a_secret() -> None:
+    sid, tok = "AC" + rnd(32, HEX), rnd(32, HEX)
+    text = f"TWILIO_ACCOUNT_SID={sid}\nTWILIO_AUTH_TOKEN={tok}\nclient = Client('{sid}', auth)"
+    out = scrub_text(text)
+    assert out == text.replace(tok, "[REDACTED:twilio_token]")
 
 
 def test_integrity_and_digests_survive() -> None:
@@ -414,8 +421,20 @@ _fragment = st.sampled_from(
 )
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(_fragment, st.text(max_size=12)), max_size=12))
+# Syntax pieces that make tokens, keys, quotes, URLs and markers collide in odd ways.
+_atom = st.sampled_from([
+    "password", "PASS", "pwd", "TOKEN", "api_key", "apiKey", "Authorization", "client_secret", "--token",
+    "export ", "https://", "postgres://", "u", ":", "@", "h/db", '"', "'", '\\"', ": ", "=", " = ", "=>", ":=",
+    " ", "\n", "\\n", ".", ",", ";", "(", ")", "[", "]", "{", "}", "Bearer ", "Basic ", "bot", "123456789",
+    ":AA", "sk-", "sk-ant-", "ghp_", "xoxb-", "AKIA", "AIza", "SK", "key-", "SG.", "hvs.", "eyJ", "?sig=",
+    "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "hooks.slack.com/services/",
+    "AccountKey=", "[REDACTED:secret]", "$X", "${X}", "xxxx", "/tmp/a.txt", "os.environ", "getpass()",
+])
+_body = st.text(alphabet="ABCDEFabcdef0123456789xyzXYZ_-+/=", min_size=1, max_size=50)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_fragment, _atom, _body, st.text(max_size=12)), max_size=14))
 def test_idempotent_and_consistent(parts: list[str]) -> None:
     text = "".join(parts)
     once = scrub_text(text)
@@ -465,15 +484,6 @@ def test_pathological_inputs_are_fast(text: str) -> None:
     scrub_text(text)
     contains_secret(text)
     assert time.perf_counter() - t0 < 5
-
-
-def test_clean_text_throughput_floor() -> None:
-    """A loose guard against accidental super-linear patterns (the real benchmark is bench/)."""
-    chunk = "\n".join(LOOKALIKES) + "\n" + json.dumps({"usage": {"input_tokens": 5}, "cwd": "/tmp/x"}) + "\n"
-    text = chunk * (1_000_000 // len(chunk))
-    t0 = time.perf_counter()
-    assert scrub_text(text) == text
-    assert time.perf_counter() - t0 < 2.0
 
 
 def test_token_in_url_user_and_password_both_redacted() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,7 @@ def export(obj: Any, session_id: str, fmt: str, tools: bool, out: str | None) ->
         Path(out).write_bytes(data)
         click.echo(f"wrote {len(rows)} messages to {out}", err=True)
     else:
-        click.get_binary_stream("stdout").write(data)
+        sys.stdout.buffer.write(data)
 
 
 def register(cli: click.Group) -> None:

@@ -1,0 +1,301 @@
+"""Incremental backfill (V4): embed what the index gained since the last run, resumably.
+
+Watermarks in `vec_meta` (`last_message_id`, `last_extraction_id`) make a run cost only the new
+rows; every batch of vectors commits together with its watermark, so an interrupted backfill
+resumes where it stopped. Each vector carries a signature of its source row (the message uuid, a
+hash of the extraction or of the session title), so rows re-read after a transcript rewrite, or
+ids that SQLite reused, are detected and re-embedded instead of pointing at the wrong text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from index.textstore import unpack
+from vec.driver import connect, unavailable_reason
+from vec.embed import MESSAGE_KINDS, METRIC, Embedder, ModelConfig, chunk_text, embedder, model_config
+from vec.store import Stamp, Store, check_stamp, read_stamp
+
+log = logging.getLogger("total_recall.vec")
+log.addHandler(logging.NullHandler())
+
+Progress = Callable[[int, int], None]  # (items done, items total)
+FLUSH_CHUNKS = 256
+PAGE = 500
+_KINDS_SQL = ",".join(f"'{k}'" for k in MESSAGE_KINDS)
+
+
+@dataclass
+class BackfillReport:
+    model: str = ""
+    dim: int = 0
+    created: bool = False
+    messages: int = 0  # source rows embedded
+    extractions: int = 0
+    sessions: int = 0
+    vectors_added: int = 0
+    vectors_removed: int = 0
+    embed_s: float = 0.0
+    elapsed_s: float = 0.0
+
+    @property
+    def texts_per_s(self) -> float:
+        return self.vectors_added / self.embed_s if self.embed_s else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["elapsed_s"] = round(self.elapsed_s, 3)
+        d["embed_s"] = round(self.embed_s, 3)
+        d["texts_per_s"] = round(self.texts_per_s, 1)
+        return d
+
+
+def _sig(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
+
+
+class _Run:
+    """One backfill pass: buffers chunks, embeds them in batches, commits vectors + watermark."""
+
+    def __init__(self, store: Store, emb: Embedder, report: BackfillReport, progress: Progress | None,
+                 total: int) -> None:
+        self.store, self.emb, self.report, self.progress = store, emb, report, progress
+        self.items: list[tuple[str, object, int, str | None]] = []
+        self.texts: list[str] = []
+        self.state: dict[str, object] = {}
+        self.done = 0
+        self.total = total
+
+    def add(self, kind: str, ref: object, sig: str, text: str) -> None:
+        chunks = chunk_text(text)
+        for i, chunk in enumerate(chunks):
+            self.items.append((kind, ref, i, sig))
+            self.texts.append(chunk)
+        if chunks:  # too short to mean anything: skipped, not counted
+            setattr(self.report, kind + "s", getattr(self.report, kind + "s") + 1)
+        self.done += 1
+
+    def mark(self, **state: object) -> None:
+        """Advance watermarks; they commit with the next batch (after every row before them)."""
+        self.state.update(state)
+        if len(self.texts) >= FLUSH_CHUNKS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.texts and not self.state:
+            return
+        t = time.perf_counter()
+        vecs = self.emb.embed(self.texts)
+        self.report.embed_s += time.perf_counter() - t
+        conn = self.store.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.store.add(self.items, vecs)
+            for k, v in self.state.items():
+                self.store.set(k, v)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        self.report.vectors_added += len(self.items)
+        self.items, self.texts, self.state = [], [], {}
+        if self.progress:
+            self.progress(self.done, self.total)
+
+
+def _row_sig(conn: Any, kind: str, rid: object) -> str | None:
+    if kind == "message":
+        row = conn.execute("SELECT uuid FROM messages WHERE id=?", (rid,)).fetchone()
+        return str(row[0]) if row else None
+    row = conn.execute("SELECT content FROM extractions WHERE id=?", (rid,)).fetchone()
+    return _sig(row[0]) if row else None
+
+
+def _repair(store: Store, kind: str) -> None:
+    """If the row at the watermark is gone or changed, ids below it may have been reused (a
+    transcript was re-read from the start): drop vectors whose source row changed and rescan from
+    the beginning (rows that still have current vectors are skipped, so nothing is re-embedded)."""
+    conn, key = store.conn, f"last_{kind}_id"
+    last = int(store.get(key, "0") or 0)
+    if not last or _row_sig(conn, kind, last) == store.get(key + "_sig"):
+        return
+    items = conn.execute("SELECT id, ref_id, sig FROM vec_items WHERE ref_kind=?", (kind,)).fetchall()
+    stale = [vid for vid, ref, sig in items if _row_sig(conn, kind, ref) != sig]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("DELETE FROM vec_index WHERE rowid=?", [(i,) for i in stale])
+        conn.executemany("DELETE FROM vec_items WHERE id=?", [(i,) for i in stale])
+        store.set(key, 0)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    log.info("vector store: %s rows changed under the watermark; %d stale vectors dropped", kind, len(stale))
+
+
+def _messages(conn: Any, after: int, hi: int) -> Iterator[tuple[int, str, str]]:
+    """(id, uuid, text) of embeddable messages in (after, hi] that have no current vector."""
+    while True:
+        rows = conn.execute(
+            f"""SELECT m.id, m.uuid, m.body FROM messages m
+                WHERE m.id > ? AND m.id <= ? AND m.kind IN ({_KINDS_SQL}) AND NOT EXISTS(
+                  SELECT 1 FROM vec_items v WHERE v.ref_kind='message' AND v.ref_id=m.id AND v.sig=m.uuid)
+                ORDER BY m.id LIMIT ?""", (after, hi, PAGE)).fetchall()
+        for rid, uuid, body in rows:
+            yield rid, uuid, unpack(body)
+        if len(rows) < PAGE:
+            return
+        after = rows[-1][0]
+
+
+def _extractions(conn: Any, after: int, hi: int) -> Iterator[tuple[int, str, str]]:
+    while True:
+        rows = conn.execute("SELECT id, content FROM extractions WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+                            (after, hi, PAGE)).fetchall()
+        for rid, content in rows:
+            sig = _sig(content)
+            if conn.execute("SELECT 1 FROM vec_items WHERE ref_kind='extraction' AND ref_id=? AND sig=?",
+                            (rid, sig)).fetchone() is None:
+                yield rid, sig, content
+        if len(rows) < PAGE:
+            return
+        after = rows[-1][0]
+
+
+def _pending(conn: Any, store: Store) -> int:
+    m = conn.execute(f"SELECT count(*) FROM messages WHERE id > ? AND kind IN ({_KINDS_SQL})",
+                     (int(store.get("last_message_id", "0") or 0),)).fetchone()[0]
+    e = conn.execute("SELECT count(*) FROM extractions WHERE id > ?",
+                     (int(store.get("last_extraction_id", "0") or 0),)).fetchone()[0]
+    return int(m) + int(e)
+
+
+def backfill(db: Path, progress: Progress | None = None, cfg: ModelConfig | None = None,
+             create: bool = True) -> BackfillReport:
+    """Embed everything new since the last run (creating and stamping the store if needed)."""
+    from index.db import IndexMissing
+
+    if not db.exists():
+        raise IndexMissing(f"no index at {db}")
+    started = time.perf_counter()
+    cfg = cfg or model_config()
+    emb = embedder(cfg)
+    conn = connect(db)
+    report = BackfillReport(model=cfg.name)
+    try:
+        store = Store(conn)
+        stamp = store.stamp()
+        if stamp is None:
+            if not create:
+                check_stamp(None, cfg.name)
+            stamp = Stamp(cfg.name, emb.dim, METRIC)
+            store.create(stamp)
+            report.created = True
+        check_stamp(stamp, cfg.name)
+        report.dim = stamp.dim
+        _repair(store, "message")
+        _repair(store, "extraction")
+        run = _Run(store, emb, report, progress, _pending(conn, store))
+        if progress:
+            progress(0, run.total)
+        hi_m, hi_m_uuid = conn.execute(
+            "SELECT id, uuid FROM messages ORDER BY id DESC LIMIT 1").fetchone() or (0, "")
+        for rid, uuid, text in _messages(conn, int(store.get("last_message_id", "0") or 0), hi_m):
+            run.add("message", rid, uuid, text)
+            run.mark(last_message_id=rid, last_message_id_sig=uuid)
+        run.mark(last_message_id=hi_m, last_message_id_sig=hi_m_uuid)
+        hi_e = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
+        for rid, sig, text in _extractions(conn, int(store.get("last_extraction_id", "0") or 0), hi_e):
+            run.add("extraction", rid, sig, text)
+            run.mark(last_extraction_id=rid, last_extraction_id_sig=sig)
+        hi_sig = _row_sig(conn, "extraction", hi_e) if hi_e else ""
+        run.mark(last_extraction_id=hi_e, last_extraction_id_sig=hi_sig)
+        _sessions(conn, store, run)
+        run.flush()
+        report.vectors_removed += _prune(store)
+    finally:
+        conn.close()
+    report.elapsed_s = time.perf_counter() - started
+    return report
+
+
+def _sessions(conn: Any, store: Store, run: _Run) -> None:
+    """Session titles: embed new ones, re-embed changed ones (titles improve as summaries arrive)."""
+    have = {r[0]: r[1] for r in conn.execute("SELECT ref_id, sig FROM vec_items WHERE ref_kind='session'")}
+    changed = []
+    for sid, title in conn.execute("SELECT session_id, title FROM sessions WHERE title IS NOT NULL"):
+        sig = _sig(title)
+        if have.get(sid) != sig:
+            changed.append((sid, sig, title))
+    if not changed:
+        return
+    stale = [sid for sid, _, _ in changed if sid in have]
+    if stale:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            run.report.vectors_removed += store.remove("session", stale)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    run.total += len(changed)
+    for sid, sig, title in changed:
+        run.add("session", sid, sig, title)
+        if len(run.texts) >= FLUSH_CHUNKS:
+            run.flush()
+
+
+def _prune(store: Store) -> int:
+    conn = store.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        n = store.prune()
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return n
+
+
+def rebuild(db: Path, progress: Progress | None = None, cfg: ModelConfig | None = None) -> BackfillReport:
+    """Drop the store and embed everything again with the configured model."""
+    conn = connect(db)
+    try:
+        Store(conn).drop()
+    finally:
+        conn.close()
+    return backfill(db, progress, cfg)
+
+
+def store_exists(db: Path) -> bool:
+    """Cheap check with the stdlib driver (no extension needed to read vec_meta)."""
+    if not db.exists():
+        return False
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return read_stamp(conn) is not None
+    finally:
+        conn.close()
+
+
+def after_index(db: Path) -> BackfillReport | None:
+    """Called at the end of an index run that added rows: keep an existing store current (or create
+    one when TOTAL_RECALL_VECTORS=1). Never fails the index run; problems are logged."""
+    flag = os.environ.get("TOTAL_RECALL_VECTORS", "")
+    if flag == "0" or unavailable_reason() is not None:
+        return None
+    try:
+        if flag != "1" and not store_exists(db):
+            return None
+        return backfill(db)
+    except Exception as exc:
+        log.warning("vector backfill after indexing failed: %s", exc)
+        return None

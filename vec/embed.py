@@ -1,0 +1,210 @@
+"""Embeddings (V2): which text is worth a vector, how it is chunked, and the fastembed wrapper.
+
+The model is `BAAI/bge-small-en-v1.5` by default (fastembed downloads it once into the data dir).
+Offline, `TOTAL_RECALL_EMBED_MODEL_PATH` names a local model directory (model.onnx + tokenizer
+files); its model name comes from `TOTAL_RECALL_EMBED_MODEL`, default
+`sentence-transformers/all-MiniLM-L6-v2`. fastembed and numpy are imported only when embedding.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
+LOCAL_DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+METRIC = "cosine"
+
+# Message kinds worth recalling by meaning: what people typed and what the assistant said, plus
+# session digests. Tool calls and their output are left to full-text search.
+MESSAGE_KINDS = ("prompt", "text", "away_summary", "compact_summary")
+CHUNK_CHARS = 500
+MAX_CHUNKS = 16  # per message; beyond ~8 KB a message is a pasted log, not something to recall
+MIN_CHARS = 12
+BATCH = 32
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    name: str
+    path: str | None  # local model directory (offline), or None to use fastembed's cache
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.path})" if self.path else self.name
+
+
+def model_config() -> ModelConfig:
+    path = os.environ.get("TOTAL_RECALL_EMBED_MODEL_PATH") or None
+    name = os.environ.get("TOTAL_RECALL_EMBED_MODEL") or (LOCAL_DEFAULT_MODEL if path else DEFAULT_MODEL)
+    return ModelConfig(name, path)
+
+
+# --- text -> chunks -------------------------------------------------------------------------------
+
+_NOISE_BLOCKS = re.compile(
+    r"<(system-reminder|ide_opened_file|ide_selection|task-id|output-file|status|local-command-stdout)>"
+    r".*?</\1>", re.S)
+_TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
+_SPACES = re.compile(r"[ \t\f\v]+")
+# A sentence ends at . ! ? (or a CJK stop) followed by space, or at a line break.
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\s*\n\s*")
+
+
+def clean(text: str) -> str:
+    """Drop harness noise (reminders, IDE notices, tags); keep the words a person would recall."""
+    text = _NOISE_BLOCKS.sub(" ", text)
+    text = _TAG.sub(" ", text)
+    text = _SPACES.sub(" ", text)
+    return re.sub(r"\n\s*\n+", "\n", text).strip()
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in (p.strip() for p in _SENTENCE.split(text)) if s]
+
+
+def _split_long(sentence: str, size: int) -> list[str]:
+    """A sentence longer than a chunk is cut at word boundaries (hard cut only inside one huge word)."""
+    out: list[str] = []
+    cur = ""
+    for word in sentence.split(" "):
+        while len(word) > size:
+            if cur:
+                out.append(cur)
+                cur = ""
+            out.append(word[:size])
+            word = word[size:]
+        if cur and len(cur) + 1 + len(word) > size:
+            out.append(cur)
+            cur = word
+        else:
+            cur = f"{cur} {word}" if cur else word
+    if cur:
+        out.append(cur)
+    return out
+
+
+def chunk_text(text: str, size: int = CHUNK_CHARS, max_chunks: int = MAX_CHUNKS) -> list[str]:
+    """Whole sentences packed greedily into chunks of about `size` characters."""
+    text = clean(text)
+    if len(text) < MIN_CHARS:
+        return []
+    if len(text) <= size:
+        return [text]
+    chunks: list[str] = []
+    cur = ""
+    for sent in sentences(text):
+        pieces = _split_long(sent, size) if len(sent) > size else [sent]
+        for piece in pieces:
+            if cur and len(cur) + 1 + len(piece) > size:
+                chunks.append(cur)
+                if len(chunks) >= max_chunks:
+                    return chunks
+                cur = piece
+            else:
+                cur = f"{cur} {piece}" if cur else piece
+    if cur and len(chunks) < max_chunks:
+        # A short tail reads better joined to the chunk before it than alone.
+        if chunks and len(cur) < size // 5 and len(chunks[-1]) + len(cur) < size * 1.2:
+            chunks[-1] = f"{chunks[-1]} {cur}"
+        else:
+            chunks.append(cur)
+    return chunks
+
+
+# --- the model -----------------------------------------------------------------------------------
+
+class EmbedError(Exception):
+    """The model cannot be loaded or run; the message says how to fix it."""
+
+
+class Embedder:
+    """A loaded fastembed model; vectors come back L2-normalised float32 (numpy arrays)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        self.cfg = cfg
+        self._models: dict[int | None, Any] = {}
+        self._dim = 0
+        self._lock = threading.Lock()
+
+    def _load(self, threads: int | None = None) -> Any:
+        """Batches use every core; a single query runs on one thread (no spin-up cost, and half the
+        latency when the machine is busy)."""
+        if threads not in self._models:
+            from fastembed import TextEmbedding
+
+            try:
+                if self.cfg.path:
+                    if not Path(self.cfg.path, "model.onnx").is_file():
+                        raise EmbedError(f"no model.onnx in TOTAL_RECALL_EMBED_MODEL_PATH={self.cfg.path}")
+                    model = TextEmbedding(model_name=self.cfg.name, specific_model_path=self.cfg.path,
+                                          threads=threads)
+                else:
+                    model = TextEmbedding(model_name=self.cfg.name, cache_dir=str(_cache_dir()), threads=threads)
+            except EmbedError:
+                raise
+            except Exception as exc:  # fastembed raises plain ValueError/OSError/hub errors
+                raise EmbedError(
+                    f"cannot load embedding model {self.cfg.label}: {exc}; offline, point "
+                    "TOTAL_RECALL_EMBED_MODEL_PATH at a local model directory") from exc
+            self._models[threads] = model
+        return self._models[threads]
+
+    @property
+    def dim(self) -> int:
+        if not self._dim:
+            self._dim = int(self.embed(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed(self, texts: list[str]) -> Any:
+        """Document vectors, shape (len(texts), dim)."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self._dim or 1), dtype=np.float32)
+        with self._lock:
+            model = self._load()
+            # Similar lengths per batch waste less padding; restore the caller's order after.
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            vecs = list(model.embed([texts[i] for i in order], batch_size=BATCH))
+        out = np.empty((len(texts), len(vecs[0])), dtype=np.float32)
+        for pos, i in enumerate(order):
+            out[i] = vecs[pos]
+        return _normalise(out)
+
+    def embed_query(self, text: str) -> Any:
+        with self._lock:
+            model = self._load(threads=1)
+            vec = next(iter(model.query_embed(text)))
+        import numpy as np
+
+        return _normalise(np.asarray(vec, dtype=np.float32)[None, :])[0]
+
+
+def _normalise(a: Any) -> Any:
+    import numpy as np
+
+    norms = np.linalg.norm(a, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (a / norms).astype(np.float32)
+
+
+def _cache_dir() -> Path:
+    from lib.paths import data_dir
+
+    return data_dir() / "models"
+
+
+_EMBEDDERS: dict[ModelConfig, Embedder] = {}
+
+
+def embedder(cfg: ModelConfig | None = None) -> Embedder:
+    """The process-wide embedder for a model config (loaded on first use, then kept)."""
+    cfg = cfg or model_config()
+    if cfg not in _EMBEDDERS:
+        _EMBEDDERS[cfg] = Embedder(cfg)
+    return _EMBEDDERS[cfg]

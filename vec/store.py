@@ -1,0 +1,210 @@
+"""The vector store, in the index DB file (V2, V4): tables owned by vec/, the identity stamp,
+backfill state and nearest-neighbour queries.
+
+Tables (created here, never by index/schema.py, so an FTS-only install never sees them):
+- `vec_meta(key, value)`: the stamp (`model`, `dim`, `metric`) and backfill state
+  (`last_message_id`, `last_extraction_id`).
+- `vec_items(id, ref_kind, ref_id, chunk, sig)`: what each vector stands for. `ref_kind` is
+  'message' | 'extraction' | 'session'; `ref_id` is messages.id / extractions.id / sessions.session_id;
+  `sig` is a hash of the embedded text (used to notice changed session titles).
+- `vec_index`: sqlite-vec `vec0` table, rowid = vec_items.id, with `ref_kind` as a metadata column
+  so a query can ask for one kind during the KNN scan.
+
+`vec_meta` and `vec_items` are plain tables: a stdlib connection (no extension) can read the stamp.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+REBUILD = "total-recall vec rebuild"
+KINDS = ("message", "extraction", "session")
+
+
+class VecError(Exception):
+    """A vector problem with a one-line fix."""
+
+    fix = ""
+
+    def __init__(self, message: str, fix: str = "") -> None:
+        super().__init__(message)
+        self.fix = fix or self.fix
+
+
+class VectorsUnavailable(VecError):
+    fix = "pip install 'total-recall[vec]'"
+
+
+class NoStore(VecError):
+    fix = "run `total-recall vec backfill` to create it"
+
+
+class StampMismatch(VecError):
+    fix = f"run `{REBUILD}` to re-embed with the configured model"
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    model: str
+    dim: int
+    metric: str
+
+    def describe(self) -> str:
+        return f"{self.model} ({self.dim}-d, {self.metric})"
+
+
+def read_stamp(conn: Any) -> Stamp | None:
+    """The stamp of the store in this DB, or None when there is no store (works on any driver)."""
+    try:
+        rows = dict(conn.execute("SELECT key, value FROM vec_meta WHERE key IN ('model','dim','metric')"))
+    except Exception:  # no vec_meta table (any driver's OperationalError)
+        return None
+    if not {"model", "dim", "metric"} <= rows.keys():
+        return None
+    return Stamp(rows["model"], int(rows["dim"]), rows["metric"])
+
+
+def check_stamp(stamp: Stamp | None, model: str) -> Stamp:
+    """Refuse to use a missing store, or one embedded by another model than the configured one."""
+    if stamp is None:
+        raise NoStore("no vector store in this index")
+    if stamp.model != model:
+        raise StampMismatch(
+            f"the vector store was embedded with {stamp.describe()} but the configured model is {model}, "
+            f"so its vectors cannot be compared; run `{REBUILD}` to re-embed",
+            f"or set TOTAL_RECALL_EMBED_MODEL={stamp.model} to use the store as it is")
+    return stamp
+
+
+class Store:
+    """Vector tables on a connection that has sqlite-vec loaded (see vec.driver.connect)."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    # --- lifecycle ------------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return read_stamp(self.conn) is not None
+
+    def stamp(self) -> Stamp | None:
+        return read_stamp(self.conn)
+
+    def create(self, stamp: Stamp) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("CREATE TABLE IF NOT EXISTS vec_meta(key TEXT PRIMARY KEY, value TEXT)")
+            self.conn.execute(
+                """CREATE TABLE IF NOT EXISTS vec_items(id INTEGER PRIMARY KEY, ref_kind TEXT NOT NULL,
+                   ref_id NOT NULL, chunk INTEGER NOT NULL DEFAULT 0, sig TEXT)""")
+            self.conn.execute("CREATE INDEX IF NOT EXISTS vec_items_ref ON vec_items(ref_kind, ref_id)")
+            self.conn.execute(
+                f"""CREATE VIRTUAL TABLE IF NOT EXISTS vec_index USING vec0(
+                    embedding float[{int(stamp.dim)}] distance_metric={stamp.metric}, ref_kind text)""")
+            self.conn.executemany("INSERT OR REPLACE INTO vec_meta(key, value) VALUES(?, ?)",
+                                  [("model", stamp.model), ("dim", str(stamp.dim)), ("metric", stamp.metric),
+                                   ("last_message_id", "0"), ("last_extraction_id", "0")])
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def drop(self) -> None:
+        """Remove every vec table (the rest of the index is untouched)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for stmt in ("DROP TABLE IF EXISTS vec_index", "DROP TABLE IF EXISTS vec_items",
+                         "DROP TABLE IF EXISTS vec_meta"):
+                self.conn.execute(stmt)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    # --- state ----------------------------------------------------------------------------------
+    def get(self, key: str, default: str = "") -> str:
+        row = self.conn.execute("SELECT value FROM vec_meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set(self, key: str, value: object) -> None:
+        """Inside the caller's transaction."""
+        self.conn.execute("INSERT OR REPLACE INTO vec_meta(key, value) VALUES(?, ?)", (key, str(value)))
+
+    # --- writes (inside the caller's transaction) -----------------------------------------------
+    def add(self, items: Sequence[tuple[str, object, int, str | None]], vectors: Any) -> None:
+        """items[i] = (ref_kind, ref_id, chunk, sig); vectors[i] = float32 array of the stamped dim."""
+        for (kind, ref, chunk, sig), vec in zip(items, vectors):
+            cur = self.conn.execute("INSERT INTO vec_items(ref_kind, ref_id, chunk, sig) VALUES(?,?,?,?)",
+                                    (kind, ref, chunk, sig))
+            self.conn.execute("INSERT INTO vec_index(rowid, embedding, ref_kind) VALUES(?,?,?)",
+                              (cur.lastrowid, vec.tobytes(), kind))
+
+    def remove(self, kind: str, refs: Iterable[object]) -> int:
+        n = 0
+        for ref in refs:
+            ids = [r[0] for r in self.conn.execute(
+                "SELECT id FROM vec_items WHERE ref_kind=? AND ref_id=?", (kind, ref))]
+            self.conn.executemany("DELETE FROM vec_index WHERE rowid=?", [(i,) for i in ids])
+            self.conn.executemany("DELETE FROM vec_items WHERE id=?", [(i,) for i in ids])
+            n += len(ids)
+        return n
+
+    def prune(self) -> int:
+        """Drop vectors whose message/extraction/session is gone (files re-read from the start)."""
+        orphans = [r[0] for r in self.conn.execute(
+            """SELECT v.id FROM vec_items v WHERE
+                 (v.ref_kind='message' AND NOT EXISTS(SELECT 1 FROM messages m WHERE m.id=v.ref_id))
+              OR (v.ref_kind='extraction' AND NOT EXISTS(SELECT 1 FROM extractions e WHERE e.id=v.ref_id))
+              OR (v.ref_kind='session' AND NOT EXISTS(SELECT 1 FROM sessions s WHERE s.session_id=v.ref_id))""")]
+        self.conn.executemany("DELETE FROM vec_index WHERE rowid=?", [(i,) for i in orphans])
+        self.conn.executemany("DELETE FROM vec_items WHERE id=?", [(i,) for i in orphans])
+        return len(orphans)
+
+    # --- reads ----------------------------------------------------------------------------------
+    def knn(self, query: Any, k: int, kinds: Sequence[str] = KINDS) -> list[tuple[str, object, int, float]]:
+        """(ref_kind, ref_id, chunk, cosine distance) of the k nearest vectors, nearest first."""
+        kinds = [kd for kd in kinds if kd in KINDS]
+        marks = ",".join("?" * len(kinds))
+        sql = f"""WITH nn AS (SELECT rowid, distance FROM vec_index
+                              WHERE embedding MATCH ? AND k = ? AND ref_kind IN ({marks}))
+                  SELECT i.ref_kind, i.ref_id, i.chunk, nn.distance FROM nn JOIN vec_items i ON i.id = nn.rowid
+                  ORDER BY nn.distance"""
+        return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(sql, [query.tobytes(), min(k, 4096), *kinds])]
+
+    def counts(self) -> dict[str, int]:
+        rows = self.conn.execute(
+            "SELECT ref_kind, count(*), count(DISTINCT ref_id) FROM vec_items GROUP BY ref_kind").fetchall()
+        out = {f"{kind}_vectors": n for kind, n, _ in rows}
+        out.update({f"{kind}s": d for kind, _, d in rows})
+        return out
+
+
+def describe(conn: Any) -> dict[str, Any]:
+    """Store stamp, counts and backlog, read with any driver (plain tables only)."""
+    stamp = read_stamp(conn)
+    if stamp is None:
+        return {"exists": False}
+    meta = dict(conn.execute("SELECT key, value FROM vec_meta").fetchall())
+    last_m, last_e = int(meta.get("last_message_id") or 0), int(meta.get("last_extraction_id") or 0)
+    from vec.embed import MESSAGE_KINDS
+
+    kinds = ",".join(f"'{k}'" for k in MESSAGE_KINDS)
+    counts = dict(conn.execute("SELECT ref_kind, count(*) FROM vec_items GROUP BY ref_kind").fetchall())
+    return {
+        "exists": True, "model": stamp.model, "dim": stamp.dim, "metric": stamp.metric,
+        "vectors": sum(counts.values()), "vectors_by_kind": counts,
+        "pending_messages": conn.execute(
+            f"SELECT count(*) FROM messages WHERE id > ? AND kind IN ({kinds})", (last_m,)).fetchone()[0],
+        "pending_extractions": conn.execute(
+            "SELECT count(*) FROM extractions WHERE id > ?", (last_e,)).fetchone()[0],
+    }
+
+
+def db_file(conn: sqlite3.Connection) -> str:
+    """Path of the main database behind a connection ('' for in-memory)."""
+    for row in conn.execute("PRAGMA database_list"):
+        if row[1] == "main":
+            return str(row[2] or "")
+    return ""
