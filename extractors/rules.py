@@ -31,19 +31,19 @@ _DANGLING = frozenset(
 _TRAILING_TIME = re.compile(r"\s+(?:(?:last|this|next) \w+|recently|yesterday|today|now|already|a while ago)\s*$")
 
 _BAN = table(
-    Cue(r"\b(?:never|don'?t ever|do not ever|never ever)\s+(?!mind\b)(?P<x>[a-z][^.;!?\n]{2,120})"),
-    Cue(r"\bstop (?P<x>(?:\w+ing|using|adding|making|creating|writing|asking)\b[^.;!?\n]{0,120})"),
+    Cue(r"\b(?:never|don'?t ever|do not ever|never ever)\s+(?!mind\b)(?P<x>[a-z](?:[^.;!?\n]|\.(?=\w)){2,120})"),
+    Cue(r"\bstop (?P<x>(?:\w+ing|using|adding|making|creating|writing|asking)\b(?:[^.;!?\n]|\.(?=\w)){0,120})"),
     Cue(
         r"\b(?:do not|don'?t|please don'?t|please do not|you (?:must|should) not|you mustn'?t|we (?:must|should) "
         r"not|must not|mustn'?t|shouldn'?t)\s+(?P<x>(?:use|add|commit|push|run|touch|modify|edit|create|"
         r"write|include|call|mock|install|delete|remove|change|rename|skip|bypass|disable|force|amend|"
-        r"rebase|merge|deploy|hardcode|hard-code|put|leave|introduce|rely on|depend on)\b[^.;!?\n]{1,120})"
+        r"rebase|merge|deploy|hardcode|hard-code|put|leave|introduce|rely on|depend on)\b(?:[^.;!?\n]|\.(?=\w)){1,120})"
     ),
     Cue(
-        r"\b(?:no more|we (?:explicitly )?don'?t want|i (?:never|don'?t ever) want)\s+(?P<x>[a-z][^.;!?\n]{2,120})"
+        r"\b(?:no more|we (?:explicitly )?don'?t want|i (?:never|don'?t ever) want)\s+(?P<x>[a-z](?:[^.;!?\n]|\.(?=\w)){2,120})"
     ),
     # "avoid X" as an instruction, not "..., avoiding X" in a description.
-    Cue(r"(?:^|[.!;:]\s+|\b(?:please|always|should|must|to|and)\s+)avoid\s+(?P<x>[a-z][^.;!?\n]{2,120})", need="avoid"),
+    Cue(r"(?:^|[.!;:]\s+|\b(?:please|always|should|must|to|and)\s+)avoid\s+(?P<x>[a-z](?:[^.;!?\n]|\.(?=\w)){2,120})", need="avoid"),
     Cue(r"\b(?:is|are) (?:forbidden|not allowed|banned|off[- ]limits)\b"),
 )
 
@@ -72,16 +72,16 @@ _STANDING = table(
 _SUPERSEDE = table(
     Cue(
         r"\b(?:we|i)(?:'ve| have)? (?:moved|switched|migrated|changed|went|gone) (?:over )?from "
-        r"(?P<from>[^,.;!?\n]{2,60}?) to (?P<to>[^,.;!?\n]{2,60})"
+        r"(?P<from>(?:[^,.;!?\n]|\.(?=\w)){2,60}?) to (?P<to>(?:[^,.;!?\n]|\.(?=\w)){2,60})"
     ),
     Cue(
-        r"\b(?:no longer|don'?t|do not) use (?P<from>[^,.;!?\n]{2,60}?)[,;]? (?:use|we use|switch to) (?P<to>[^,.;!?\n]{2,60})"
+        r"\b(?:no longer|don'?t|do not) use (?P<from>(?:[^,.;!?\n]|\.(?=\w)){2,60}?)[,;]? (?:use|we use|switch to) (?P<to>(?:[^,.;!?\n]|\.(?=\w)){2,60})"
     ),
     Cue(
-        r"\buse (?P<to>[^,.;!?\n]{2,60}?) instead of (?P<from>[^,.;!?\n]{2,60})(?:\s+(?:from now on|going forward|always))"
+        r"\buse (?P<to>(?:[^,.;!?\n]|\.(?=\w)){2,60}?) instead of (?P<from>(?:[^,.;!?\n]|\.(?=\w)){2,60})(?:\s+(?:from now on|going forward|always))"
     ),
     Cue(
-        r"\breplace(?:d)? (?P<from>[^,.;!?\n]{2,60}?) with (?P<to>[^,.;!?\n]{2,60}?)(?:\s+(?:everywhere|from now on|going forward))"
+        r"\breplace(?:d)? (?P<from>(?:[^,.;!?\n]|\.(?=\w)){2,60}?) with (?P<to>(?:[^,.;!?\n]|\.(?=\w)){2,60}?)(?:\s+(?:everywhere|from now on|going forward))"
     ),
 )
 

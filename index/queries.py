@@ -9,6 +9,7 @@ from typing import Any
 
 from index.schema import SCHEMA_VERSION, current_version
 from index.textstore import unpack
+from vec.store import describe as describe_vectors
 
 
 def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
@@ -33,6 +34,7 @@ def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
         "bad_lines": one("SELECT coalesce(sum(bad_lines), 0) FROM ingest_state"),
         "first_ts": one("SELECT min(first_ts) FROM sessions"),
         "last_ts": one("SELECT max(last_ts) FROM sessions"),
+        "vectors": describe_vectors(conn),
         "last_run": None if last is None else {
             "at": last[0], "elapsed_s": last[1], "mode": last[2], "files": last[3], "records": last[4],
             "messages_added": last[5]},

@@ -215,21 +215,27 @@ def inspect(obj: Ctx, session_id: str, messages: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def rebuild(obj: Ctx, yes: bool, roots: tuple[str, ...], jobs: int, as_json: bool) -> None:
-    """Delete the index and rebuild it from scratch."""
+    """Delete the index and rebuild it from scratch (vectors too, when the index had them)."""
     from index.ingest import run_index
+    from vec.backfill import backfill, store_exists
 
     if not yes:
         fail("rebuild deletes the index", "re-run with --yes to confirm")
     paths = _roots(roots)
+    had_vectors = store_exists(obj.db)
     for suffix in ("", "-wal", "-shm"):
         p = Path(str(obj.db) + suffix)
         if p.exists():
             p.unlink()
     report = run_index(obj.db, paths, full=True, jobs=jobs)
+    out = report.to_json()
+    if had_vectors:
+        out["vectors"] = backfill(obj.db).to_json()
     if as_json:
-        emit_json(report.to_json())
+        emit_json(out)
     else:
-        click.echo(f"rebuilt: {report.records} records, {report.messages_added} messages in {report.elapsed_s:.2f}s")
+        click.echo(f"rebuilt: {report.records} records, {report.messages_added} messages in {report.elapsed_s:.2f}s"
+                   + (f"; re-embedded {out['vectors'].get('vectors_added', 0)} vectors" if had_vectors else ""))
 
 
 @cli.command()
