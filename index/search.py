@@ -25,6 +25,10 @@ KIND_WEIGHT = {
 }
 CANDIDATES = 400
 RECENCY_HALF_LIFE_DAYS = 180.0
+# A term in more than this share of messages is left out of the OR widening (it still counts in the
+# AND query): it adds little to bm25 but makes FTS5 score tens of thousands of rows.
+COMMON_TERM_SHARE = 0.1
+EXACT_BONUS_DEPTH = 150  # exact-identifier promotion looks at this many of the best candidates
 
 
 @dataclass(slots=True)
@@ -80,40 +84,73 @@ _JOINS = """LEFT JOIN sessions s ON s.session_id = m.session_id
 
 
 def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) -> list[tuple[Any, ...]]:
+    """Best `limit` matches as rows (`_COLUMNS`, rank, packed body). Unfiltered, FTS5 ranks alone and
+    only the winners are joined; with filters the join has to come first."""
     where, args = f.sql()
+    if not where:
+        ranked = conn.execute("""SELECT rowid, bm25(messages_fts, 1.0, 0.6) FROM messages_fts
+                                 WHERE messages_fts MATCH ? ORDER BY 2 LIMIT ?""", (match, limit)).fetchall()
+        if not ranked:
+            return []
+        rank = dict(ranked)
+        rows = conn.execute(f"""SELECT {_COLUMNS}, 0.0, m.body FROM messages m {_JOINS}
+                                WHERE m.id IN ({",".join("?" * len(rank))})""", list(rank)).fetchall()
+        rows = [r[:11] + (rank[r[0]],) + r[12:] for r in rows]
+        rows.sort(key=lambda r: r[11])
+        return rows
     sql = f"""
         SELECT {_COLUMNS}, bm25(messages_fts, 1.0, 0.6) AS rank, m.body
         FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
         {_JOINS}
         WHERE messages_fts MATCH ? {"AND " + where if where else ""}
         ORDER BY rank LIMIT ?"""
-    return [r[:12] + (unpack(r[12]),) for r in conn.execute(sql, [match, *args, limit])]
+    return conn.execute(sql, [match, *args, limit]).fetchall()
+
+
+def row_text(r: tuple[Any, ...]) -> str:
+    """The message text of a candidate row (bodies stay packed until someone needs them)."""
+    return unpack(r[12])
 
 
 def _rank(rows: list[tuple[Any, ...]], q: Query, now: datetime) -> list[tuple[float, tuple[Any, ...]]]:
     scored = []
-    exact = [e.lower() for e in q.exact if len(e) > 2]
     for r in rows:
         base = -float(r[11])  # bm25: lower is better
         w = KIND_WEIGHT.get(r[5], 0.5)
         if not r[10]:
             w *= 0.8  # abandoned branch
-        bonus = 1.0
-        if exact:
-            low = r[12].lower()
-            found = sum(1 for e in exact if e in low)
-            bonus += 0.25 * found
-        scored.append((base * w * bonus * _age_factor(r[3], now), r))
+        scored.append((base * w * _age_factor(r[3], now), r))
     scored.sort(key=lambda x: -x[0])
+    exact = [e.lower() for e in q.exact if len(e) > 2]
+    if exact:  # exact identifiers promote a row; only the leaders can reach the top, so only they are read
+        head = [(sc * (1.0 + 0.25 * sum(1 for e in exact if e in row_text(r).lower())), r)
+                for sc, r in scored[:EXACT_BONUS_DEPTH]]
+        scored = sorted(head, key=lambda x: -x[0]) + scored[EXACT_BONUS_DEPTH:]
     return scored
 
 
+def _messages_total(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT max(id) FROM messages").fetchone()
+    return int(row[0] or 0)
+
+
+def _rare_terms(conn: sqlite3.Connection, q: Query) -> list[str]:
+    """The query's terms minus those in more than COMMON_TERM_SHARE of messages (all, if none is rare)."""
+    if len(q.terms) < 2:
+        return q.terms
+    cap = max(50, int(COMMON_TERM_SHARE * _messages_total(conn)))
+    rare = [t for t in q.terms if conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)", (t, cap + 1)
+    ).fetchone()[0] <= cap]
+    return rare or q.terms
+
+
 def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> tuple[str, list[tuple[Any, ...]]]:
-    """AND of all terms first; widen to OR when that finds too little."""
+    """AND of all terms first; widen to an OR of the distinctive terms when that finds too little."""
     match = q.all_of()
     rows = _candidates(conn, match, f, CANDIDATES) if len(q.terms) > 1 else []
     if len(rows) < limit * 3 or len(q.terms) == 1:
-        match = q.any_of()
+        match = " OR ".join(_rare_terms(conn, q))
         more = _candidates(conn, match, f, CANDIDATES)
         have = {r[0] for r in rows}
         # AND-matches keep a head start over OR-only matches
@@ -134,14 +171,14 @@ def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = Non
     out: list[tuple[float, tuple[Any, ...]]] = []
     seen_text: set[tuple[str, int]] = set()
     for score, r in ranked:
-        key = (r[1], hash(r[12][:400]))
+        key = (r[1], hash(r[12]))
         if key in seen_text:
             continue  # the same text twice in one session (resume copies, mirrors)
         seen_text.add(key)
         out.append((score, r))
         if len(out) >= limit:
             break
-    return [_hit(r, score, snippet(r[12], q.exact + q.words)) for score, r in out]
+    return [_hit(r, score, snippet(row_text(r), q.exact + q.words)) for score, r in out]
 
 
 def _hit(r: tuple[Any, ...], score: float, snippet: str) -> Hit:
@@ -178,7 +215,7 @@ def search_sessions(conn: sqlite3.Connection, text: str, f: Filters | None = Non
     out = []
     for total, sid, items in scored:
         title, project, first_ts, last_ts = meta.get(sid, (None, None, None, None))
-        hits = [_hit(r, s, snippet(r[12], q.exact + q.words)) for s, r in items[:hits_per_session]]
+        hits = [_hit(r, s, snippet(row_text(r), q.exact + q.words)) for s, r in items[:hits_per_session]]
         out.append(SessionHit(sid, title, project, first_ts, last_ts, round(total, 4), hits))
     return out
 
@@ -226,4 +263,4 @@ def _rows_by_id(conn: sqlite3.Connection, ids: list[int], f: Filters) -> list[tu
     marks = ",".join("?" * len(ids))
     sql = f"""SELECT {_COLUMNS}, 0.0, m.body FROM messages m {_JOINS}
               WHERE m.id IN ({marks}) {"AND " + where if where else ""}"""
-    return [r[:12] + (unpack(r[12]),) for r in conn.execute(sql, [*ids, *args])]
+    return conn.execute(sql, [*ids, *args]).fetchall()

@@ -59,14 +59,18 @@ def cli_calls(body: str, hint: str = "") -> list[list[str]]:
 
 def check_parses(args: list[str]) -> None:
     """Resolve the command chain and parse its options without running anything."""
+    def remaining(c: click.Context) -> list[str]:
+        # click >= 8.2 keeps a group's unparsed tokens (subcommand first) in _protected_args + args
+        return [*getattr(c, "_protected_args", []), *c.args]
+
     ctx = cli.make_context("total-recall", list(args), resilient_parsing=False)
     group: click.Command = cli
-    rest = ctx.protected_args + ctx.args
+    rest = remaining(ctx)
     while isinstance(group, click.Group) and rest:
         name, cmd, rest = group.resolve_command(ctx, rest)
         assert cmd is not None, args
         ctx = cmd.make_context(name or "", rest, parent=ctx)
-        group, rest = cmd, ctx.protected_args + ctx.args if isinstance(cmd, click.Group) else []
+        group, rest = cmd, remaining(ctx) if isinstance(cmd, click.Group) else []
 
 
 def test_all_commands_present() -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from index.filters import Filters
 from index.fts_query import Query
+from index.textstore import unpack
 from vec.driver import connect, unavailable_reason
 from vec.embed import embedder, model_config
 from vec.store import KINDS, NoStore, Store, VecError, VectorsUnavailable, check_stamp, db_file, read_stamp
@@ -238,7 +239,7 @@ def _fuse_rows(conn: Any, q: Query, f: Filters, ranked: Ranked, near: list[tuple
     vec_order = [int(ref) for ref, _ in near if int(ref) in rows]  # rows the filters let through
     scores = rrf([fts_order, vec_order], [W_FTS, W_VEC])
     wanted = identifiers(q)
-    fused = [(s * exact_factor(rows[i][_TEXT], wanted), rows[i]) for i, s in scores.items()]
+    fused = [(s * exact_factor(unpack(rows[i][_TEXT]), wanted), rows[i]) for i, s in scores.items()]
     fused.sort(key=lambda x: -x[0])
     return fused
 
