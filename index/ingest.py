@@ -15,7 +15,7 @@ import orjson
 
 from index.db import open_writer
 from index.finalize import finalize
-from index.prepare import Task, head_hash, prepare
+from index.tasks import Task, head_hash
 from index.writer import Prepared, write_chunk
 from lib.discovery import Found, discover
 
@@ -99,6 +99,8 @@ def _run_tasks(tasks: list[Task], jobs: int) -> Iterator[Prepared | tuple[Task, 
 
 
 def _safe_prepare(t: Task) -> Prepared | tuple[Task, str]:
+    from index.prepare import prepare  # the extractors load only when there is something to parse
+
     try:
         return prepare(t)
     except OSError as exc:  # unreadable or vanished mid-run: report, never abort the run

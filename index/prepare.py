@@ -7,44 +7,18 @@ the writer unscrubbed.
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
-
 import orjson
 
 from extractors.model import ToolEvent, Utterance
 from extractors.pipeline import extract
 from extractors.profiles import chunk_counters
 from extractors.scrubber import scrub_obj, scrub_text
+from index.tasks import Task, head_hash
 from index.writer import Prepared, fts_fields
 from lib.context import Context, iter_contexts
 from lib.model import Carry, FileChunk, Message
 from lib.project import project_key
-from lib.walker import FileInfo, parse_file
-
-HEAD_BYTES = 4096
-
-
-@dataclass(slots=True)
-class Task:
-    path: str
-    root: str
-    project_dir: str
-    info: FileInfo
-    start: int
-    carry: dict | None
-    reset: bool
-    size: int
-    mtime_ns: int
-    inode: int
-    forgotten: frozenset[str] = frozenset()  # sessions the user asked to forget: never stored
-
-
-def head_hash(path: str, n: int) -> str:
-    """Fingerprint of the first n bytes (n is stored with it, so a growing file still matches)."""
-    with open(path, "rb") as f:
-        data = f.read(min(n, HEAD_BYTES))
-    return f"{len(data)}:{hashlib.blake2b(data, digest_size=12).hexdigest()}"
+from lib.walker import parse_file
 
 
 def prepare(task: Task) -> Prepared:
