@@ -102,3 +102,7 @@ def doctor(conn: sqlite3.Connection) -> list[tuple[str, bool, str]]:
             if not os.path.exists(p)]
     checks.append(("sources on disk", not gone, f"{len(gone)} vanished since last index" if gone else "ok"))
     return checks
+
+
+def has_messages(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None

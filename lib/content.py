@@ -114,7 +114,7 @@ def tool_summary(name: str, inp: Any) -> tuple[str | None, str]:
         return target, f"{name}: {inp.get('command', '')}\n{desc}"[:TOOL_INPUT_CAP]
     try:
         dumped = orjson.dumps(inp).decode("utf-8", "replace")
-    except TypeError:
+    except orjson.JSONEncodeError:  # integers beyond 64 bits (lines recovered by the stdlib decoder)
         dumped = str(inp)
     return target, f"{name}: {dumped[:TOOL_INPUT_CAP]}"
 

@@ -16,6 +16,15 @@ SYSTEM_KINDS = ("compact_boundary", "away_summary")
 
 
 @dataclass(slots=True)
+class FileInfo:
+    """Where a file sits in the projects tree (from discovery)."""
+
+    layout: str  # main | flat | nested | compaction
+    stem: str  # file name without .jsonl
+    agent_id: str | None = None
+
+
+@dataclass(slots=True)
 class Message:
     uuid: str
     session_id: str

@@ -90,13 +90,13 @@ def extractors(obj: Any, labels: str, as_json: bool) -> None:
     """Per-class precision / recall / F1 of the index's extractions against labelled records."""
     from extractors.evaluation import format_table, predicted_classes, score
     from index.db import open_reader
+    from index.queries import has_messages
     from index.recall import kinds_by_uuid
 
     items = _read_labels(labels)
     conn = open_reader(obj.db)
     found = kinds_by_uuid(conn, [it["uuid"] for it in items])
-    missing = conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
-    if missing:
+    if not has_messages(conn):
         fail("the index holds no messages", "index the corpus the labels refer to first")
     gold = {it["uuid"]: [c for c in it.get("labels", []) if c != "none"] for it in items}
     pred = {u: predicted_classes(k) for u, k in found.items()}
