@@ -46,6 +46,13 @@ def open_writer(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def open_existing_writer(path: Path) -> sqlite3.Connection:
+    """The writer for maintenance commands, which must not create an index that is not there."""
+    if not path.exists():
+        raise IndexMissing(f"no index at {path}")
+    return open_writer(path)
+
+
 def open_reader(path: Path) -> sqlite3.Connection:
     """Read-only connection; raises IndexMissing/IndexCorrupt with a fix."""
     if not path.exists():

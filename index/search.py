@@ -158,16 +158,29 @@ def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> t
     return match, rows
 
 
+Ranked = list[tuple[float, tuple[Any, ...]]]
+
+
+def _ranked(conn: sqlite3.Connection, text: str, f: Filters, limit: int, now: datetime | None,
+            hybrid: bool | None) -> tuple[Query, Ranked, Ranked] | None:
+    """(query, FTS ranking, final ranking) — the one pipeline behind both search functions."""
+    q = parse(text)
+    if q.empty:
+        return None
+    now = now or datetime.now(timezone.utc)
+    _prefetch(conn, text, hybrid)
+    _, rows = _query_rows(conn, q, f, limit)
+    fts = _rank(rows, q, now)
+    return q, fts, _hybrid(conn, text, q, f, fts, hybrid)
+
+
 def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = None, limit: int = 10,
                     now: datetime | None = None, hybrid: bool | None = None) -> list[Hit]:
     f = f or Filters()
-    q = parse(text)
-    if q.empty:
+    got = _ranked(conn, text, f, limit, now, hybrid)
+    if got is None:
         return []
-    now = now or datetime.now(timezone.utc)
-    _prefetch(conn, text, hybrid)
-    match, rows = _query_rows(conn, q, f, limit)
-    ranked = _hybrid(conn, text, q, f, _rank(rows, q, now), hybrid)
+    q, _, ranked = got
     out: list[tuple[float, tuple[Any, ...]]] = []
     seen_text: set[tuple[str, int]] = set()
     for score, r in ranked:
@@ -192,14 +205,10 @@ def search_sessions(conn: sqlite3.Connection, text: str, f: Filters | None = Non
                     hybrid: bool | None = None) -> list[SessionHit]:
     """Rank whole sessions: the best hit counts most, further distinct hits add a little."""
     f = f or Filters()
-    q = parse(text)
-    if q.empty:
+    got = _ranked(conn, text, f, limit, now, hybrid)
+    if got is None:
         return []
-    now = now or datetime.now(timezone.utc)
-    _prefetch(conn, text, hybrid)
-    _, rows = _query_rows(conn, q, f, limit)
-    fts = _rank(rows, q, now)
-    ranked = _hybrid(conn, text, q, f, fts, hybrid)
+    q, fts, ranked = got
     per: dict[str, list[tuple[float, tuple[Any, ...]]]] = {}
     for score, r in ranked:
         per.setdefault(r[1], []).append((score, r))

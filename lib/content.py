@@ -68,7 +68,8 @@ def classify_user_text(text: str, *, is_meta: bool, is_compact: bool) -> tuple[s
 
 
 def block_text(content: Any) -> str:
-    """Text of a tool_result content (string or list of blocks), images as placeholders."""
+    """Text of a content list (user text blocks, tool_result content): text joined, images and
+    documents as placeholders; a plain string is returned as is."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -79,8 +80,8 @@ def block_text(content: Any) -> str:
             t = b.get("type")
             if t == "text":
                 parts.append(str(b.get("text") or ""))
-            elif t == "image":
-                parts.append("[image]")
+            elif t in ("image", "document"):
+                parts.append(f"[{t}]")
             elif t == "tool_reference":
                 parts.append(str(b.get("tool_name") or b.get("name") or ""))
         return "\n".join(parts)

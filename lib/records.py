@@ -197,16 +197,7 @@ class RecordState:
             if results:
                 m = self._tool_result(rec, uuid, sid, parent, results, offset)
             else:
-                parts = []
-                for b in content:
-                    if not isinstance(b, dict):
-                        continue
-                    bt = b.get("type")
-                    if bt == "text":
-                        parts.append(str(b.get("text") or ""))
-                    elif bt in ("image", "document"):
-                        parts.append(f"[{bt}]")
-                kind, text = C.classify_user_text("\n".join(parts), is_meta=is_meta, is_compact=is_compact)
+                kind, text = C.classify_user_text(C.block_text(content), is_meta=is_meta, is_compact=is_compact)
                 m = self._base(rec, uuid, sid, parent, "user", kind, text, offset)
         else:
             self.alias(uuid, parent, sid)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from index.db import IndexError_, open_reader, open_writer
+from index.db import IndexError_, open_existing_writer, open_reader
 from index.filters import BadFilter, Filters, parse_since
 from lib.paths import db_path, projects_roots
 from total_recall.output import emit_json, fail, short
@@ -245,10 +245,7 @@ def doctor(obj: Ctx, as_json: bool) -> None:
     """Check the index: schema, integrity, FTS, sources."""
     from index.queries import doctor as q_doctor
 
-    if not obj.db.exists():
-        fail(f"no index at {obj.db}", "run `total-recall index` first")
-    conn = open_writer(obj.db)
-    checks = q_doctor(conn)
+    checks = q_doctor(open_existing_writer(obj.db))
     ok = all(c[1] for c in checks)
     if as_json:
         emit_json({"ok": ok, "checks": [{"check": c, "ok": o, "detail": d} for c, o, d in checks]})

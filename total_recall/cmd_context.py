@@ -84,13 +84,11 @@ def check_banned(obj: Any, action: tuple[str, ...], scope: str, cwd: str | None,
 def promote(obj: Any, text: tuple[str, ...], kind: str, extraction_id: int | None, cwd: str | None,
             as_json: bool) -> None:
     """Make a memory durable: a ban, standing decision, goal or preference for this project."""
-    from index.db import open_writer
+    from index.db import open_existing_writer
     from index.manage import promote as do_promote
 
-    if not obj.db.exists():
-        fail(f"no index at {obj.db}", "run `total-recall index` first")
     try:
-        res = do_promote(open_writer(obj.db), kind, text=" ".join(text) or None, extraction_id=extraction_id,
+        res = do_promote(open_existing_writer(obj.db), kind, text=" ".join(text) or None, extraction_id=extraction_id,
                          cwd=cwd or os.getcwd())
     except (ValueError, LookupError) as exc:
         fail(str(exc), "pass TEXT or --id N (ids are in `total-recall recall --json`)")

@@ -20,15 +20,13 @@ from total_recall.output import emit_json, fail
 @click.pass_obj
 def forget(obj: Any, session: str | None, project: str | None, yes: bool, as_json: bool) -> None:
     """Remove a session (or a whole project) from the index, and never store it again."""
-    from index.db import open_writer
+    from index.db import open_existing_writer
     from index.manage import forget as do_forget
     from index.manage import sessions_for
 
     if not session and not project:
         fail("say what to forget", "pass a SESSION id (or prefix) or --project P")
-    if not obj.db.exists():
-        fail(f"no index at {obj.db}", "run `total-recall index` first")
-    conn = open_writer(obj.db)
+    conn = open_existing_writer(obj.db)
     ids = sessions_for(conn, session, project)
     if not ids:
         fail(f"no session matches {session or project!r}", "find one with `total-recall search --sessions TOPIC`")
@@ -47,12 +45,10 @@ def forget(obj: Any, session: str | None, project: str | None, yes: bool, as_jso
 @click.pass_obj
 def consolidate(obj: Any, as_json: bool) -> None:
     """Decay stale goals (paused after 14 days, abandoned after 60), close duplicates, optimise FTS."""
-    from index.db import open_writer
+    from index.db import open_existing_writer
     from index.manage import consolidate as do_consolidate
 
-    if not obj.db.exists():
-        fail(f"no index at {obj.db}", "run `total-recall index` first")
-    res = do_consolidate(open_writer(obj.db))
+    res = do_consolidate(open_existing_writer(obj.db))
     if as_json:
         emit_json(res)
     else:
