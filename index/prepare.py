@@ -13,6 +13,7 @@ from extractors.model import ToolEvent, Utterance
 from extractors.pipeline import extract
 from extractors.profiles import chunk_counters
 from extractors.scrubber import scrub_obj, scrub_text
+from extractors.summaries import extract_summary
 from index.tasks import Task, head_hash
 from index.writer import Prepared, fts_fields
 from lib.context import Context, iter_contexts
@@ -69,6 +70,11 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple], list[tuple[Message, Context
             rows.append((e.kind, content, orjson.dumps(context).decode(), float(e.score), e.session_id,
                          e.source_uuid, e.ordinal, e.cwd or m.cwd, u.project_key, e.ts or m.ts,
                          "project"))
+    for m in chunk.messages:
+        if m.kind in ("away_summary", "compact_summary") and not m.is_sidechain:
+            for e in extract_summary(m.kind, m.text, uuid=m.uuid, session_id=m.session_id, ts=m.ts, cwd=m.cwd):
+                rows.append((e.kind, scrub_text(e.content), orjson.dumps(e.context).decode(), e.score, e.session_id,
+                             e.source_uuid, 0, e.cwd, project_key(e.cwd), e.ts, "project"))
     return rows, prompts
 
 

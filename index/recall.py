@@ -20,7 +20,7 @@ from vec.hybrid import fuse_ids
 KIND_WEIGHT = {
     "ban": 1.3, "standing_decision": 1.3, "correction": 1.15, "model_correction": 1.15, "decision": 1.1,
     "goal": 1.05, "failed_attempt": 1.0, "implicit_preference": 1.0, "domain_fact": 1.0,
-    "self_correction": 0.9, "progress": 0.8, "goal_progress": 0.7, "truth_rhetoric": 0.5,
+    "self_correction": 0.9, "away_summary": 0.9, "progress": 0.8, "goal_progress": 0.7, "truth_rhetoric": 0.5,
 }
 
 
