@@ -39,7 +39,7 @@ def _needle(term: str) -> str:
     if not term.isalnum():
         return re.escape(term)
     stem = term[: max(4, len(term) - 2)] if len(term) > 5 else term
-    return re.escape(stem) + r"[^\W_]*"
+    return r"(?<![^\W_])" + re.escape(stem) + r"[^\W_]*"
 
 
 def snippet(text: str, terms: list[str], width: int = 220) -> str:

@@ -12,7 +12,9 @@ import click
 from index.db import IndexError_, open_existing_writer, open_reader
 from index.filters import BadFilter, Filters, parse_since
 from lib.paths import db_path, projects_roots
+from lib.project import display_name
 from total_recall.output import emit_json, fail, short
+from vec.store import VecError
 
 
 class Ctx:
@@ -33,6 +35,10 @@ class _Group(click.Group):
             fail(str(exc), exc.fix)
         except BadFilter as exc:
             fail(str(exc))
+        except VecError as exc:
+            if "--verbose" in sys.argv or "-v" in sys.argv:
+                raise
+            fail(str(exc), exc.fix)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -105,24 +111,28 @@ def _filters(project: str | None, cwd: str | None, since: str | None, role: str 
 @click.option("--kind", help="Message kind: prompt, text, tool_use, tool_result, …")
 @click.option("--session", help="Session id (or prefix).")
 @click.option("--sessions", "by_session", is_flag=True, help="Rank whole sessions.")
+@click.option("--mode", type=click.Choice(["auto", "fts", "hybrid"]), default="auto", show_default=True,
+              help="auto: add vectors when a vector store exists (loads the model: ~0.5 s per process).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def search(obj: Ctx, query: tuple[str, ...], limit: int, project: str | None, cwd: str | None, since: str | None,
-           role: str | None, kind: str | None, session: str | None, by_session: bool, as_json: bool) -> None:
-    """Full-text search over past messages."""
+           role: str | None, kind: str | None, session: str | None, by_session: bool, mode: str,
+           as_json: bool) -> None:
+    """Full-text (and, with vectors, hybrid) search over past messages."""
     from index.search import search_messages, search_sessions
 
     f = _filters(project, cwd, since, role, kind, session)
     conn = open_reader(obj.db)
     text = " ".join(query)
+    hybrid = {"auto": None, "fts": False, "hybrid": True}[mode]
     if by_session:
-        sessions = search_sessions(conn, text, f, limit)
+        sessions = search_sessions(conn, text, f, limit, hybrid=hybrid)
         if as_json:
             emit_json([s.to_json() for s in sessions])
             return
         _print_sessions(sessions)
         return
-    hits = search_messages(conn, text, f, limit)
+    hits = search_messages(conn, text, f, limit, hybrid=hybrid)
     if as_json:
         emit_json([h.to_json() for h in hits])
         return
@@ -133,17 +143,10 @@ def _print_hits(hits: list[Any]) -> None:
     if not hits:
         click.echo("no matches")
         return
-    from rich.table import Table
-
-    from total_recall.output import console
-
-    t = Table(show_lines=False, box=None)
-    for col in ("when", "project", "who", "session", "snippet"):
-        t.add_column(col, overflow="fold" if col == "snippet" else "ellipsis")
     for h in hits:
-        t.add_row((h.ts or "")[:16].replace("T", " "), short(Path(h.project or "?").name, 20),
-                  f"{h.role}/{h.kind}", h.session_id[:8], short(h.snippet, 160))
-    console().print(t)
+        when = (h.ts or "")[:16].replace("T", " ")
+        click.echo(f"{when}  {display_name(h.project)}  {h.session_id[:8]}  {h.role}/{h.kind}")
+        click.echo(f"    {short(h.snippet, 220)}")
 
 
 def _print_sessions(sessions: list[Any]) -> None:
@@ -151,7 +154,7 @@ def _print_sessions(sessions: list[Any]) -> None:
         click.echo("no matching sessions")
         return
     for s in sessions:
-        click.echo(f"{s.session_id[:8]}  {(s.last_ts or '')[:10]}  {Path(s.project or '?').name}  "
+        click.echo(f"{s.session_id[:8]}  {(s.last_ts or '')[:10]}  {display_name(s.project)}  "
                    f"{short(s.title, 70)}  (score {s.score:.2f})")
         for h in s.hits:
             click.echo(f"    {h.role}/{h.kind}: {short(h.snippet, 140)}")
