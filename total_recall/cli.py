@@ -270,7 +270,7 @@ def version() -> None:
 def _register() -> None:
     """Command modules import their heavy dependencies inside the commands, so this stays cheap."""
     from mcp_server.cli import register as register_mcp
-    from total_recall import cmd_context, cmd_install, cmd_manage, cmd_metrics, cmd_vec
+    from total_recall import cmd_context, cmd_install, cmd_manage, cmd_metrics, cmd_refine, cmd_vec
     from total_recall.cmd_eval import eval_group
     from total_recall.cmd_recall import dump, extractors, recall
     from total_recall.demo import demo
@@ -284,6 +284,7 @@ def _register() -> None:
     cmd_vec.register(cli)
     cmd_install.register(cli)
     cmd_context.register(cli)
+    cmd_refine.register(cli)
     register_mcp(cli)
 
 
