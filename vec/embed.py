@@ -25,7 +25,7 @@ MESSAGE_KINDS = ("prompt", "text", "away_summary", "compact_summary")
 CHUNK_CHARS = 500
 MAX_CHUNKS = 16  # per message; beyond ~8 KB a message is a pasted log, not something to recall
 MIN_CHARS = 12
-BATCH = 32
+BATCH = 4  # measured on 2 cores: batch 4 embeds ~40 % faster than 32 with a quarter of the memory
 
 
 @dataclass(frozen=True, slots=True)
