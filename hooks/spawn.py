@@ -20,9 +20,10 @@ import time
 from pathlib import Path
 
 from hooks.events import log_event
+from index.lock import LOCK_NAME
 from lib.paths import state_dir
 
-LOCK = "index.lock"
+LOCK = LOCK_NAME  # the index layer's writer lock (index/lock.py)
 PENDING = "index.pending"
 LAST = "index.last"
 MAX_PASSES = 5
@@ -107,47 +108,47 @@ def _prune(state: Path, days: int = PRUNE_DAYS) -> None:
 
 
 def worker(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str) -> int:
-    import fcntl
-
     global _main_pid
     _main_pid = os.getpid()
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, _defer)
+    from index.lock import IndexBusy, writer_lock
+
     state = state_dir(db)
     state.mkdir(parents=True, exist_ok=True)
-    fd = os.open(state / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        _mark_pending(state)
+        with writer_lock(db, wait=0):
+            return _passes(db, roots, full, jobs, trigger, state)
+    except IndexBusy:
+        _mark_pending(state)  # the running worker will do one more pass
         return 0
-    try:
-        from index.ingest import run_index
-        from lib.paths import projects_roots
 
-        paths = roots or projects_roots()
-        for n in range(MAX_PASSES):
-            with contextlib.suppress(OSError):
-                os.unlink(state / PENDING)
-            t0 = time.perf_counter()
-            rec: dict[str, object] = {"event": "index", "trigger": trigger, "pass": n + 1, "full": full and n == 0}
-            try:
-                existing = [p for p in paths if p.is_dir()]
-                report = run_index(db, existing, full=full and n == 0, jobs=jobs)
-                rec.update(ok=True, files=report.files, files_unchanged=report.files_unchanged,
-                           messages_added=report.messages_added, extractions_added=report.extractions_added,
-                           bytes_read=report.bytes_read, errors=len(report.errors))
-                (state / LAST).write_text(str(time.time()))
-            except Exception as exc:  # logged, never raised: nobody is watching this process
-                rec.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:500])
-            rec["latency_ms"] = round((time.perf_counter() - t0) * 1000, 1)
-            log_event(state, rec)
-            if _stop or not (state / PENDING).exists():
-                break
-        _prune(state)
-    finally:
-        os.close(fd)
+
+def _passes(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str, state: Path) -> int:
+    """Index passes while ticks keep arriving (each tick leaves `index.pending`)."""
+    from index.ingest import run_index
+    from lib.paths import projects_roots
+
+    paths = roots or projects_roots()
+    for n in range(MAX_PASSES):
+        with contextlib.suppress(OSError):
+            os.unlink(state / PENDING)
+        t0 = time.perf_counter()
+        rec: dict[str, object] = {"event": "index", "trigger": trigger, "pass": n + 1, "full": full and n == 0}
+        try:
+            existing = [p for p in paths if p.is_dir()]
+            report = run_index(db, existing, full=full and n == 0, jobs=jobs)
+            rec.update(ok=True, files=report.files, files_unchanged=report.files_unchanged,
+                       messages_added=report.messages_added, extractions_added=report.extractions_added,
+                       bytes_read=report.bytes_read, errors=len(report.errors))
+            (state / LAST).write_text(str(time.time()))
+        except Exception as exc:  # logged, never raised: nobody is watching this process
+            rec.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:500])
+        rec["latency_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        log_event(state, rec)
+        if _stop or not (state / PENDING).exists():
+            break
+    _prune(state)
     return 0
 
 

@@ -15,6 +15,7 @@ import orjson
 
 from index.db import open_writer
 from index.finalize import finalize
+from index.lock import writer_lock
 from index.tasks import Task, head_hash
 from index.writer import Prepared, write_chunk
 from lib.discovery import Found, discover
@@ -108,7 +109,13 @@ def _safe_prepare(t: Task) -> Prepared | tuple[Task, str]:
 
 
 def run_index(db: Path, roots: list[Path], *, full: bool = False, jobs: int = 1,
-              progress: Progress | None = None) -> IndexReport:
+              progress: Progress | None = None, wait: float = 120.0) -> IndexReport:
+    """Index what is new under `roots`; one run at a time (waits up to `wait` s for another)."""
+    with writer_lock(db, wait=wait):
+        return _run_index(db, roots, full=full, jobs=jobs, progress=progress)
+
+
+def _run_index(db: Path, roots: list[Path], *, full: bool, jobs: int, progress: Progress | None) -> IndexReport:
     started = time.perf_counter()
     conn = open_writer(db)
     report = IndexReport()

@@ -65,15 +65,17 @@ def _roots(given: tuple[str, ...]) -> list[Path]:
 @click.option("--projects-root", "roots", multiple=True, help="Transcript root (repeatable).")
 @click.option("--full", is_flag=True, help="Re-read every file from the start.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64), help="Parser processes.")
+@click.option("--wait", default=120.0, show_default=True, type=click.FloatRange(0, 3600),
+              help="Seconds to wait for another index run (e.g. one a hook started) to finish.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int, as_json: bool) -> None:
+def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int, wait: float, as_json: bool) -> None:
     """Index new transcript bytes (incremental; O(appended bytes))."""
     from index.ingest import run_index
 
     paths = _roots(roots)
     if as_json or not sys.stderr.isatty():
-        report = run_index(obj.db, paths, full=full, jobs=jobs)
+        report = run_index(obj.db, paths, full=full, jobs=jobs, wait=wait)
     else:
         from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
@@ -84,7 +86,7 @@ def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int, as_json: bool
             def tick(done: int, total: int, path: str) -> None:
                 bar.update(task, completed=done, total=total, description=f"indexing {Path(path).parent.name[:30]}")
 
-            report = run_index(obj.db, paths, full=full, jobs=jobs, progress=tick)
+            report = run_index(obj.db, paths, full=full, jobs=jobs, progress=tick, wait=wait)
     if as_json:
         emit_json(report.to_json())
         return
