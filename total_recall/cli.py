@@ -64,15 +64,17 @@ def _roots(given: tuple[str, ...]) -> list[Path]:
 @cli.command()
 @click.option("--projects-root", "roots", multiple=True, help="Transcript root (repeatable).")
 @click.option("--full", is_flag=True, help="Re-read every file from the start.")
-@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64), help="Parser processes.")
+@click.option("--jobs", "-j", default=None, type=click.IntRange(1, 64),
+              help="Parser processes (default: the CPU count, at most 4; runs with one changed file stay in-process).")
 @click.option("--wait", default=120.0, show_default=True, type=click.FloatRange(0, 3600),
               help="Seconds to wait for another index run (e.g. one a hook started) to finish.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int, wait: float, as_json: bool) -> None:
+def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: float, as_json: bool) -> None:
     """Index new transcript bytes (incremental; O(appended bytes))."""
     from index.ingest import run_index
 
+    jobs = jobs or min(4, os.cpu_count() or 1)
     paths = _roots(roots)
     if as_json or not sys.stderr.isatty():
         report = run_index(obj.db, paths, full=full, jobs=jobs, wait=wait)
