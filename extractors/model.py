@@ -12,6 +12,31 @@ from typing import Any, Literal
 
 Role = Literal["user", "assistant"]
 
+# The kinds each extractor family writes; the index and the MCP server validate against ALL_KINDS.
+KINDS_USER: tuple[str, ...] = (
+    "correction",
+    "model_correction",
+    "ban",
+    "standing_decision",
+    "decision",
+    "goal",
+    "goal_progress",
+    "failed_attempt",
+    "progress",
+    "implicit_preference",
+    "domain_fact",
+)
+KINDS_ASSISTANT: tuple[str, ...] = (
+    "self_correction",
+    "decision",
+    "failed_attempt",
+    "progress",
+    "truth_rhetoric",
+)
+KINDS: tuple[str, ...] = tuple(dict.fromkeys(KINDS_USER + KINDS_ASSISTANT))
+SUMMARY_KIND = "away_summary"  # extractors/summaries.py, from recaps and compact summaries
+ALL_KINDS: tuple[str, ...] = (*KINDS, SUMMARY_KIND)
+
 
 @dataclass(slots=True)
 class ToolEvent:

@@ -27,28 +27,6 @@ from extractors.patterns import Hit, View, make_view
 from extractors.rules import extract_rules
 from extractors.truth import extract_truth
 
-KINDS_USER: tuple[str, ...] = (
-    "correction",
-    "model_correction",
-    "ban",
-    "standing_decision",
-    "decision",
-    "goal",
-    "goal_progress",
-    "failed_attempt",
-    "progress",
-    "implicit_preference",
-    "domain_fact",
-)
-KINDS_ASSISTANT: tuple[str, ...] = (
-    "self_correction",
-    "decision",
-    "failed_attempt",
-    "progress",
-    "truth_rhetoric",
-)
-KINDS: tuple[str, ...] = tuple(dict.fromkeys(KINDS_USER + KINDS_ASSISTANT))
-
 
 def _user_hits(u: Utterance, v: View) -> list[Hit]:
     tool_error = any(t.is_error for t in u.recent_tools)

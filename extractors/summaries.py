@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from extractors.model import Extraction
+from extractors.model import SUMMARY_KIND, Extraction
 
 _NOTE = re.compile(r"\s*\(disable recaps in /config\)\s*$")
 _SECTION = re.compile(r"(?im)^\s*(?:\d+\.\s*)?\**\s*(primary request and intent|pending tasks|current work|"
@@ -48,5 +48,5 @@ def extract_summary(kind: str, text: str, *, uuid: str, session_id: str, ts: str
         return []
     if len(content) < 20:
         return []
-    return [Extraction(kind="away_summary", content=content[:CAP], source_uuid=uuid, session_id=session_id,
+    return [Extraction(kind=SUMMARY_KIND, content=content[:CAP], source_uuid=uuid, session_id=session_id,
                        score=0.7, context={"source": source}, ts=ts, cwd=cwd)]

@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 _REL = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_ts(ts: str | None) -> datetime | None:
+    """A transcript timestamp (ISO-8601, `Z` or offset) as an aware datetime; None if absent or bad."""
+    if not ts:
+        return None
+    try:
+        dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def recency(ts: str | None, now: datetime, floor: float, half_life_days: float) -> float:
+    """A ranking factor from `floor` (old) to 1 (now); unknown dates count as mid-aged (0.9)."""
+    dt = parse_ts(ts)
+    if dt is None:
+        return 0.9
+    days = max((now - dt).total_seconds() / 86400.0, 0.0)
+    return floor + (1.0 - floor) * math.exp(-days / half_life_days)
 
 
 class BadFilter(ValueError):

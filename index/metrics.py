@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from index.filters import parse_ts
 from index.pricing import Catalog
 
 GAP_S = 30 * 60  # inactivity longer than this ends an active stretch
@@ -155,7 +156,10 @@ def _span_h(a: str | None, b: str | None) -> float:
 
 
 def _dt(ts: str) -> datetime:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    dt = parse_ts(ts)
+    if dt is None:
+        raise ValueError(f"bad timestamp {ts!r}")
+    return dt
 
 
 def active_seconds(conn: sqlite3.Connection, since: str | None = None) -> dict[str, float]:

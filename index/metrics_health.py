@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from index.filters import parse_ts
+
 
 def percentile(values: list[float], q: float) -> float | None:
     """Linear-interpolated percentile (q in 0..100); None for no values."""
@@ -142,4 +144,7 @@ def _pending(conn: sqlite3.Connection) -> dict[str, Any]:
 
 
 def _dt(ts: str) -> datetime:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    dt = parse_ts(ts)
+    if dt is None:
+        raise ValueError(f"bad timestamp {ts!r}")
+    return dt

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 import orjson
 
+from index.filters import recency
 from index.fts_query import parse
-from index.scope import scope_chain, widen_note
+from index.scope import Scope, widen
 from index.textstore import unpack
 from vec.hybrid import fuse_ids
 
@@ -47,17 +47,6 @@ class RecallResult:
     hits: list[RecallHit]
     scope: str
     note: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-def _recency(ts: str | None, now: datetime) -> float:
-    if not ts:
-        return 0.9
-    try:
-        days = (now - datetime.fromisoformat(ts.replace("Z", "+00:00"))).total_seconds() / 86400
-    except ValueError:
-        return 0.9
-    return 0.8 + 0.2 * math.exp(-max(days, 0) / 90)
 
 
 def recall(conn: sqlite3.Connection, topic: str, *, kind: str | None = None, scope: str = "global",
@@ -68,14 +57,16 @@ def recall(conn: sqlite3.Connection, topic: str, *, kind: str | None = None, sco
     now = now or datetime.now(timezone.utc)
     q = parse(topic, idents=False) if topic.strip() else None
     kinds = [k for k in (kind or "").split(",") if k]
-    for sc in scope_chain(scope, cwd):
+
+    def run(sc: Scope) -> list[RecallHit]:
         hits = _query(conn, q.any_of() if q and not q.empty else None, kinds, sc.where, sc.args, since, limit, now)
         if q and not q.empty and hybrid is not False:
             hits = _fuse(conn, topic, hits, kinds, sc.where, sc.args, since, limit, now, bool(hybrid))
-        if hits or sc.name == "global":
-            _mark_stale(conn, hits)
-            return RecallResult(hits, sc.name, widen_note(scope, sc.name))
-    return RecallResult([], scope, None)
+        return hits
+
+    hits, used, note = widen(scope, cwd, run)
+    _mark_stale(conn, hits)
+    return RecallResult(hits, used, note)
 
 
 def _conditions(kinds: list[str], where: str, args: list[object], since: str | None) -> tuple[str, list[object]]:
@@ -114,7 +105,7 @@ def _query(conn: sqlite3.Connection, match: str | None, kinds: list[str], where:
             [*params, max(limit * 5, 50)]).fetchall()
     scored = []
     for r in rows:
-        s = -float(r[10]) * KIND_WEIGHT.get(r[1], 0.8) * (0.5 + float(r[9])) * _recency(r[8], now)
+        s = -float(r[10]) * KIND_WEIGHT.get(r[1], 0.8) * (0.5 + float(r[9])) * recency(r[8], now, 0.8, 90.0)
         scored.append(_hit(r, s))
     scored.sort(key=lambda h: -h.score)
     out, seen = [], set()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from lib.project import project_key
 
@@ -37,6 +39,20 @@ def scope_chain(scope: str, cwd: str | None, alias: str = "e") -> list[Scope]:
         else:
             chain.append(Scope(name, "", []))
     return chain
+
+
+T = TypeVar("T")
+
+
+def widen(scope: str, cwd: str | None, run: Callable[[Scope], Sequence[T]],
+          alias: str = "e") -> tuple[list[T], str, str | None]:
+    """Run `run` for the asked scope, then the wider ones, until it finds something.
+    Returns (items, scope used, note saying it was widened or None)."""
+    for sc in scope_chain(scope, cwd, alias):
+        items = list(run(sc))
+        if items or sc.name == "global":
+            return items, sc.name, widen_note(scope, sc.name)
+    return [], scope, None
 
 
 def widen_note(asked: str, used: str) -> str | None:

@@ -13,15 +13,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from extractors.model import ALL_KINDS
 from index.filters import Filters
-from index.scope import scope_chain, widen_note
-from index.search import Hit, search_messages, search_sessions
+from index.scope import widen
+from index.search import search_messages, search_sessions
 from lib.project import display_name
 
-EXTRACTION_KINDS = (
-    "ban", "standing_decision", "correction", "model_correction", "decision", "goal", "goal_progress",
-    "failed_attempt", "implicit_preference", "domain_fact", "self_correction", "progress", "truth_rhetoric",
-)
+EXTRACTION_KINDS = ALL_KINDS  # every kind the extractors write (extractors/model.py)
 
 
 @dataclass(slots=True)
@@ -40,12 +38,7 @@ Runner = Callable[[str, list[object]], list[Any]]
 def walk(scope: str, cwd: str | None, run: Runner, alias: str = "e") -> Scoped:
     """Call `run(where, args)` for the asked scope, then the wider ones, until something is found.
     `where` is "" for global (no condition)."""
-    chain = scope_chain(scope, cwd, alias)
-    for sc in chain:
-        items = run(sc.where, sc.args)
-        if items or sc.name == "global":
-            return Scoped(items, sc.name, widen_note(scope, sc.name))
-    return Scoped([], scope, None)
+    return Scoped(*widen(scope, cwd, lambda sc: run(sc.where, sc.args), alias))
 
 
 def and_where(where: str, extra: str = "") -> str:
@@ -66,23 +59,15 @@ def _filters(name: str, args: list[object], base: Filters) -> Filters:
 def search_scoped(conn: sqlite3.Connection, text: str, scope: str, cwd: str | None, base: Filters,
                   limit: int, now: datetime | None = None) -> Scoped:
     """`index.search.search_messages` with scope widening."""
-    chain = scope_chain(scope, cwd, "s")
-    for sc in chain:
-        hits: list[Hit] = search_messages(conn, text, _filters(sc.name, sc.args, base), limit=limit, now=now)
-        if hits or sc.name == "global":
-            return Scoped(hits, sc.name, widen_note(scope, sc.name))
-    return Scoped([], scope, None)
+    return Scoped(*widen(scope, cwd, lambda sc: search_messages(
+        conn, text, _filters(sc.name, sc.args, base), limit=limit, now=now), "s"))
 
 
 def sessions_scoped(conn: sqlite3.Connection, text: str, scope: str, cwd: str | None, base: Filters,
                     limit: int) -> Scoped:
     """`index.search.search_sessions` with scope widening."""
-    chain = scope_chain(scope, cwd, "s")
-    for sc in chain:
-        found = search_sessions(conn, text, _filters(sc.name, sc.args, base), limit=limit, hits_per_session=1)
-        if found or sc.name == "global":
-            return Scoped(found, sc.name, widen_note(scope, sc.name))
-    return Scoped([], scope, None)
+    return Scoped(*widen(scope, cwd, lambda sc: search_sessions(
+        conn, text, _filters(sc.name, sc.args, base), limit=limit, hits_per_session=1), "s"))
 
 
 def day(ts: str | None) -> str | None:

@@ -6,13 +6,12 @@ CLI `search`, the hooks and the MCP tools all call `search_messages` / `search_s
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from index.filters import Filters
+from index.filters import Filters, recency
 from index.fts_query import Query, parse
 from index.textstore import snippet, unpack
 
@@ -66,17 +65,6 @@ class SessionHit:
         return d
 
 
-def _age_factor(ts: str | None, now: datetime) -> float:
-    if not ts:
-        return 0.9
-    try:
-        dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return 0.9
-    days = max((now - dt).total_seconds() / 86400.0, 0.0)
-    return 0.85 + 0.15 * math.exp(-days / RECENCY_HALF_LIFE_DAYS)
-
-
 _COLUMNS = """m.id, m.session_id, m.uuid, m.ts, m.role, m.kind, s.cwd, s.project_key, f.path,
                m.is_sidechain, m.on_main"""
 _JOINS = """LEFT JOIN sessions s ON s.session_id = m.session_id
@@ -119,7 +107,7 @@ def _rank(rows: list[tuple[Any, ...]], q: Query, now: datetime) -> list[tuple[fl
         w = KIND_WEIGHT.get(r[5], 0.5)
         if not r[10]:
             w *= 0.8  # abandoned branch
-        scored.append((base * w * _age_factor(r[3], now), r))
+        scored.append((base * w * recency(r[3], now, 0.85, RECENCY_HALF_LIFE_DAYS), r))
     scored.sort(key=lambda x: -x[0])
     exact = [e.lower() for e in q.exact if len(e) > 2]
     if exact:  # exact identifiers promote a row; only the leaders can reach the top, so only they are read

@@ -10,9 +10,9 @@ from extractors import assistant_voice, corrections, decisions, facts, goals, ru
 from extractors.cues import Cue, CueTable
 from extractors.evaluation import CLASS_KINDS, format_table, predicted_classes, score, score_labelled
 from extractors.gate import gate_of, tokens_of
-from extractors.model import Extraction, ToolEvent, Utterance
+from extractors.model import KINDS, Extraction, ToolEvent, Utterance
 from extractors.patterns import make_view, normalise, prose_of
-from extractors.pipeline import KINDS, extract
+from extractors.pipeline import extract
 
 DONE = "Done! I've fixed the parser and all tests pass now."
 
