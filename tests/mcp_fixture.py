@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import orjson
+from total_recall.democorpus import session_records, write_session
 
 Tool = tuple[str, dict[str, Any]] | None
 Turn = tuple[str, str, Tool, str]
@@ -95,53 +95,13 @@ WEB_SESSIONS: list[tuple[str, int, list[Turn]]] = [
 ]
 
 
-def _ts(day: datetime, i: int) -> str:
-    return (day + timedelta(seconds=41 * i)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
 def _write_session(d: Path, cwd: str, name: str, title: str, day: datetime, order: int, turns: list[Turn],
                    api: str) -> str:
     # ids sort in time order, so files are indexed oldest first, as they would be on a real machine
     sid = f"{order:08x}" + str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"tr-mcp-test-{name}-{title}"))[8:]
-    recs: list[dict[str, Any]] = [{"type": "summary", "summary": title, "leafUuid": None}]
-    parent: str | None = None
-    i = 0
-
-    def env(**extra: Any) -> dict[str, Any]:
-        rec = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": sid,
-               "version": "2.1.40", "gitBranch": "main", "uuid": str(uuidlib.uuid4()), "timestamp": _ts(day, i)}
-        rec.update(extra)
-        return rec
-
-    for prompt, answer, tool, output in turns:
-        u = env(type="user", message={"role": "user", "content": prompt})
-        recs.append(u)
-        parent, i = u["uuid"], i + 1
-        mid = "msg_t_" + uuidlib.uuid4().hex[:20]
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": answer}]
-        if tool:
-            inp = {k: (v.replace("{cwd}", cwd).replace("{api}", api) if isinstance(v, str) else v)
-                   for k, v in tool[1].items()}
-            blocks.append({"type": "tool_use", "id": "toolu_" + uuidlib.uuid4().hex[:20], "name": tool[0],
-                           "input": inp})
-        for b in blocks:
-            a = env(type="assistant", requestId="req_" + mid[6:],
-                    message={"id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
-                             "content": [b], "stop_reason": "tool_use" if b["type"] == "tool_use" else None,
-                             "usage": {"input_tokens": 900, "output_tokens": 120, "cache_read_input_tokens": 4000,
-                                       "cache_creation_input_tokens": 0}})
-            recs.append(a)
-            parent, i = a["uuid"], i + 1
-            if b["type"] == "tool_use":
-                r = env(type="user", sourceToolAssistantUUID=parent, message={"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": b["id"], "content": output,
-                     "is_error": "FAILED" in output or "Error" in output}]})
-                recs.append(r)
-                parent, i = r["uuid"], i + 1
-    recs[0]["leafUuid"] = parent
-    with open(d / f"{sid}.jsonl", "wb") as f:
-        for r in recs:
-            f.write(orjson.dumps(r) + b"\n")
+    concrete = [(p, a, (t[0], {k: (v.replace("{cwd}", cwd).replace("{api}", api) if isinstance(v, str) else v)
+                                for k, v in t[1].items()}) if t else None, out) for p, a, t, out in turns]
+    write_session(d, sid, session_records(sid, cwd, day, title, concrete))
     return sid
 
 

@@ -14,10 +14,11 @@ from typing import Any
 import orjson
 
 CWD = "/home/demo/projects/acme-api"
+Turn = tuple[str, str, tuple[str, dict[str, Any]] | None, str]  # prompt, answer, tool call, tool output
 SLUG = "-home-demo-projects-acme-api"
 
 # (prompt, assistant answer, tool call or None, tool output)
-SESSIONS: list[tuple[str, list[tuple[str, str, tuple[str, dict[str, Any]] | None, str]]]] = [
+SESSIONS: list[tuple[str, list[Turn]]] = [
     ("Add retry logic to the payment webhook", [
         ("I want to add retry logic to the payment webhook handler in src/webhooks/payments.py so transient "
          "Stripe errors don't drop events.",
@@ -67,13 +68,55 @@ def _ts(base: datetime, i: int) -> str:
     return (base + timedelta(seconds=37 * i)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _env(session: str, parent: str | None, i: int, base: datetime, **extra: Any) -> dict[str, Any]:
-    rec = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": CWD,
-           "sessionId": session, "version": "2.1.39", "gitBranch": "main"}
-    rec.update(extra)
-    rec.setdefault("uuid", str(uuidlib.uuid4()))
-    rec["timestamp"] = _ts(base, i)
-    return rec
+def session_records(session: str, cwd: str, day: datetime, title: str, turns: list[Turn]) -> list[dict[str, Any]]:
+    """One session in the real record shapes: a summary title, prompts, split assistant records of one
+    response (text + tool_use sharing message.id and usage), tool results parented to their call."""
+    recs: list[dict[str, Any]] = [{"type": "summary", "summary": title, "leafUuid": None}]
+    parent: str | None = None
+    i = 0
+
+    def env(**extra: Any) -> dict[str, Any]:
+        rec = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
+               "sessionId": session, "version": "2.1.39", "gitBranch": "main", "uuid": str(uuidlib.uuid4()),
+               "timestamp": _ts(day, i)}
+        rec.update(extra)
+        return rec
+
+    for prompt, answer, tool, output in turns:
+        u = env(type="user", message={"role": "user", "content": prompt})
+        recs.append(u)
+        parent, i = u["uuid"], i + 1
+        mid = "msg_demo_" + uuidlib.uuid4().hex[:20]
+        usage = {"input_tokens": 1200 + 10 * i, "output_tokens": 180, "cache_creation_input_tokens": 500,
+                 "cache_read_input_tokens": 9000, "cache_creation": {"ephemeral_5m_input_tokens": 500,
+                                                                    "ephemeral_1h_input_tokens": 0}}
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": answer}]
+        if tool:
+            blocks.append({"type": "tool_use", "id": "toolu_" + uuidlib.uuid4().hex[:20], "name": tool[0],
+                           "input": tool[1]})
+        for b in blocks:
+            a = env(type="assistant", requestId="req_" + mid[9:],
+                    message={"id": mid, "type": "message", "role": "assistant",
+                             "model": "claude-sonnet-4-5-20250929", "content": [b],
+                             "stop_reason": "tool_use" if b["type"] == "tool_use" else None, "usage": usage})
+            recs.append(a)
+            parent, i = a["uuid"], i + 1
+            if b["type"] == "tool_use":
+                r = env(type="user", sourceToolAssistantUUID=parent, message={"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": b["id"], "content": output,
+                     "is_error": "FAILED" in output or output.startswith("Error")}]})
+                recs.append(r)
+                parent, i = r["uuid"], i + 1
+    recs[0]["leafUuid"] = parent
+    return recs
+
+
+def write_session(directory: Path, session: str, records: list[dict[str, Any]]) -> Path:
+    path = directory / f"{session}.jsonl"
+    with open(path, "wb") as f:
+        for r in records:
+            f.write(orjson.dumps(r) + b"\n")
+    return path
 
 
 def write_demo_corpus(root: Path) -> Path:
@@ -84,39 +127,5 @@ def write_demo_corpus(root: Path) -> Path:
     base = datetime.now(timezone.utc) - timedelta(days=len(SESSIONS) + 1)
     for s_i, (title, turns) in enumerate(SESSIONS):
         session = str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"total-recall-demo-{s_i}"))
-        day = base + timedelta(days=s_i)
-        recs: list[dict[str, Any]] = [{"type": "summary", "summary": title, "leafUuid": None}]
-        parent: str | None = None
-        i = 0
-        for prompt, answer, tool, output in turns:
-            u = _env(session, parent, i, day, type="user", message={"role": "user", "content": prompt})
-            recs.append(u)
-            parent, i = u["uuid"], i + 1
-            mid = "msg_demo_" + uuidlib.uuid4().hex[:20]
-            usage = {"input_tokens": 1200 + 10 * i, "output_tokens": 180, "cache_creation_input_tokens": 500,
-                     "cache_read_input_tokens": 9000, "cache_creation": {"ephemeral_5m_input_tokens": 500,
-                                                                        "ephemeral_1h_input_tokens": 0}}
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": answer}]
-            if tool:
-                blocks.append({"type": "tool_use", "id": "toolu_" + uuidlib.uuid4().hex[:20], "name": tool[0],
-                               "input": tool[1]})
-            for b in blocks:
-                a = _env(session, parent, i, day, type="assistant", requestId="req_" + mid[9:],
-                         message={"id": mid, "type": "message", "role": "assistant",
-                                  "model": "claude-sonnet-4-5-20250929", "content": [b],
-                                  "stop_reason": "tool_use" if b["type"] == "tool_use" else None,
-                                  "usage": usage})
-                recs.append(a)
-                parent, i = a["uuid"], i + 1
-                if b["type"] == "tool_use":
-                    r = _env(session, parent, i, day, type="user", sourceToolAssistantUUID=parent,
-                             message={"role": "user", "content": [
-                                 {"type": "tool_result", "tool_use_id": b["id"], "content": output,
-                                  "is_error": "FAILED" in output}]})
-                    recs.append(r)
-                    parent, i = r["uuid"], i + 1
-        recs[0]["leafUuid"] = parent
-        with open(d / f"{session}.jsonl", "wb") as f:
-            for r in recs:
-                f.write(orjson.dumps(r) + b"\n")
+        write_session(d, session, session_records(session, CWD, base + timedelta(days=s_i), title, turns))
     return projects
