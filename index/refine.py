@@ -27,14 +27,6 @@ CONFIRM_STEP, CAP = 0.05, 0.95
 SOURCE_CHARS, CONTENT_CHARS, NOTE_CHARS = 1200, 600, 200
 VERDICTS = ("confirm", "doubt")
 
-DDL = """
-CREATE TABLE IF NOT EXISTS refinements(
-  extraction_id INTEGER PRIMARY KEY,
-  kind TEXT NOT NULL, source_uuid TEXT NOT NULL, ordinal INTEGER NOT NULL,
-  model TEXT NOT NULL, verdict TEXT NOT NULL,  -- confirm | doubt | unclear
-  note TEXT, score_before REAL, score_after REAL, at TEXT
-);
-"""
 
 KIND_DEFINITIONS: dict[str, str] = {
     "correction": "the user tells the assistant it got something wrong or must change what it did",
@@ -83,10 +75,6 @@ class Report:
     def as_dict(self) -> dict[str, Any]:
         return {"model": self.model, "considered": self.considered, "confirmed": self.confirmed,
                 "doubted": self.doubted, "unclear": self.unclear, "stopped": self.stopped, "changes": self.changes}
-
-
-def ensure_table(conn: sqlite3.Connection) -> None:
-    conn.executescript(DDL)
 
 
 def _has_table(conn: sqlite3.Connection) -> bool:
@@ -180,7 +168,6 @@ def prune(conn: sqlite3.Connection) -> int:
 def refine(conn: sqlite3.Connection, client: Generator, limit: int, kind: str | None = None,
            band: tuple[float, float] = BAND) -> Report:
     """Review up to `limit` uncertain extractions with `client`; stops at the first client error."""
-    ensure_table(conn)
     prune(conn)
     report = Report(model=client.model)
     for c in candidates(conn, limit, kind, band):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT);
@@ -174,7 +174,20 @@ CREATE TABLE IF NOT EXISTS ingest_runs(
 
 # v2: `forgotten` table and turns(session_id, ts). Every statement above is IF NOT EXISTS, so v2
 # re-applies the current DDL; a v1 index gains the new table without losing anything.
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V1 + "CREATE INDEX IF NOT EXISTS turns_session_ts ON turns(session_id, ts);"}
+# v3: `refinements`, the verdicts of the optional local-LLM lane (index/refine.py).
+_V3 = """
+CREATE TABLE IF NOT EXISTS refinements(
+  extraction_id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL, source_uuid TEXT NOT NULL, ordinal INTEGER NOT NULL,
+  model TEXT NOT NULL, verdict TEXT NOT NULL,  -- confirm | doubt | unclear
+  note TEXT, score_before REAL, score_after REAL, at TEXT
+);
+"""
+MIGRATIONS: dict[int, str] = {
+    1: _V1,
+    2: _V1 + "CREATE INDEX IF NOT EXISTS turns_session_ts ON turns(session_id, ts);",
+    3: _V3,
+}
 
 
 def current_version(conn: sqlite3.Connection) -> int:
