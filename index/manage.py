@@ -128,8 +128,7 @@ def promote(conn: sqlite3.Connection, kind: str, *, text: str | None = None, ext
     conn.execute("BEGIN IMMEDIATE")
     try:
         last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
-        write_extractions(conn, [(kind, content, ctx, 1.0, session_id, source, ordinal, cwd_, project, now,
-                                  "project")], None)
+        write_extractions(conn, [(kind, content, ctx, 1.0, session_id, source, ordinal, cwd_, project, now)], None)
         fold_new(conn, last)
         conn.execute("COMMIT")
     except BaseException:

@@ -68,13 +68,12 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple], list[tuple[Message, Context
             content = scrub_text(e.content)
             context = scrub_obj(e.context) if e.context else {}
             rows.append((e.kind, content, orjson.dumps(context).decode(), float(e.score), e.session_id,
-                         e.source_uuid, e.ordinal, e.cwd or m.cwd, u.project_key, e.ts or m.ts,
-                         "project"))
+                         e.source_uuid, e.ordinal, e.cwd or m.cwd, u.project_key, e.ts or m.ts))
     for m in chunk.messages:
         if m.kind in ("away_summary", "compact_summary") and not m.is_sidechain:
             for e in extract_summary(m.kind, m.text, uuid=m.uuid, session_id=m.session_id, ts=m.ts, cwd=m.cwd):
                 rows.append((e.kind, scrub_text(e.content), orjson.dumps(e.context).decode(), e.score, e.session_id,
-                             e.source_uuid, 0, e.cwd, project_key(e.cwd), e.ts, "project"))
+                             e.source_uuid, 0, e.cwd, project_key(e.cwd), e.ts))
     return rows, prompts
 
 

@@ -207,11 +207,19 @@ def _machines(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> None:
 def _vocabulary(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> None:
     conn.execute("DELETE FROM vocabulary")
     terms = _top(c.get("vocab", {}), 300, 2)
+    # which projects use a term: counters are per file, and a main file's sessions name its project
+    where: dict[str, set[str]] = defaultdict(set)
+    for key, project in conn.execute(
+            """SELECT DISTINCT pc.key, s.project_key FROM profile_counters pc
+               JOIN sessions s ON s.file_id = pc.file_id
+               WHERE pc.profile = 'vocab' AND s.project_key IS NOT NULL"""):
+        where[key].add(display_name(project))
     rows = []
     for term, uses in terms:
         d = conn.execute(
             """SELECT e.content, e.source_uuid FROM extractions_fts f JOIN extractions e ON e.id = f.rowid
                WHERE extractions_fts MATCH ? AND e.kind = 'domain_fact'
                ORDER BY e.ts DESC LIMIT 1""", ('"' + term.replace('"', "") + '"',)).fetchone()
-        rows.append((term, uses, None, d[0] if d else None, d[1] if d else None))
+        rows.append((term, uses, ",".join(sorted(where.get(term, ()))) or None, d[0] if d else None,
+                     d[1] if d else None))
     conn.executemany("INSERT OR REPLACE INTO vocabulary VALUES(?,?,?,?,?)", rows)

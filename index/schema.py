@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT);
@@ -187,6 +187,8 @@ MIGRATIONS: dict[int, str] = {
     1: _V1,
     2: _V1 + "CREATE INDEX IF NOT EXISTS turns_session_ts ON turns(session_id, ts);",
     3: _V3,
+    # v4: extractions.scope held the constant 'project'; scope is decided at query time (index/scope.py).
+    4: "ALTER TABLE extractions DROP COLUMN scope;",
 }
 
 

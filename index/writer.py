@@ -141,13 +141,13 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
 
 
 def write_extractions(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], file_id: int | None) -> int:
-    """rows: (kind, content, context_json, score, session_id, source_uuid, ordinal, cwd, project_key, ts, scope)."""
+    """rows: (kind, content, context_json, score, session_id, source_uuid, ordinal, cwd, project_key, ts)."""
     if not rows:
         return 0
     last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
     conn.executemany(
         """INSERT OR IGNORE INTO extractions(kind, content, context, score, session_id, source_uuid, ordinal,
-           cwd, project_key, ts, scope, file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)""",
+           cwd, project_key, ts, file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?)""",
         [r + (file_id,) for r in rows])
     n: int = conn.execute("""INSERT INTO extractions_fts(rowid, content, context)
                              SELECT id, content, context FROM extractions WHERE id > ?""", (last,)).rowcount
