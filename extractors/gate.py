@@ -118,34 +118,6 @@ def _only_non_word(nodes: Any) -> bool:
     return True
 
 
-def is_anchored(rx: re.Pattern[str]) -> bool:
-    """True when the pattern can only match at the start of the text (cheap to run as is)."""
-    return rx.pattern.startswith("^") and "|" not in _top_level(rx.pattern)
-
-
-def _top_level(pattern: str) -> str:
-    """The characters of ``pattern`` outside groups and character classes."""
-    depth = 0
-    out = []
-    escaped = in_class = False
-    for ch in pattern:
-        if escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out)
-
-
 Gates = tuple[tuple[frozenset[str], ...], ...]
 _MAX_ALTERNATIVES = 48
 

@@ -59,7 +59,6 @@ class Utterance:
     ts: str | None = None
     cwd: str | None = None
     project_key: str | None = None
-    on_main_branch: bool = True
     is_sidechain: bool = False
     # For a user prompt: the last assistant text before it on its parent chain (what it may reject).
     prev_assistant_text: str | None = None

@@ -14,7 +14,6 @@ from typing import Any
 from hooks.state import continuation_file, first_banner, read_json, write_json
 
 BUNDLE_BUDGET = 1800
-PROMPT_BUDGET = 1600
 PACKET_BUDGET = 1600
 MAX_CONTEXT = 9500  # Claude Code spills additionalContext over 10,000 chars to a file
 STARTUP_REINDEX_AFTER_S = 120

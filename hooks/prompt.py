@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 # Past-message search: at most SEARCH_BUDGET_S, and no later than IN_HOOK_TARGET_S after the hook began
 # (memory items are kept when it runs out), so a loaded machine still answers near the p95 target.
 SEARCH_BUDGET_S = 0.12
+PROMPT_BUDGET = 1600  # characters of recall injected with one prompt (issue 4: ≤ ~1,600)
 IN_HOOK_TARGET_S = 0.16
 MIN_SEARCH_S = 0.03
 _ACTION_TEXT = {"acknowledge_and_verify": "acknowledge the problem and verify before claiming success",
@@ -122,7 +123,7 @@ def _recall(conn: sqlite3.Connection, prompt: str, cwd: str | None, sid: str, id
     if not kept:
         return "", [], why + ["no_results" if not items else "nothing_new"]
     note = escalation_note(esc)
-    budget = 1600 - (len(note) + 1 if note else 0)
+    budget = PROMPT_BUDGET - (len(note) + 1 if note else 0)
     rendered = render(kept, budget)
     if not rendered.text:
         return "", [], why + ["over_budget"]

@@ -132,10 +132,6 @@ def _rule_rows(conn: sqlite3.Connection, table: str, cond: str, params: list[obj
     return walk(scope, cwd, run)
 
 
-def list_bans(conn: sqlite3.Connection, *, scope: str, cwd: str | None, since: str | None, limit: int) -> Scoped:
-    return _rule_rows(conn, "bans", "t.active = 1", [], scope, cwd, since, limit)
-
-
 def list_standing_decisions(conn: sqlite3.Connection, *, status: str, scope: str, cwd: str | None,
                             since: str | None, limit: int) -> Scoped:
     params: list[object] = [] if status == "all" else [status]

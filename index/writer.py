@@ -125,7 +125,7 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
             [(fid, p, k, v) for p, k, v in prep.counters])
     _write_metrics(conn, c, fid)
     _write_sessions(conn, c, fid, prep.layout)
-    _update_main_branch(conn, c, last)
+    _update_main_branch(conn, c)
     conn.execute(
         """UPDATE ingest_state SET root=?, project_dir=?, layout=?, size=?, mtime_ns=?, inode=?, offset=?,
            head_hash=?, carry=?, missing=0,
@@ -245,7 +245,7 @@ def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: st
                WHERE session_id=?1""", (sid,))
 
 
-def _update_main_branch(conn: sqlite3.Connection, c: FileChunk, last_id: int) -> None:
+def _update_main_branch(conn: sqlite3.Connection, c: FileChunk) -> None:
     """Mark the live branch (the one holding the newest leaf) for each touched session (W6)."""
     for sid in c.sessions:
         update_main_branch(conn, sid)

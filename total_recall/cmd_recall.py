@@ -88,7 +88,7 @@ def _read_labels(path: str) -> list[dict[str, Any]]:
 @click.pass_obj
 def extractors(obj: Any, labels: str, as_json: bool) -> None:
     """Per-class precision / recall / F1 of the index's extractions against labelled records."""
-    from extractors.evaluation import format_table, predicted_classes, score
+    from extractors.evaluation import format_table, score_labelled
     from index.db import open_reader
     from index.queries import has_messages
     from index.recall import kinds_by_uuid
@@ -98,9 +98,7 @@ def extractors(obj: Any, labels: str, as_json: bool) -> None:
     found = kinds_by_uuid(conn, [it["uuid"] for it in items])
     if not has_messages(conn):
         fail("the index holds no messages", "index the corpus the labels refer to first")
-    gold = {it["uuid"]: [c for c in it.get("labels", []) if c != "none"] for it in items}
-    pred = {u: predicted_classes(k) for u, k in found.items()}
-    result = score(gold, pred)
+    result = score_labelled(items, found)
     if as_json:
         emit_json(result)
     else:
