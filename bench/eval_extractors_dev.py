@@ -1,21 +1,22 @@
-"""Score the pipeline extractors against the labelled dev set.
+"""Score the pipeline extractors against the labelled dev sets, pooled, per source and macro-averaged.
 
 Usage::
 
-    .venv/bin/python bench/eval_extractors_dev.py [--labels FILE] [--corpus DIR] [--split odd|even|all|both]
-                                                  [--context index|chain] [--folds K] [--json] [--show CLASS]
-                                                  [--speed]
+    .venv/bin/python bench/eval_extractors_dev.py [--set LABELS=CORPUS ...] [--sources] [--split ...]
+                                                  [--context index|chain] [--folds K] [--json]
+                                                  [--show CLASS [--only SOURCE]] [--speed]
+
+Without ``--set`` both dev sets are read (``extract-dev.jsonl`` over ``../shared/corpus`` and
+``extract-dev2.jsonl`` over ``../shared/corpus-2``). A *source* is the repository a transcript came
+from (``PROVENANCE.tsv`` beside the corpus). Scores are reported pooled, per set and as a macro
+average over sources (``extractors.evaluation.macro``): a cue that helps one team and hurts another
+shows up there. Leave-one-source-out figures for the learnt confidence model come from
+``bench/train_confidence.py --loso``.
 
 For every labelled item an ``Utterance`` is built with the context the indexer gives it
 (``--context index``, the default: the walker's file-order thread context, previous texts capped as in
 ``lib.context``), so the scores equal ``total-recall eval extractors`` on a fresh index. ``--context
-chain`` instead recovers the context by walking ``parentUuid`` back from the record (uncapped). The
-predicted kinds are mapped onto the label classes with the README's class->kind mapping and scored
-with ``extractors.evaluation``.
-
-The split is by the number in the item id (``ed0001`` is odd): look at errors on one half, check a
-change on the other. ``--folds K`` adds precision/recall per class in K disjoint folds (item number
-modulo K) to show how stable a score is.
+chain`` instead recovers the context by walking ``parentUuid`` back from the record (uncapped).
 """
 
 from __future__ import annotations
@@ -30,7 +31,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from extractors.evaluation import CLASSES, format_table, predicted_classes, score  # noqa: E402
+from extractors.evaluation import (  # noqa: E402
+    CLASSES,
+    MACRO_MIN_SUPPORT,
+    format_macro,
+    format_sources,
+    format_table,
+    macro,
+    predicted_classes,
+    read_provenance,
+    score,
+    score_by_source,
+)
 from extractors.model import ToolEvent, Utterance  # noqa: E402
 from extractors.pipeline import extract  # noqa: E402
 
@@ -305,13 +317,68 @@ def fold_table(
     return "\n".join(lines)
 
 
+DEFAULT_SETS = (
+    (DEFAULT_LABELS, DEFAULT_CORPUS),
+    (ROOT.parent / "shared" / "eval" / "extract-dev2.jsonl", ROOT.parent / "shared" / "corpus-2"),
+)
+
+
+def _parse_set(spec: str) -> tuple[Path, Path]:
+    labels, _, corpus = spec.partition("=")
+    if not corpus:
+        raise argparse.ArgumentTypeError(f"--set wants LABELS=CORPUS, got {spec!r}")
+    return Path(labels), Path(corpus)
+
+
+def source_of(corpus: Path, rel: str, prov: dict[str, str]) -> str:
+    """The repository a transcript came from (PROVENANCE.tsv), else its project directory."""
+    if rel in prov:
+        return prov[rel]
+    parts = Path(rel).parts
+    return parts[1] if len(parts) > 2 and parts[0] == "projects" else str(corpus.name)
+
+
+def load_sets(sets: list[tuple[Path, Path]], context: str = "index") -> tuple[list[dict[str, Any]], dict[str, Utterance]]:
+    """Label items of every set (``id`` made unique, ``source`` and ``set`` added) and their utterances."""
+    items: list[dict[str, Any]] = []
+    utts: dict[str, Utterance] = {}
+    for labels, corpus in sets:
+        rows = [json.loads(line) for line in labels.open() if line.strip()]
+        prov_path = corpus / "PROVENANCE.tsv"
+        prov = read_provenance(prov_path) if prov_path.is_file() else {}
+        cache: dict[str, Any] = {}
+        by_uuid = index_utterances(rows, corpus) if context == "index" else {}
+        for it in rows:
+            it = dict(it, set=labels.stem, source=source_of(corpus, it["file"], prov))
+            utts[it["id"]] = by_uuid.get(it["uuid"]) or build_utterance(it, corpus, cache)
+            items.append(it)
+    return items, utts
+
+
+def _report(name: str, sel: list[dict[str, Any]], pred: dict[str, set[str]], as_json: bool) -> dict[str, Any]:
+    gold = {it["id"]: set(it["labels"]) for it in sel}
+    pooled = score(gold, {k: pred[k] for k in gold})
+    per_source = score_by_source(sel, pred, {it["id"]: it["source"] for it in sel})
+    avg = macro(per_source)
+    if not as_json:
+        print(f"\n== {name}: {len(sel)} items, {len(per_source)} sources — pooled")
+        print(format_table(pooled))
+        print(f"\n== {name}: macro over sources (classes with >= {MACRO_MIN_SUPPORT} positives in a source)")
+        print(format_macro(avg))
+    return {"pooled": pooled, "macro": avg, "per_source": per_source}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
+    ap.add_argument("--set", dest="sets", type=_parse_set, action="append", metavar="LABELS=CORPUS",
+                    help="a label file and the corpus it refers to (repeatable; default: extract-dev and "
+                    "extract-dev2)")
+    ap.add_argument("--labels", type=Path, help="one label file (with --corpus) instead of --set")
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    ap.add_argument("--split", choices=("odd", "even", "all", "both"), default="both")
+    ap.add_argument("--split", choices=("odd", "even", "all", "both"), default="all")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--folds", type=int, default=0, metavar="K", help="also print P/R per class in K folds")
+    ap.add_argument("--sources", action="store_true", help="print the per-source table")
     ap.add_argument(
         "--context",
         choices=("chain", "index"),
@@ -319,57 +386,53 @@ def main(argv: list[str] | None = None) -> int:
         help="index: utterances as the indexer builds them (default); chain: walk parentUuid from each item",
     )
     ap.add_argument("--show", metavar="CLASS", help="print false positives/negatives for a class")
+    ap.add_argument("--only", metavar="SOURCE", help="with --show: only items of this source (substring)")
     ap.add_argument(
         "--speed", action="store_true", help="time extract() on the dev items and the whole corpus"
     )
     args = ap.parse_args(argv)
-
-    items = [json.loads(line) for line in args.labels.open() if line.strip()]
-    cache: dict[str, Any] = {}
-    if args.context == "index":
-        by_uuid = index_utterances(items, args.corpus)
-        utts = {
-            it["id"]: by_uuid.get(it["uuid"]) or build_utterance(it, args.corpus, cache) for it in items
-        }
-    else:
-        utts = {it["id"]: build_utterance(it, args.corpus, cache) for it in items}
+    sets = args.sets or ([(args.labels, args.corpus)] if args.labels else list(DEFAULT_SETS))
+    items, utts = load_sets(sets, args.context)
     preds = {it["id"]: extract(utts[it["id"]]) for it in items}
+    pred_cls = {k: predicted_classes(e.kind for e in v) for k, v in preds.items()}
 
-    splits = ("odd", "even") if args.split == "both" else (args.split,)
     report: dict[str, Any] = {}
+    splits = ("odd", "even") if args.split == "both" else (args.split,)
     for split in splits:
         sel = [it for it in items if _in_split(it["id"], split)]
-        gold = {it["uuid"] + "#" + it["id"]: set(it["labels"]) for it in sel}
-        pred = {it["uuid"] + "#" + it["id"]: predicted_classes(e.kind for e in preds[it["id"]]) for it in sel}
-        report[split] = score(gold, pred)
-        if not args.json:
-            print(f"\n== split: {split} ({len(sel)} items)")
-            print(format_table(report[split]))
+        names = sorted({it["set"] for it in sel})
+        report[split] = _report(f"{split} / all sets", sel, pred_cls, args.json)
+        if len(names) > 1:
+            for name in names:
+                report[f"{split}/{name}"] = _report(
+                    f"{split} / {name}", [it for it in sel if it["set"] == name], pred_cls, args.json
+                )
+        if args.sources and not args.json:
+            print(f"\n== {split}: per source (P/R (positives))")
+            print(format_sources(report[split]["per_source"], CLASSES))
     if args.folds > 1:
-        report["folds"] = {
-            "k": args.folds,
-            "table": fold_table(items, preds, args.folds),
-        }
+        report["folds"] = {"k": args.folds, "table": fold_table(items, preds, args.folds)}
         if not args.json:
             print(f"\n== {args.folds} folds (P/R; fold = item number mod {args.folds})")
             print(report["folds"]["table"])
     if args.show:
         cls = args.show
         for it in items:
-            if not _in_split(it["id"], args.split if args.split != "both" else "all"):
+            if args.only and args.only.lower() not in it["source"].lower():
                 continue
-            got = predicted_classes(e.kind for e in preds[it["id"]])
+            got = pred_cls[it["id"]]
             want = cls in it["labels"]
-            has = cls in got
-            if want != has:
-                tag = "FN" if want else "FP"
+            if want != (cls in got):
                 u = utts[it["id"]]
-                print(f"--- {tag} {it['id']} {it['role']} labels={it['labels']} got={sorted(got)}")
+                conf = max((e.score for e in preds[it["id"]]), default=0.0)
+                print(f"--- {'FN' if want else 'FP'} {it['id']} {it['role']} {it['source']} labels={it['labels']} "
+                      f"got={sorted(got)} conf={conf:.2f}")
                 if u.prev_assistant_text:
                     print("    prev_asst:", u.prev_assistant_text[:200].replace("\n", " "))
                 print("    text:", it["text"][:400].replace("\n", " "))
     if args.speed:
-        report["speed"] = speed(list(utts.values()), args.corpus)
+        first_corpus = sets[0][1]
+        report["speed"] = speed(list(utts.values()), first_corpus)
         if not args.json:
             sp = report["speed"]
             print(
