@@ -221,24 +221,26 @@ def _plan_list(low: str) -> bool:
     return any(low[max(0, m.start() - 12) : m.start()].endswith(_PLAN_LABELS) for m in _PLAN_LIST.finditer(low))
 
 
-def self_correction(v: View, prev_user_was_correction: Callable[[], bool]) -> list[Hit]:
+def self_correction(
+    v: View, prev_user_was_correction: Callable[[], bool], floor: float = THRESHOLD
+) -> list[Hit]:
     """``prev_user_was_correction`` is only called when the verdict hangs on it."""
     low = v.low
     if not low:
         return []
     score, pos = weigh(_SELF, low[:900], v.tok)
-    if score <= 0:
+    if score <= 0 and floor > 0:
         return []
     if THRESHOLD - 0.3 <= score < THRESHOLD + 0.6 and prev_user_was_correction():
         score += 0.3
     if _MERE_AGREEMENT.match(low) and score < 1.5:
         score -= 0.6
-    if score < THRESHOLD:
+    if score < floor:
         return []
-    return [Hit("self_correction", sentence_at(v.prose, max(pos, 0)), squash(score), {})]
+    return [Hit("self_correction", sentence_at(v.prose, max(pos, 0)), squash(score), {}, score)]
 
 
-def failed_attempt(v: View, tool_errors: int, last_error: str) -> list[Hit]:
+def failed_attempt(v: View, tool_errors: int, last_error: str, floor: float = THRESHOLD) -> list[Hit]:
     low = v.low
     if not low:
         return []
@@ -251,21 +253,21 @@ def failed_attempt(v: View, tool_errors: int, last_error: str) -> list[Hit]:
             score += 0.3
     if _DIAGNOSIS.match(low):
         score -= 0.5
-    if score < THRESHOLD:
+    if score < floor:
         return []
     ctx: dict[str, object] = {}
     if last_error:
         ctx["tool_error"] = clip(last_error, 200)
-    return [Hit("failed_attempt", sentence_at(v.prose, max(pos, 0)), squash(score), ctx)]
+    return [Hit("failed_attempt", sentence_at(v.prose, max(pos, 0)), squash(score), ctx, score)]
 
 
-def progress(v: View) -> list[Hit]:
+def progress(v: View, floor: float = THRESHOLD) -> list[Hit]:
     low = v.low
     if not low:
         return []
     text = low if len(low) <= 1000 else low[:700] + "\n" + tail(low, 300)
     score, pos = weigh(_PROGRESS, text, v.tok)
-    if score <= 0:
+    if score <= 0 and floor > 0:
         return []
     plan = _plan_list(low)
     if plan:
@@ -278,7 +280,7 @@ def progress(v: View) -> list[Hit]:
         score -= 0.6
     if _DIAGNOSIS.match(low):
         score -= 0.4
-    if score < THRESHOLD:
+    if score < floor:
         return []
     first = sentence_at(v.prose, 0)
     if len(first) >= 25:
@@ -287,4 +289,4 @@ def progress(v: View) -> list[Hit]:
         content = sentence_at(v.prose, pos)
     else:
         content = clip(v.prose, 240)  # "Done." alone says little; keep what follows
-    return [Hit("progress", content, squash(score), {})]
+    return [Hit("progress", content, squash(score), {}, score)]

@@ -38,7 +38,7 @@ _OPENERS = cues(
         r"that is not|this isn'?t|that isn'?t|it'?s not|it isn'?t|not what|not like that)\b",
         1.2,
     ),
-    (r"^(?:wait|hold on|hang on|stop|oops|whoops|whoa|uh+|ugh|wtf|hmm+|huh|err+)\b", 0.6),
+    (r"^(?:wait|hold on|hang on|stop|oops|whoops|whoa|uh+|um+|erm+|ugh|wtf|hmm+|huh|err+)\b", 0.6),
     (r"^(?:actually|but|well|so)\b", 0.3),
     (r"^(?:oh|ah+|ok(?:ay)?)[.,!]*\s+(?:no|but|uh|um|hm+|wait|hold)\b", 0.6),
 )
@@ -69,11 +69,19 @@ _BODY = cues(
         0.9,
     ),
     (r"\bare you sure\b|\bis that (?:right|correct|true)\b|\bdid you (?:actually|really|even)\b", 1.0),
+    # Pasted review feedback ("Review: ...", "In src/x.ts around lines 3 to 9, ...", "coderabbit flagged
+    # ..."), not a request that merely mentions review comments ("reply to each PR comment").
     (
-        r"\b(?:pr|code|coderabbit|copilot|reviewer|review(?:er)?'?s?)\s+(?:feedback|comments?|review|"
-        r"notes|flagged)\b|^(?:review|feedback|pr feedback)\b|^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b",
+        r"\b(?:coderabbit|copilot|reviewer'?s?|the review)\s+(?:says|said|flagged|notes|points out|found|"
+        r"suggests)\b|^(?:review|feedback|pr feedback|code review)\s*:|"
+        r"^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b",
         1.2,
     ),
+    (r"\b(?:is|are|was|were) not (?:correct|right|accurate|true|how)\b|\b(?:isn'?t|aren'?t|wasn'?t) (?:correct|"
+     r"right|accurate|true)\b", 1.1),
+    # A counter-proposal: "rather than modifying A, could we call X?"
+    (r"\b(?:rather than|instead of)\b[^?\n]{0,120}?\b(?:could|can|should|shall|why not|what if)\b (?:we|you|it|i)\b",
+     0.8, "rather instead"),
     (r"^you (?:run|do|try|fix|check|handle|test|execute|make|restart) (?:it|this|that|them)\b", 1.0),
     (r"\byourself\b", 0.4),
     (r"\bi'?ve noticed (?:that )?you\b|\byou (?:keep|always|constantly|repeatedly|tend to) \w+", 0.9),
@@ -182,6 +190,16 @@ _DELEGATED = Cue(
     r"following)|in your terminal|yourself|on your end|for you to)\b"
 )
 _FIX_BROKEN = Cue(r"\b(?:fix|repair|restore)\s+(?:the\s+|all\s+(?:the\s+)?|any\s+|those\s+)?broken\b")
+# Hesitation before a statement ("umm, we have changes in our working copy") or a "but ...?" question
+# ("but this is a CLI, so what cache could be stale?") pushes back on what was just said or done.
+_HESITANT = re.compile(r"^(?:uh+|um+|erm+|hmm+|huh)\b[^?]*$")
+_BUT_QUESTION = re.compile(r"^(?:but|and yet|then how|then why)\b[^\n]{0,300}\?")
+# Asking to act on review comments is a task, not a correction of the assistant.
+_REVIEW_TASK = Cue(
+    r"\b(?:respond|reply|answer|address|resolve|go through|look at|check|handle|fix|read|review|triage)\b"
+    r"[^.?!\n]{0,40}?\b(?:review|pr|copilot|coderabbit)? ?comments?\b",
+    need="comment comments",
+)
 _DECLINE = re.compile(r"^(?:no+|nope|nah|don'?t|do not|please don'?t|not now|not yet|never mind|nevermind)\b")
 _INFO_Q = re.compile(
     r"^(?:what (?:is|are|does)|how (?:do|does|can|would)|where (?:is|are|do)|is there|can you explain)\b"
@@ -240,6 +258,10 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
             score += 1.0
         if _DECLINE.match(low) and PROPOSAL.search(tail(prev, 400), ptok):
             score += 0.6
+        if _HESITANT.match(low):
+            score += 0.5
+        if _BUT_QUESTION.match(low):
+            score += 0.5
         if tool_error and FAIL_WORDS.search(low, tok):
             score += 0.2
     else:
@@ -251,6 +273,8 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
     if (v.words > 25 or len(v.text) > 400) and _TASK_SPEC.match(low):
         # A task spec (its prose may be short when the rest is a pasted or bulleted brief).
         score -= 0.5
+    if _REVIEW_TASK.search(low[:300], tok) and not _PASTE_FAIL.search(low[:300]):
+        score -= 0.8
     if _PRAISE.match(low) and opener == 0:
         score -= 0.8
     if _INFO_Q.match(low) and score < 1.5:
@@ -283,10 +307,14 @@ def rejected_approach(v: View) -> str | None:
     return None
 
 
-def extract_corrections(v: View, tool_error: bool, scored: tuple[float, int] | None = None) -> list[Hit]:
-    """``scored``: a :func:`correction_score` result already computed for this view."""
+def extract_corrections(
+    v: View, tool_error: bool, scored: tuple[float, int] | None = None, floor: float = THRESHOLD
+) -> list[Hit]:
+    """``scored``: a :func:`correction_score` result already computed for this view; ``floor``: the
+    least evidence that yields a hit (the pipeline asks for every candidate and lets the confidence
+    model decide)."""
     score, pos = scored if scored is not None else correction_score(v, tool_error)
-    if score < THRESHOLD:
+    if score < floor:
         return []
     content = sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose or v.text)
     if len(content) < 12:
@@ -294,10 +322,10 @@ def extract_corrections(v: View, tool_error: bool, scored: tuple[float, int] | N
     ctx: dict[str, object] = {}
     if v.prev_raw:
         ctx["rejected"] = clip(tail(v.prev_raw, 400), 200)
-    hits = [Hit("correction", content, squash(score - THRESHOLD + 1.0), ctx)]
+    hits = [Hit("correction", content, squash(score - THRESHOLD + 1.0), ctx, score)]
     approach = rejected_approach(v)
     if approach:
         mctx = dict(ctx)
         mctx["rejected_approach"] = approach
-        hits.append(Hit("model_correction", content, squash(score - THRESHOLD + 0.8), mctx))
+        hits.append(Hit("model_correction", content, squash(score - THRESHOLD + 0.8), mctx, score))
     return hits

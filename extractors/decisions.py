@@ -312,7 +312,7 @@ def _options_text(v: View) -> str:
     return _option_lines(v.prev_raw) + "\n" + question
 
 
-def user_decision(v: View) -> list[Hit]:
+def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
     low = v.low
     if not low:
         return []
@@ -353,7 +353,7 @@ def user_decision(v: View) -> list[Hit]:
             score += 0.2
     if v.question and _INFO_OPENER.match(low) and score < 2.0:
         score -= 0.4
-    if score < THRESHOLD:
+    if score < floor:
         return []
     content = sentence_at(v.prose, pos) if pos > 0 else clip(v.prose)
     ctx: dict[str, object] = {}
@@ -362,27 +362,29 @@ def user_decision(v: View) -> list[Hit]:
     m = _CHOSEN.search(low, v.tok)
     if m:
         ctx["chosen"], ctx["rejected"] = clip(m.group(1), 60), clip(m.group(2), 60)
-    return [Hit("decision", content, squash(score - THRESHOLD + 1.0), ctx)]
+    return [Hit("decision", content, squash(score - THRESHOLD + 1.0), ctx, score)]
 
 
-def assistant_decision(v: View, prev_user: str | None = None) -> list[Hit]:
+def assistant_decision(v: View, prev_user: str | None = None, floor: float = THRESHOLD) -> list[Hit]:
     """``prev_user``: the human prompt this text answers (a choice it already made is not the assistant's)."""
     low = v.low
     if not low:
         return []
     scan = low[:1200]
     switch, pos = weigh(_SWITCH, scan, v.tok)
-    if switch <= 0:
+    if switch <= 0 and floor > 0:
         return []
     reason, _ = weigh(_REASON, scan, v.tok)
-    score = switch + min(reason, 0.8)
-    if score < THRESHOLD:
+    score = switch + min(reason, 0.8) if switch > 0 else 0.0
+    if score < floor:
         return []
-    if _WAITING.search(tail(low, 300), v.tok) or _is_menu(v):
+    if score > 0 and (_WAITING.search(tail(low, 300), v.tok) or _is_menu(v)):
         score -= 1.0
-        if score < THRESHOLD:
+        if score < floor:
             return []
     content = sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose)
     if prev_user and _restates(content.lower(), prev_user):
-        return []
-    return [Hit("decision", content, squash(score - THRESHOLD + 0.9), {})]
+        score -= 1.0
+        if score < floor:
+            return []
+    return [Hit("decision", content, squash(score - THRESHOLD + 0.9), {}, score)]

@@ -252,30 +252,34 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
     return score, pos
 
 
-def extract_goal(v: View, correction: float) -> list[Hit]:
+def extract_goal(v: View, correction: float, floor: float = THRESHOLD) -> list[Hit]:
+    """A goal when the evidence reaches ``floor``; a status-only message yields ``goal_progress``."""
     low = v.low
     if not low:
         return []
     status = goal_status(low[:600], v.tok)
     score, pos = goal_score(v, correction)
-    if score >= THRESHOLD:
+    hits: list[Hit] = []
+    if score >= floor:
         content = sentence_at(v.prose, pos) if pos > 0 else clip(v.prose, 300)
         if len(content) < 20:
             content = clip(v.prose, 300)
-        return [Hit("goal", content, squash(score - THRESHOLD + 0.8), {"status": status or "active"})]
-    if status and v.words <= 60:
-        return [Hit("goal_progress", clip(v.prose, 240), 0.6, {"status": status})]
-    return []
+        hits.append(Hit("goal", content, squash(score - THRESHOLD + 0.8), {"status": status or "active"}, score))
+    if score < THRESHOLD and status and v.words <= 60:
+        hits.append(Hit("goal_progress", clip(v.prose, 240), 0.6, {"status": status}))
+    return hits
 
 
-def extract_user_progress(v: View) -> list[Hit]:
+def extract_user_progress(v: View, floor: float = THRESHOLD) -> list[Hit]:
     score, pos = weigh(_PROGRESS, v.low[:600], v.tok)
-    if score < THRESHOLD or v.question:
+    if v.question:
+        score -= 2.0  # asking is not reporting
+    if score < floor:
         return []
-    return [Hit("progress", sentence_at(v.prose, max(pos, 0)), squash(score), {"by": "user"})]
+    return [Hit("progress", sentence_at(v.prose, max(pos, 0)), squash(score), {"by": "user"}, score)]
 
 
-def extract_user_failed(v: View, correction: float, pasted_fail: bool) -> list[Hit]:
+def extract_user_failed(v: View, correction: float, pasted_fail: bool, floor: float = THRESHOLD) -> list[Hit]:
     low = v.low
     if REVIEW_PASTE.search(low[:400]):
         return []  # review remarks on the code are corrections, not reports of an attempt that failed
@@ -289,7 +293,7 @@ def extract_user_failed(v: View, correction: float, pasted_fail: bool) -> list[H
         score -= 0.6
     elif correction >= 1.0:
         score += 0.2
-    if score < THRESHOLD:
+    if score < floor:
         return []
     content = sentence_at(v.prose, pos) if pos > 0 else clip(v.prose, 240)
-    return [Hit("failed_attempt", content, squash(score), {"by": "user"})]
+    return [Hit("failed_attempt", content, squash(score), {"by": "user"}, score)]

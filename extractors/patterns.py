@@ -7,6 +7,7 @@ capped prefix of the text, so the pipeline stays cheap on long messages.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from extractors.gate import tokens_of, wordset
@@ -46,6 +47,20 @@ _TAGS = re.compile(r"<(ide_\w+|system-reminder|task-notification)>.*?</\1>", re.
 _IMAGE = re.compile(r"\[Image #\d+\]")
 
 
+# Log lines: "ERROR: ...", "WARN[0003] ...", "npm ERR! ...".
+_LOG_LEVEL = re.compile(r"^(?:\w+ )?(?:ERROR|ERR!|WARN(?:ING)?|INFO|DEBUG|FATAL|TRACE|PANIC)\b")
+_GERUND = re.compile(r"^\W*\s*[A-Z]?[a-z]+ing\b")
+
+
+def status_line(stripped: str) -> bool:
+    """A progress/status line printed by a tool ("🐳 Building container image...", "✔ Installing deps"):
+    it opens with a symbol, then a gerund or an ellipsis ends it. Nobody types that as their words."""
+    c = stripped[:1]
+    if not c or c.isascii() or unicodedata.category(c) not in ("So", "Sk", "Sm"):
+        return False
+    return stripped.endswith(("...", "\u2026")) or bool(_GERUND.match(stripped[1:].lstrip()))
+
+
 def collapse(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
@@ -76,7 +91,9 @@ def prose_of(text: str, limit: int = SCAN_CHARS, announced_pastes: bool = True) 
         head = _IMAGE.sub(" ", head)
     if "\n" not in head:
         one = head.strip()
-        # A terse reply ("2", "C)", "local") is kept whatever it looks like.
+        # A terse reply ("2", "C)", "local") is kept whatever it looks like (but not a tool's status line).
+        if status_line(one):
+            return ""
         if len(one) <= 40 or (len(head) < 400 and not _noisy_line(head, one, False)):
             return one
     keep: list[str] = []
@@ -124,7 +141,7 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
     if not stripped:
         return True
     c = stripped[0]
-    if c in _NOISY_FIRST:
+    if c in _NOISY_FIRST or status_line(stripped) or _LOG_LEVEL.match(stripped):
         return True
     if c == "#" and not _HEADER.match(stripped):
         return True
@@ -266,6 +283,7 @@ class Hit:
     content: str
     score: float
     context: dict[str, object]
+    raw: float = 0.0  # the additive evidence behind ``score`` (a feature of the confidence model)
 
 
 def squash(score: float) -> float:

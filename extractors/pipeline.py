@@ -16,33 +16,78 @@ Kinds, by role:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from extractors.assistant_voice import failed_attempt, progress, self_correction
+from extractors.confidence import ClassModel, models
 from extractors.corrections import THRESHOLD as CORRECTION_THRESHOLD
 from extractors.corrections import correction_score, extract_corrections, pasted_failure
 from extractors.decisions import assistant_decision, user_decision
 from extractors.facts import extract_facts
+from extractors.features import assistant_features, user_features
 from extractors.goals import extract_goal, extract_user_failed, extract_user_progress
 from extractors.model import Extraction, Utterance
 from extractors.patterns import Hit, View, make_view
 from extractors.rules import extract_rules
 from extractors.truth import extract_truth
 
+# The heuristics report every candidate; the confidence model decides which are kept.
+ALL = float("-inf")
+HEURISTIC_THRESHOLD = 1.0
+# Label class of each candidate kind (kinds not listed are kept as the heuristics decide).
+_CLASS = {
+    "correction": "correction", "model_correction": "correction", "ban": "rule", "standing_decision": "rule",
+    "decision": "decision", "goal": "goal", "implicit_preference": "preference", "domain_fact": "preference",
+    "failed_attempt": "failed_attempt", "self_correction": "self_correction", "progress": "progress",
+}
 
-def _user_hits(u: Utterance, v: View) -> list[Hit]:
+
+# Kinds whose heuristics answer yes or no (a cue matched) rather than with a graded score.
+_BINARY = frozenset(("ban", "standing_decision", "implicit_preference", "domain_fact"))
+
+
+@dataclass(slots=True)
+class Analysis:
+    """Every candidate of one utterance, the heuristics' evidence per class and the model features."""
+
+    role: str
+    hits: list[Hit] = field(default_factory=list)
+    evidence: dict[str, float] = field(default_factory=dict)
+    features: dict[str, float] = field(default_factory=dict)
+
+
+def _raw(hits: list[Hit], kind: str) -> float:
+    return max((h.raw for h in hits if h.kind == kind), default=-1.0)
+
+
+def _user(u: Utterance, v: View) -> Analysis:
     tool_error = any(t.is_error for t in u.recent_tools)
     scored = correction_score(v, tool_error)
     corr = scored[0]
-    hits = extract_corrections(v, tool_error, scored) if corr >= CORRECTION_THRESHOLD else []
-    hits += extract_rules(v)
-    hits += user_decision(v)
-    hits += extract_goal(v, corr)
-    hits += extract_user_failed(v, corr, bool(v.prev) and pasted_failure(v))
-    hits += extract_user_progress(v)
-    hits += extract_facts(v)
-    return hits
+    hits = extract_corrections(v, tool_error, scored, ALL)
+    rules = extract_rules(v)
+    hits += rules
+    hits += user_decision(v, ALL)
+    hits += extract_goal(v, corr, ALL)
+    hits += extract_user_failed(v, corr, bool(v.prev) and pasted_failure(v), ALL)
+    hits += extract_user_progress(v, ALL)
+    facts = extract_facts(v)
+    hits += facts
+    evidence = {
+        "correction": corr,
+        "decision": _raw(hits, "decision"),
+        "goal": _raw(hits, "goal"),
+        "failed_attempt": _raw(hits, "failed_attempt"),
+        "progress": _raw(hits, "progress"),
+        "ban": float(any(h.kind == "ban" for h in rules)),
+        "standing": float(any(h.kind == "standing_decision" for h in rules)),
+        "preference": float(any(h.kind == "implicit_preference" for h in facts)),
+        "fact": float(any(h.kind == "domain_fact" for h in facts)),
+    }
+    return Analysis("user", hits, evidence, user_features(u, v, evidence))
 
 
-def _assistant_hits(u: Utterance, v: View) -> list[Hit]:
+def _assistant(u: Utterance, v: View) -> Analysis:
     errors = [t for t in u.recent_tools if t.is_error]
     prev_user = u.prev_user_text
 
@@ -51,26 +96,64 @@ def _assistant_hits(u: Utterance, v: View) -> list[Hit]:
             return False
         return correction_score(make_view(prev_user, None), False)[0] >= CORRECTION_THRESHOLD - 0.3
 
-    hits = self_correction(v, prev_was_correction)
-    hits += assistant_decision(v, prev_user)
+    hits = self_correction(v, prev_was_correction, ALL)
+    hits += assistant_decision(v, prev_user, ALL)
     last_error = (errors[-1].result_head or errors[-1].summary) if errors else ""
-    hits += failed_attempt(v, len(errors), last_error)
-    hits += progress(v)
+    hits += failed_attempt(v, len(errors), last_error, ALL)
+    hits += progress(v, ALL)
+    evidence = {
+        "self_correction": _raw(hits, "self_correction"),
+        "decision": _raw(hits, "decision"),
+        "failed_attempt": _raw(hits, "failed_attempt"),
+        "progress": _raw(hits, "progress"),
+    }
     hits += extract_truth(v)
-    return hits
+    return Analysis("assistant", hits, evidence, assistant_features(u, v, evidence))
+
+
+def analyse(u: Utterance) -> Analysis | None:
+    """Candidates, evidence and features of one utterance (None for empty text or another role)."""
+    text = u.text
+    if not text or not text.strip():
+        return None
+    if u.role == "user":
+        if u.is_sidechain:
+            return None  # a subagent's prompt was written by the assistant, not typed by the user
+        return _user(u, make_view(text, u.prev_assistant_text))
+    if u.role == "assistant":
+        return _assistant(u, make_view(text, None, human=False))
+    return None
+
+
+def decide(a: Analysis, role_models: dict[str, ClassModel]) -> list[Hit]:
+    """Keep the candidates whose class model gives at least its ``emit`` probability, or its lower
+    ``veto`` one when the heuristics accept them too, with that probability as their confidence;
+    kinds without a class model keep the heuristics' verdict."""
+    probs: dict[str, float] = {}
+    kept: list[Hit] = []
+    for h in a.hits:
+        cls = _CLASS.get(h.kind)
+        accepted = h.kind in _BINARY or h.raw >= HEURISTIC_THRESHOLD
+        model = role_models.get(cls) if cls else None
+        if model is None:
+            if cls is None or accepted:
+                kept.append(h)
+            continue
+        if cls not in probs:
+            probs[cls] = model.probability(a.features)
+        p = probs[cls]
+        if p >= model.emit or (accepted and p >= model.veto):
+            h.score = round(p, 3)
+            kept.append(h)
+    return kept
 
 
 def extract(u: Utterance) -> list[Extraction]:
     """All extractions for one human prompt or assistant text block."""
-    text = u.text
-    if not text or not text.strip():
+    a = analyse(u)
+    if a is None:
         return []
-    if u.role == "user":
-        hits = _user_hits(u, make_view(text, u.prev_assistant_text))
-    elif u.role == "assistant":
-        hits = _assistant_hits(u, make_view(text, None, human=False))
-    else:
-        return []
+    hits = decide(a, models().get(a.role, {}))
     out: list[Extraction] = []
     ordinals: dict[str, int] = {}
     for h in hits:

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from extractors.confidence import bundle_threshold
 from index.budget import Section, clip, fit_sections
 from index.filters import parse_ts
 from lib.project import display_name, project_key
@@ -37,6 +38,22 @@ SECTIONS = (
     ("sessions", "Last sessions here", 3),
 )
 
+# A rule from another project reaches this one only when it is stated as the operator's own, for
+# every project ("in every repo ...", "I never ...", or a bare "always ..." that names nothing of one
+# project); a project's decisions stay there.
+OPERATOR_WIDE = re.compile(
+    r"\b(?:in|for|across|on) (?:every|all|any|each) (?:of my )?(?:repos?|repositor(?:y|ies)|projects?|"
+    r"codebases?|sessions?)\b|\b(?:everywhere|globally|in general|as a rule)\b|"
+    r"\bi (?:always|never|prefer|use|like)\b|\bmy (?:machines?|laptop|setup|shell|editor|terminal)\b",
+    re.I,
+)
+_GENERAL_OPENER = re.compile(r"^(?:please )?(?:always|never)\b", re.I)
+# Words that tie a rule to one project's material: "this repo", a path, a file or an identifier.
+_PROJECT_BOUND = re.compile(
+    r"\b(?:this|the|our) (?:repo|repository|project|codebase|app|game|service|site|branch|module|package)\b|"
+    r"[/`]|\w\.\w|\w_\w",
+    re.I,
+)
 _TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]{0,200})?>")
 _FENCE = re.compile(r"```+")
 _MODEL = re.compile(r"^claude-|-\d{8}$")
@@ -146,13 +163,23 @@ def identity(conn: sqlite3.Connection) -> list[Item]:
     return items
 
 
+def operator_wide(text: str) -> bool:
+    """Is a rule stated for the operator everywhere rather than for one project's work?"""
+    text = text or ""
+    if OPERATOR_WIDE.search(text):
+        return True
+    return bool(_GENERAL_OPENER.search(text.strip())) and not _PROJECT_BOUND.search(text)
+
+
 def goals(conn: sqlite3.Connection, key: str | None, now: datetime) -> list[Item]:
     if not key:
         return []
     rows = conn.execute(
-        """SELECT content, status, ts, updated_ts, session_id, project_key FROM goal_stack
-           WHERE project_key = ? AND status IN ('active','paused','blocked')
-           ORDER BY max(coalesce(updated_ts,''), coalesce(ts,'')) DESC, id DESC LIMIT 6""", (key,)).fetchall()
+        """SELECT g.content, g.status, g.ts, g.updated_ts, g.session_id, g.project_key FROM goal_stack g
+           LEFT JOIN extractions e ON e.id = g.extraction_id
+           WHERE g.project_key = ? AND g.status IN ('active','paused','blocked') AND coalesce(e.score, 1) >= ?
+           ORDER BY max(coalesce(g.updated_ts,''), coalesce(g.ts,'')) DESC, g.id DESC LIMIT 6""",
+        (key, bundle_threshold("goal"))).fetchall()
     active: list[Item] = []
     parked: list[Item] = []
     for content, status, ts, updated, sid, project in rows:
@@ -171,27 +198,40 @@ def goals(conn: sqlite3.Connection, key: str | None, now: datetime) -> list[Item
 
 
 def _rules(conn: sqlite3.Connection, table: str, key: str | None, n_project: int, n_global: int) -> list[Item]:
-    status = " AND status = 'active'" if table == "standing_decisions" else " AND active = 1"
+    """Active bans or standing decisions above the injection threshold: this project's first, then
+    other projects' only when stated operator-wide."""
+    kind = "standing_decision" if table == "standing_decisions" else "ban"
+    status = " AND t.status = 'active'" if table == "standing_decisions" else " AND t.active = 1"
+    status += " AND coalesce(e.score, 0) >= ?"
+    sql = f"""SELECT t.content, t.norm, t.last_ts, t.session_id, t.project_key, e.context FROM {table} t
+              LEFT JOIN extractions e ON e.id = t.extraction_id
+              WHERE t.project_key {{}} {status} ORDER BY t.mentions DESC, t.last_ts DESC LIMIT ?"""
+    cut = bundle_threshold(kind)
     out: list[Item] = []
     seen: set[str] = set()
     if key:
-        for content, norm, last, sid, project in conn.execute(
-                f"""SELECT content, norm, last_ts, session_id, project_key FROM {table}
-                    WHERE project_key = ? {status} ORDER BY mentions DESC, last_ts DESC LIMIT ?""",
-                (key, n_project)):
+        for content, norm, last, sid, project, _ctx in conn.execute(sql.format("= ?"), (key, cut, n_project)):
             seen.add(norm)
             out.append(Item(safe_text(content), _day(last), sid, display_name(project), {"scope": "project"}))
-    for content, norm, last, sid, project in conn.execute(
-            f"""SELECT content, norm, last_ts, session_id, project_key FROM {table}
-                WHERE project_key IS NOT ? {status} ORDER BY mentions DESC, last_ts DESC LIMIT ?""",
-            (key, n_global + len(seen))):
+    for content, norm, last, sid, project, ctx in conn.execute(sql.format("IS NOT ?"), (key, cut, 200)):
         if norm in seen or len(out) >= n_project + n_global:
+            continue
+        if not operator_wide(content + " " + _statement(ctx)):
             continue
         seen.add(norm)
         where = display_name(project) if project else "global"
         out.append(Item(safe_text(content, ITEM_CHARS - 20) + f" [{where}]", _day(last), sid,
                         display_name(project), {"scope": "global"}))
     return out
+
+
+def _statement(context: str | None) -> str:
+    """The full sentence a ban was cut from (its context), for the operator-wide test."""
+    try:
+        ctx = orjson.loads(context or "{}")
+    except orjson.JSONDecodeError:
+        return ""
+    return str(ctx.get("statement") or "") if isinstance(ctx, dict) else ""
 
 
 def corrections(conn: sqlite3.Connection, key: str | None, n_project: int = 4, n_global: int = 2) -> list[Item]:
@@ -203,6 +243,8 @@ def corrections(conn: sqlite3.Connection, key: str | None, n_project: int = 4, n
         for content, context, ts, sid, src, project in rows:
             norm = " ".join(content.lower().split())[:80]
             if src in seen or norm in seen or n >= cap:
+                continue
+            if scope == "global" and not operator_wide(content):
                 continue
             seen.update((src, norm))
             rejected = ""
@@ -218,10 +260,11 @@ def corrections(conn: sqlite3.Connection, key: str | None, n_project: int = 4, n
             n += 1
 
     q = """SELECT content, context, ts, session_id, source_uuid, project_key FROM extractions
-           WHERE kind IN ('correction','model_correction') AND {} ORDER BY ts DESC LIMIT ?"""
+           WHERE kind IN ('correction','model_correction') AND score >= ? AND {} ORDER BY ts DESC LIMIT ?"""
+    cut = bundle_threshold("correction")
     if key:
-        add(conn.execute(q.format("project_key = ?"), (key, n_project * 3)).fetchall(), "project", n_project)
-    add(conn.execute(q.format("project_key IS NOT ?"), (key, n_global * 3)).fetchall(), "global", n_global)
+        add(conn.execute(q.format("project_key = ?"), (cut, key, n_project * 3)).fetchall(), "project", n_project)
+    add(conn.execute(q.format("project_key IS NOT ?"), (cut, key, 200)).fetchall(), "global", n_global)
     return out
 
 

@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from extractors.confidence import bundle_threshold
+from extractors.patterns import make_view
 from index.budget import Section, clip, fit_sections
 from index.bundle import goals, safe_text
 from index.textstore import unpack
@@ -104,14 +106,19 @@ def session_rows(conn: sqlite3.Connection, session_id: str, n: int = ROWS) -> li
 
 
 def session_goal(conn: sqlite3.Connection, session_id: str, cwd: str | None, now: datetime) -> str | None:
-    row = conn.execute("""SELECT content FROM extractions WHERE session_id = ? AND kind = 'goal'
-                          ORDER BY ts DESC, id DESC LIMIT 1""", (session_id,)).fetchone()
+    row = conn.execute("""SELECT content FROM extractions WHERE session_id = ? AND kind = 'goal' AND score >= ?
+                          ORDER BY ts DESC, id DESC LIMIT 1""", (session_id, bundle_threshold("goal"))).fetchone()
     if row:
         return str(row[0])
     found = goals(conn, project_key(cwd), now) if cwd else []
     if found and found[0].extra.get("status") == "active":
         return found[0].content
     return None
+
+
+def _is_question(text: str) -> bool:
+    """A question asks for information; it is not what the session is trying to achieve."""
+    return make_view(text, None).question
 
 
 def session_title(conn: sqlite3.Connection, session_id: str) -> str | None:
@@ -212,7 +219,8 @@ def continuation(conn: sqlite3.Connection | None, session_id: str, *, cwd: str |
         tail = [r for r in rows_from_messages(tail_messages(transcript_path, after)) if r.uuid not in have]
         rows += tail
     if goal is None:
-        first = next((r.text for r in rows if r.kind == "prompt" and len(r.text.split()) >= 4), None)
+        first = next((r.text for r in rows if r.kind == "prompt" and len(r.text.split()) >= 4
+                      and not _is_question(r.text)), None)
         goal = f"(first request) {clip(first, 200)}" if first else (f"(session title) {title}" if title else None)
     p = build(rows, session_id=session_id, cwd=cwd, goal=goal, now=now)
     p.sources = {"index": n_index, "transcript": len(rows) - n_index}

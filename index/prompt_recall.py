@@ -10,14 +10,18 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from extractors.confidence import bundle_threshold
 from index.budget import Section, clip, fit_sections
-from index.bundle import HEADER, safe_text
+from index.bundle import HEADER, operator_wide, safe_text
 from index.filters import Filters
 from index.fts_query import STOPWORDS
 from index.recall import recall
 from index.search import search_messages
 from lib.project import display_name, project_key
 
+# Kinds about one project's work: from another project they are injected only when stated operator-wide.
+PROJECT_KINDS = frozenset(("ban", "standing_decision", "decision", "correction", "model_correction",
+                           "failed_attempt", "goal"))
 RECALL_KINDS = ("ban,standing_decision,decision,correction,model_correction,failed_attempt,goal,"
                 "domain_fact,implicit_preference")
 SKIP_MESSAGE_KINDS = frozenset(("meta", "system_reminder", "compact_prompt", "interrupt", "compact_boundary",
@@ -122,10 +126,15 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
         if "interrupt" in str(exc):
             raise  # the hook's deadline: stop here
         mem = []  # one bad query must not cost the message hits
+    here = project_key(cwd) if cwd else None
     for h in mem:
         norm = " ".join(h.content.lower().split())[:160]
         if (h.session_id and h.session_id == session_id) or norm in same or h.source_uuid in same:
             continue
+        if h.confidence < bundle_threshold(h.kind):
+            continue  # the index keeps it; only confident memories are injected
+        if here and h.project != here and h.kind in PROJECT_KINDS and not operator_wide(h.content):
+            continue  # another project's decisions, bans and goals stay there
         same.update((norm, h.source_uuid))
         label = KIND_LABEL.get(h.kind, h.kind)
         where = display_name(h.project) if h.project else ""

@@ -37,6 +37,7 @@ class RecallHit:
     ts: str | None
     score: float
     stale: bool = False  # superseded standing decision, or older than a newer one on the same topic
+    confidence: float = 0.0  # the extraction's calibrated confidence (extractors/confidence.py)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -85,7 +86,8 @@ def _conditions(kinds: list[str], where: str, args: list[object], since: str | N
 
 
 def _hit(r: tuple[Any, ...], score: float) -> RecallHit:
-    return RecallHit(r[0], r[1], r[2], orjson.loads(r[3] or "{}"), r[4], r[5], r[6], r[7], r[8], round(score, 4))
+    return RecallHit(r[0], r[1], r[2], orjson.loads(r[3] or "{}"), r[4], r[5], r[6], r[7], r[8], round(score, 4),
+                     confidence=round(float(r[9]), 3))
 
 
 def _query(conn: sqlite3.Connection, match: str | None, kinds: list[str], where: str, args: list[object],

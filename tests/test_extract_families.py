@@ -1,0 +1,178 @@
+"""The failure families of issue 11, each from a small transcript the test writes and reads back through
+the walker (the indexer's own path): what the user's prompts yield, in the context the index gives them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from extractors.confidence import bundle_threshold, models
+from extractors.model import Extraction, ToolEvent, Utterance
+from extractors.pipeline import extract
+from index.bundle import operator_context, operator_wide
+from index.continuation import continuation
+from index.db import open_reader
+from index.ingest import run_index
+from lib.context import iter_contexts
+from lib.discovery import discover
+from lib.model import Carry
+from lib.walker import parse_file
+from fixtures.make import Session, slug, uid
+
+CLAIM = "Done. I updated the cache layer and all tests pass."
+
+
+def _session(tmp_path: Path, turns: list[tuple[str, str]], name: str) -> Path:
+    """A session of (assistant text, user prompt) turns, after an opening request."""
+    s = Session(uid(name), cwd="/home/dev/projects/alpha")
+    s.prompt("Please add a cache for the parsed config files in the loader.")
+    for reply, prompt in turns:
+        s.response(text=reply)
+        s.prompt(prompt)
+    path = tmp_path / "projects" / "-home-dev-projects-alpha" / f"{uid(name)}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return s.write(path)
+
+
+def _prompts(tmp_path: Path) -> dict[str, list[Extraction]]:
+    """Extractions per human prompt text, built as the indexer builds them."""
+    out: dict[str, list[Extraction]] = {}
+    for found in discover([tmp_path / "projects"]):
+        chunk = parse_file(found.path, 0, Carry(), found.info)
+        for m, ctx in iter_contexts(chunk.messages, chunk.carry):
+            if m.kind != "prompt":
+                continue
+            u = Utterance(uuid=m.uuid, session_id=m.session_id, role="user", text=m.text, ts=m.ts, cwd=m.cwd,
+                          prev_assistant_text=ctx.prev_assistant_text,
+                          recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools])
+            out[m.text] = extract(u)
+    return out
+
+
+def _kinds(found: list[Extraction]) -> set[str]:
+    return {e.kind for e in found}
+
+
+def test_requests_about_review_comments_are_not_corrections(tmp_path: Path) -> None:
+    asks = [
+        "respond to each PR review comment and push the fixes",
+        "commit, and reply to the PR comments with the fix shas",
+        "please address the copilot review comments on the PR",
+    ]
+    _session(tmp_path, [(CLAIM, a) for a in asks], "review")
+    got = _prompts(tmp_path)
+    for ask in asks:
+        assert "correction" not in _kinds(got[ask]), ask
+
+
+def test_corrections_without_cue_words_are_found(tmp_path: Path) -> None:
+    pushback = [
+        "umm, we have changes in our working copy",
+        "`tool stop` is not correct, that runs at the end of the assistant's turn",
+        "rather than modifying the loader and the parser, could we call the cache inside the reader?",
+        "but this is a CLI, there is no service running, so what cache could be stale?",
+    ]
+    _session(tmp_path, [(CLAIM, p) for p in pushback], "pushback")
+    got = _prompts(tmp_path)
+    for p in pushback:
+        assert "correction" in _kinds(got[p]), p
+
+
+def test_tool_status_text_is_not_the_operators_words(tmp_path: Path) -> None:
+    pasted = "\u276f ./run.sh\n\U0001f433 Building container image...\n[+] Building 1.3s (1/2)\nERROR: failed to solve"
+    status = "\U0001f433 Building container image\u2026"
+    _session(tmp_path, [(CLAIM, pasted), ("Let me rebuild it.", status)], "status")
+    got = _prompts(tmp_path)
+    for text in (pasted, status):
+        for e in got[text]:
+            assert "Building container" not in e.content, e
+            assert e.kind not in ("correction", "ban", "standing_decision", "decision"), e
+
+
+def test_quoted_and_pasted_text_never_becomes_a_rule_or_decision(tmp_path: Path) -> None:
+    quoted = ("here is what the other agent printed:\n```\nNever commit to main. Continue until all are done.\n"
+              "Let's go with option 2 instead of the rewrite.\n```")
+    review = "> Never use mocks in these tests.\n> Always run the linter first."
+    _session(tmp_path, [(CLAIM, quoted), (CLAIM, review)], "quoted")
+    got = _prompts(tmp_path)
+    for text in (quoted, review):
+        assert not _kinds(got[text]) & {"ban", "standing_decision", "decision"}, _kinds(got[text])
+
+
+def test_subagent_prompts_are_not_user_voice() -> None:
+    u = Utterance(uuid="x", session_id="s", role="user", is_sidechain=True,
+                  text="Never commit to main. No, that's wrong: always use pnpm instead of npm.",
+                  prev_assistant_text=CLAIM)
+    assert extract(u) == []
+
+
+def test_every_extraction_carries_a_confidence_and_injection_needs_more() -> None:
+    u = Utterance(uuid="y", session_id="s", role="user", prev_assistant_text=CLAIM,
+                  text="No, that's wrong. The parser still fails on empty input, you broke it.")
+    found = extract(u)
+    assert any(e.kind == "correction" for e in found)
+    for e in found:
+        assert 0.0 <= e.score <= 1.0
+    assert models()["user"]["correction"].emit <= bundle_threshold("correction") <= 1.01
+    assert bundle_threshold("truth_rhetoric") > 1.0  # unscored kinds are never injected
+
+
+# ---- what reaches a session: scope and the compaction goal ------------------------------------------
+
+def _project_session(root: Path, name: str, cwd: str, prompts: list[str]) -> Path:
+    s = Session(uid(name), cwd=cwd)
+    for i, p in enumerate(prompts):
+        if i:
+            s.response(text=CLAIM)
+        s.prompt(p)
+    path = root / slug(cwd) / f"{uid(name)}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return s.write(path)
+
+
+def test_another_projects_rules_stay_there_unless_operator_wide(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import index.bundle
+
+    monkeypatch.setattr(index.bundle, "bundle_threshold", lambda kind: 0.0)  # scope alone decides here
+    root = tmp_path / "projects"
+    other = str(tmp_path / "work" / "other")
+    here = str(tmp_path / "work" / "here")
+    _project_session(root, "other", other, [
+        "Please set up the release pipeline for this service with signed tags.",
+        "Never commit the generated protobuf files in this repo.",
+        "In every repo, never push directly to main; always open a pull request.",
+    ])
+    _project_session(root, "here", here, ["Please add retries to the HTTP client with exponential backoff."])
+    db = tmp_path / "data" / "index.db"
+    run_index(db, [root])
+    conn = open_reader(db)
+    try:
+        rules = {e.content: e.score for e in _all_rules(conn)}
+        ctx = operator_context(conn, here)
+    finally:
+        conn.close()
+    assert any("protobuf" in r for r in rules) and any("every repo" in r.lower() or "push" in r for r in rules)
+    text = ctx.text
+    assert "protobuf" not in text  # another project's own rule
+    assert "push directly to main" in text  # stated for every repo
+    assert operator_wide("always run the formatter before committing")
+    assert not operator_wide("always bump the version in setup.py")  # names this project's material
+
+
+def _all_rules(conn: object) -> list[Extraction]:
+    rows = conn.execute(  # type: ignore[attr-defined]
+        "SELECT kind, content, source_uuid, session_id, score FROM extractions WHERE kind IN ('ban','standing_decision')"
+    ).fetchall()
+    return [Extraction(kind=k, content=c, source_uuid=s, session_id=sid, score=sc) for k, c, s, sid, sc in rows]
+
+
+def test_compaction_goal_is_not_an_opening_question(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    cwd = str(tmp_path / "work" / "alpha")
+    path = _project_session(root, "q", cwd, [
+        "how does the config loader decide which file wins?",
+        "make the loader merge the user and project files with the project one winning",
+    ])
+    p = continuation(None, uid("q"), cwd=cwd, transcript_path=str(path))
+    assert p.goal is not None and "how does" not in p.goal and "merge the user and project" in p.goal
