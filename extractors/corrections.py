@@ -317,7 +317,8 @@ def extract_corrections(
     if score < floor:
         return []
     content = sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose or v.text)
-    if len(content) < 12:
+    if len(content) < 40:
+        # "No, that's wrong." alone says nothing a later session can use: keep what follows it.
         content = clip(v.prose or v.text)
     ctx: dict[str, object] = {}
     if v.prev_raw:

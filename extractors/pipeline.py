@@ -16,10 +16,11 @@ Kinds, by role:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from extractors.assistant_voice import failed_attempt, progress, self_correction
-from extractors.confidence import ClassModel, models
+from extractors.confidence import KIND_CLASS, ClassModel, models
 from extractors.corrections import THRESHOLD as CORRECTION_THRESHOLD
 from extractors.corrections import correction_score, extract_corrections, pasted_failure
 from extractors.decisions import assistant_decision, user_decision
@@ -34,14 +35,14 @@ from extractors.truth import extract_truth
 # The heuristics report every candidate; the confidence model decides which are kept.
 ALL = float("-inf")
 HEURISTIC_THRESHOLD = 1.0
-# Label class of each candidate kind (kinds not listed are kept as the heuristics decide).
-_CLASS = {
-    "correction": "correction", "model_correction": "correction", "ban": "rule", "standing_decision": "rule",
-    "decision": "decision", "goal": "goal", "implicit_preference": "preference", "domain_fact": "preference",
-    "failed_attempt": "failed_attempt", "self_correction": "self_correction", "progress": "progress",
-}
 
 
+# A "prompt" that opens with a tag Claude Code or a hook wrote (a background agent's report, command
+# output) carries someone else's words, not the user's.
+_MACHINE_OPEN = re.compile(
+    r"^\s*<(?:task-notification|local-command-\w+|command-(?:name|message|args)|bash-(?:input|stdout|stderr)|"
+    r"system-reminder|user-prompt-submit-hook)>"
+)
 # Kinds whose heuristics answer yes or no (a cue matched) rather than with a graded score.
 _BINARY = frozenset(("ban", "standing_decision", "implicit_preference", "domain_fact"))
 
@@ -117,8 +118,8 @@ def analyse(u: Utterance) -> Analysis | None:
     if not text or not text.strip():
         return None
     if u.role == "user":
-        if u.is_sidechain:
-            return None  # a subagent's prompt was written by the assistant, not typed by the user
+        if u.is_sidechain or _MACHINE_OPEN.match(text):
+            return None  # a subagent's prompt or a tool's report: not typed by the user
         return _user(u, make_view(text, u.prev_assistant_text))
     if u.role == "assistant":
         return _assistant(u, make_view(text, None, human=False))
@@ -132,10 +133,10 @@ def decide(a: Analysis, role_models: dict[str, ClassModel]) -> list[Hit]:
     probs: dict[str, float] = {}
     kept: list[Hit] = []
     for h in a.hits:
-        cls = _CLASS.get(h.kind)
+        cls = KIND_CLASS.get(h.kind)
         accepted = h.kind in _BINARY or h.raw >= HEURISTIC_THRESHOLD
         model = role_models.get(cls) if cls else None
-        if model is None:
+        if model is None or cls is None:
             if cls is None or accepted:
                 kept.append(h)
             continue

@@ -39,17 +39,21 @@ def _ctx(raw: str | None) -> dict[str, Any]:
 
 
 def extraction_item(kind: str, content: str, context: str | dict[str, Any] | None, session_id: str | None,
-                    uuid: str | None, project_key: str | None, ts: str | None) -> dict[str, Any]:
-    """The one shape of a recalled extraction: kind, content, provenance, useful context fields."""
+                    uuid: str | None, project_key: str | None, ts: str | None,
+                    confidence: float | None = None) -> dict[str, Any]:
+    """The one shape of a recalled extraction: kind, content, calibrated confidence, provenance, useful
+    context fields."""
     ctx = context if isinstance(context, dict) else _ctx(context)
     item: dict[str, Any] = {"kind": kind, "content": content, **provenance(session_id, ts, project_key, uuid)}
+    if confidence is not None:
+        item["confidence"] = round(float(confidence), 3)
     for key in ("rejected_approach", "rejected", "category", "status", "statement", "from", "to", "error", "by"):
         if ctx.get(key):
             item[key] = ctx[key]
     return item
 
 
-_E = "e.kind, e.content, e.context, e.session_id, e.source_uuid, e.project_key, e.ts"
+_E = "e.kind, e.content, e.context, e.session_id, e.source_uuid, e.project_key, e.ts, e.score"
 
 
 def latest_extractions(conn: sqlite3.Connection, kinds: tuple[str, ...], *, scope: str, cwd: str | None,
@@ -81,7 +85,8 @@ def recall_kinds(conn: sqlite3.Connection, topic: str, kinds: tuple[str, ...], *
     for h in res.hits:
         if category and h.context.get("category") != category:
             continue
-        it = extraction_item(h.kind, h.content, h.context, h.session_id, h.source_uuid, h.project, h.ts)
+        it = extraction_item(h.kind, h.content, h.context, h.session_id, h.source_uuid, h.project, h.ts,
+                             h.confidence)
         it["score"] = h.score
         if h.stale:
             it["stale"] = True

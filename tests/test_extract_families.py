@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.make import Session, slug, uid
 
 from extractors.confidence import bundle_threshold, models
 from extractors.model import Extraction, ToolEvent, Utterance
@@ -18,7 +19,6 @@ from lib.context import iter_contexts
 from lib.discovery import discover
 from lib.model import Carry
 from lib.walker import parse_file
-from fixtures.make import Session, slug, uid
 
 CLAIM = "Done. I updated the cache layer and all tests pass."
 
@@ -176,3 +176,72 @@ def test_compaction_goal_is_not_an_opening_question(tmp_path: Path) -> None:
     ])
     p = continuation(None, uid("q"), cwd=cwd, transcript_path=str(path))
     assert p.goal is not None and "how does" not in p.goal and "merge the user and project" in p.goal
+
+
+def test_mcp_items_carry_the_confidence(tmp_path: Path) -> None:
+    from index.operator_queries import latest_extractions, recall_kinds
+
+    root = tmp_path / "projects"
+    cwd = str(tmp_path / "work" / "alpha")
+    _project_session(root, "conf", cwd, [
+        "Please add a cache for the parsed config files in the loader.",
+        "No, that's wrong. The loader still fails on empty files, you broke the parser.",
+    ])
+    db = tmp_path / "data" / "index.db"
+    run_index(db, [root])
+    conn = open_reader(db)
+    try:
+        stored = conn.execute("SELECT score FROM extractions WHERE kind = 'correction'").fetchall()
+        latest = latest_extractions(conn, ("correction",), scope="global", cwd=None, since=None, limit=5)
+        recalled = recall_kinds(conn, "wrong", ("correction",), scope="global", cwd=None, since=None, limit=5)
+    finally:
+        conn.close()
+    assert stored
+    for name, res in (("latest", latest), ("recalled", recalled)):
+        assert res.items, name
+        assert all(0.0 < it["confidence"] <= 1.0 for it in res.items)
+
+
+def test_background_agent_reports_are_not_user_voice(tmp_path: Path) -> None:
+    report = ("<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n<summary>Agent done</summary>\n"
+              "<result>No, that's wrong: the migration still fails. Never run it twice; let's go with plan B instead."
+              + " More detail follows." * 150 + "</result>\n</task-notification>")
+    _session(tmp_path, [(CLAIM, report)], "notify")
+    got = _prompts(tmp_path)
+    assert got[report] == []
+
+
+def test_eval_extractors_scores_several_label_sets_per_source(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    root = tmp_path / "projects"
+    rows = []
+    for name, cwd in (("a", str(tmp_path / "work" / "alpha")), ("b", str(tmp_path / "work" / "beta"))):
+        path = _project_session(root, name, cwd, [
+            "Please add a cache for the parsed config files in the loader.",
+            "No, that's wrong. The loader still fails on empty files, you broke the parser.",
+        ])
+        recs = [json.loads(line) for line in path.read_text().splitlines()]
+        prompts = [r for r in recs if r["type"] == "user"]
+        rel = str(path.relative_to(tmp_path))
+        rows.append([{"id": f"{name}{i}", "uuid": r["uuid"], "file": rel, "labels": lab}
+                     for i, (r, lab) in enumerate(zip(prompts, (["goal"], ["correction"])))])
+    labels = []
+    for name, part in zip("ab", rows):
+        p = tmp_path / f"labels-{name}.jsonl"
+        p.write_text("".join(json.dumps(r) + "\n" for r in part))
+        labels += ["--labels", str(p)]
+    prov = tmp_path / "PROVENANCE.tsv"
+    prov.write_text("path\trepo\n" + "".join(f"{r[0]['file']}\tteam/{n}\n" for n, r in zip("ab", rows)))
+    db = tmp_path / "data" / "index.db"
+    run_index(db, [root])
+    p = subprocess.run([sys.executable, "-m", "total_recall", "--db", str(db), "eval", "extractors", *labels,
+                        "--provenance", str(prov), "--json"], capture_output=True, text=True, timeout=120,
+                       cwd=Path(__file__).resolve().parent.parent, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert set(out["per_source"]) == {"team/a", "team/b"}
+    assert out["pooled"]["correction"]["support"] == 2 and out["macro"]["correction"]["sources"] == 0
+    assert out["per_source"]["team/a"]["correction"]["tp"] == 1

@@ -68,7 +68,9 @@ def context_of(p: subprocess.CompletedProcess[str], event: str) -> str:
 
 # ---- the bundle -------------------------------------------------------------------------------------
 
-def test_bundle_sections_framing_and_budget(past: Past) -> None:
+def test_bundle_sections_framing_and_budget(past: Past, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Sections and framing, whatever the confidence cut (tests/test_extract_families.py covers the cut).
+    monkeypatch.setattr("index.bundle.bundle_threshold", lambda kind: 0.0)
     conn = open_reader(past.db)
     oc = operator_context(conn, past.cwd, now=NOW)
     assert oc.text.splitlines()[0] == HEADER
@@ -97,7 +99,8 @@ def test_goal_decay() -> None:
     assert decayed_status("done", (NOW - timedelta(days=900)).isoformat(), NOW) == "done"
 
 
-def test_old_goal_is_not_presented_as_active(tmp_path: Path) -> None:
+def test_old_goal_is_not_presented_as_active(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("index.bundle.bundle_threshold", lambda kind: 0.0)  # decay, not the confidence cut
     root, cwd = tmp_path / "p", str(tmp_path / "old")
     write_past_session(root, cwd, t0=NOW - timedelta(days=30))
     run_index(tmp_path / "i.db", [root])

@@ -83,23 +83,54 @@ def _read_labels(path: str) -> list[dict[str, Any]]:
 
 
 @click.command()
-@click.option("--labels", required=True, help="Labelled .jsonl (uuid, labels).")
+@click.option("--labels", "labels", required=True, multiple=True,
+              help="Labelled .jsonl (uuid, labels, file); repeatable: several sets are scored together.")
+@click.option("--provenance", "provenance", multiple=True,
+              help="PROVENANCE.tsv beside a corpus (path -> repo); repeatable. Sources default to the project dir.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def extractors(obj: Any, labels: str, as_json: bool) -> None:
-    """Per-class precision / recall / F1 of the index's extractions against labelled records."""
-    from extractors.evaluation import format_table, score_labelled
+def extractors(obj: Any, labels: tuple[str, ...], provenance: tuple[str, ...], as_json: bool) -> None:
+    """Precision / recall / F1 of the index's extractions against labelled records: pooled, per source
+    (repository) and macro-averaged over sources."""
+    from extractors.evaluation import (
+        format_macro,
+        format_sources,
+        format_table,
+        macro,
+        predicted_classes,
+        read_provenance,
+        score_by_source,
+        score_labelled,
+    )
     from index.db import open_reader
     from index.queries import has_messages
     from index.recall import kinds_by_uuid
 
-    items = _read_labels(labels)
+    items: list[dict[str, Any]] = []
+    for n, path in enumerate(labels):
+        items += [dict(it, id=f"{n}:{it.get('id', it['uuid'])}") for it in _read_labels(path)]
+    repo: dict[str, str] = {}
+    for path in provenance:
+        if not Path(path).is_file():
+            fail(f"provenance file {path} not found", "pass the PROVENANCE.tsv beside the corpus")
+        repo.update(read_provenance(path))
     conn = open_reader(obj.db)
     found = kinds_by_uuid(conn, [it["uuid"] for it in items])
     if not has_messages(conn):
         fail("the index holds no messages", "index the corpus the labels refer to first")
-    result = score_labelled(items, found)
+    pooled = score_labelled(items, found)
+    source = {it["id"]: repo.get(str(it.get("file")), _project_dir(str(it.get("file") or ""))) for it in items}
+    per_source = score_by_source(items, {it["id"]: predicted_classes(found.get(it["uuid"], ())) for it in items},
+                                 source)
+    averaged = macro(per_source)
     if as_json:
-        emit_json(result)
-    else:
-        click.echo(format_table(result))
+        emit_json({"pooled": pooled, "macro": averaged, "per_source": per_source})
+        return
+    click.echo(format_table(pooled))
+    click.echo("\nmacro over sources:\n" + format_macro(averaged))
+    click.echo("\nper source (P/R (positives)):\n" + format_sources(per_source))
+
+
+def _project_dir(rel: str) -> str:
+    parts = Path(rel).parts
+    return parts[1] if len(parts) > 2 and parts[0] == "projects" else "?"
