@@ -1,24 +1,41 @@
-"""Cross-file resolution after a run: titles from summaries, subagent links, folded profiles."""
+"""Cross-file resolution after a run: titles from summaries, subagent links, operator tables of the
+projects that changed, folded profiles.
+
+A run that wrote anything leaves `pending('finalize')` in the same transaction as its rows; it is
+cleared here, in the transaction that finalises. So a run killed between the two is finished by
+the next one, even when that one finds no file to read.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 
+from index.operator import refold_pending
 from index.profiles import materialise
 
 
-def finalize(conn: sqlite3.Connection, touched: bool) -> None:
-    if not touched:
-        return
+def mark_pending(conn: sqlite3.Connection) -> None:
+    """Inside a writer's transaction: this run (or a later one) must finalise."""
+    conn.execute("INSERT OR IGNORE INTO pending(what, key) VALUES('finalize', '')")
+
+
+def finalize(conn: sqlite3.Connection) -> bool:
+    """Finalise if anything was written since the last finalisation; returns whether it did."""
+    if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
+        return False
     conn.execute("BEGIN IMMEDIATE")
     try:
         _titles(conn)
         _link_agents(conn)
+        refold_pending(conn)
         materialise(conn)
+        conn.execute("DELETE FROM pending WHERE what='finalize'")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
+    return True
 
 
 def _titles(conn: sqlite3.Connection) -> None:
