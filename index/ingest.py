@@ -161,12 +161,13 @@ def run_index(db: Path, roots: list[Path], *, full: bool = False, jobs: int = 1,
     try:
         with writer_lock(db, wait=wait):
             return _run_index(db, canonical_roots(roots), full=full, jobs=jobs, progress=progress)
-    except (sqlite3.Error, OSError) as exc:
-        raise write_error(exc, db) from exc
-    except IndexCorrupt as exc:  # opening may fail for want of space or rights, not only damage
-        if isinstance(exc.__cause__, sqlite3.OperationalError):
-            raise write_error(exc.__cause__, db) from exc
-        raise
+    except (sqlite3.Error, OSError, IndexCorrupt) as exc:
+        # opening may fail for want of space or rights too, not only for damage
+        cause = exc.__cause__ if isinstance(exc, IndexCorrupt) else exc
+        known = write_error(cause, db) if isinstance(cause, (sqlite3.Error, OSError)) else None
+        if known is None:
+            raise
+        raise known from exc
 
 
 def _run_index(db: Path, roots: list[Path], *, full: bool, jobs: int, progress: Progress | None) -> IndexReport:
@@ -217,8 +218,9 @@ class IndexWriteError(IndexError_):
     """The index could not be written; what was committed before is intact."""
 
 
-def write_error(exc: BaseException, db: Path) -> IndexError_:
-    """One line saying what went wrong writing the index at `db`, and how to fix it."""
+def write_error(exc: BaseException, db: Path) -> IndexError_ | None:
+    """One line saying what went wrong writing the index at `db` and how to fix it, for failures of
+    the place it lives in (space, rights, the disk, another process); None for anything else."""
     text = str(exc).lower()
     code = getattr(exc, "errno", None)
     where = db.parent
@@ -231,9 +233,11 @@ def write_error(exc: BaseException, db: Path) -> IndexError_:
                                f"make {where} writable, or put the index elsewhere with --db or TOTAL_RECALL_DB")
     if "locked" in text or "busy" in text:
         return IndexBusy(f"the index at {db} is locked by another process")
+    if isinstance(exc, OSError) or "disk i/o error" in text:
+        return IndexWriteError(f"could not write the index at {db} ({exc})", f"check the disk holding {where}, {resume}")
     if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
         return IndexCorrupt(f"index {db} is damaged ({exc})")
-    return IndexWriteError(f"could not write the index at {db} ({exc})", f"check the disk holding {where}, {resume}")
+    return None
 
 
 class _Batch:

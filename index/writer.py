@@ -258,14 +258,16 @@ def _write_metrics(conn: sqlite3.Connection, c: FileChunk, fid: int) -> None:
 
 
 def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: str) -> None:
-    stem = os.path.basename(c.path)[: -len(".jsonl")]
     for d in c.sessions.values():
         pkey = project_key(d.cwd)
+        row = conn.execute("""SELECT s.models, s.file_id, f.path FROM sessions s LEFT JOIN ingest_state f
+                              ON f.id = s.file_id WHERE s.session_id=?""", (d.session_id,)).fetchone()
         # models: a set, whatever the number of files and runs that mention the session
-        row = conn.execute("SELECT models FROM sessions WHERE session_id=?", (d.session_id,)).fetchone()
         models = set(d.models) | (set(row[0].split(",")) if row and row[0] else set())
-        # the session's own file (stem == session id) wins over a resume copy that mentions it
-        own = layout == "main" and stem == d.session_id
+        # the session's file: of the main files that hold it, the one that ranks first (its own)
+        session_file = row[1] if row else None
+        if layout == "main" and (not row or row[2] is None or _rank(c.path, d.session_id) <= _rank(row[2], d.session_id)):
+            session_file = fid
         conn.execute(
             """INSERT INTO sessions(session_id, project_key, cwd, git_branch, first_prompt, first_ts, last_ts,
                version, models, resumed_from, file_id, title, title_source)
@@ -282,9 +284,7 @@ def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: st
                version=coalesce(excluded.version, sessions.version),
                models=CASE WHEN excluded.models = '' THEN sessions.models ELSE excluded.models END,
                resumed_from=coalesce(sessions.resumed_from, excluded.resumed_from),
-               file_id=CASE WHEN ? THEN excluded.file_id
-                            WHEN ?='main' THEN coalesce(sessions.file_id, excluded.file_id)
-                            ELSE sessions.file_id END,
+               file_id=excluded.file_id,
                title=CASE WHEN excluded.title_source='custom' OR (excluded.title_source='ai'
                           AND coalesce(sessions.title_source,'') NOT IN ('custom','summary'))
                           THEN excluded.title ELSE sessions.title END,
@@ -292,10 +292,10 @@ def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: st
                           AND coalesce(sessions.title_source,'') NOT IN ('custom','summary'))
                           THEN excluded.title_source ELSE sessions.title_source END""",
             (d.session_id, pkey, d.cwd, d.git_branch, d.first_prompt, d.first_ts, d.last_ts, d.version,
-             ",".join(sorted(models)), d.resumed_from, fid if layout == "main" else None,
+             ",".join(sorted(models)), d.resumed_from, session_file,
              d.titles.get("custom") or d.titles.get("ai"),
              "custom" if "custom" in d.titles else ("ai" if "ai" in d.titles else None),
-             int(d.is_agent_only), int(d.is_agent_only), int(own), layout))
+             int(d.is_agent_only), int(d.is_agent_only)))
     for sid in c.sessions:
         conn.execute(
             """UPDATE sessions SET

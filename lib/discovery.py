@@ -117,8 +117,9 @@ def _walk(root: str, project_dir: str, d: str, parent_session: str | None, depth
                 st = e.stat(follow_symlinks=False)
             except OSError:  # vanished between listing and stat
                 continue
-            yield Found(path_key(e.path), root, path_key(project_dir), _classify(e.name, parent_session),
+            # the name becomes a session or agent id (the file's own session): stored text too
+            yield Found(path_key(e.path), root, path_key(project_dir), _classify(path_key(e.name), parent_session),
                         st.st_size, st.st_mtime_ns, st.st_ino)
         elif not is_file and depth < 4 and _is_dir(e):
-            session = parent_session or (e.name if depth == 0 else None)
+            session = parent_session or (path_key(e.name) if depth == 0 else None)
             yield from _walk(root, project_dir, e.path, session, depth + 1)
