@@ -72,19 +72,18 @@ def _closure(conn: sqlite3.Connection, seeds: set[int], expand: Callable[[int], 
 
 
 def _sessions_of(conn: sqlite3.Connection, file_ids: set[int]) -> set[str]:
-    if not file_ids:
-        return set()
-    arg = (orjson.dumps(sorted(file_ids)).decode(),) * 3
-    return {r[0] for r in conn.execute(
-        f"""SELECT session_id FROM messages WHERE file_id {_IN} UNION SELECT session_id FROM sessions
-            WHERE file_id {_IN} UNION SELECT session_id FROM agents WHERE file_id {_IN}""", arg) if r[0]}
+    return {str(v) for v in _linked(conn, "session_id", "file_id", file_ids)}
 
 
 def _files_of(conn: sqlite3.Connection, session_ids: set[str]) -> set[int]:
-    if not session_ids:
+    return {int(v) for v in _linked(conn, "file_id", "session_id", session_ids)}
+
+
+def _linked(conn: sqlite3.Connection, want: str, by: str, values: Collection[Any]) -> set[Any]:
+    """`want` of the rows whose `by` is in `values`, over the tables that tie a file to a session."""
+    if not values:
         return set()
-    arg = (orjson.dumps(sorted(session_ids)).decode(),) * 3
+    arg = (orjson.dumps(sorted(values)).decode(),) * 3
     return {r[0] for r in conn.execute(
-        f"""SELECT file_id FROM messages WHERE session_id {_IN} UNION SELECT file_id FROM sessions
-            WHERE session_id {_IN} UNION SELECT file_id FROM agents WHERE session_id {_IN}""", arg)
-        if r[0] is not None}
+        f"""SELECT {want} FROM messages WHERE {by} {_IN} UNION SELECT {want} FROM sessions WHERE {by} {_IN}
+            UNION SELECT {want} FROM agents WHERE {by} {_IN}""", arg) if r[0] is not None}

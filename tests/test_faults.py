@@ -203,6 +203,33 @@ def test_unreadable_file_and_folder_are_reported_and_the_rest_indexed(tmp_path: 
     assert conn.execute("SELECT count(*) FROM sessions WHERE session_id=?", (sid,)).fetchone()[0] == 1
 
 
+def test_an_index_that_cannot_be_written_is_one_line_with_a_fix(tmp_path: Path) -> None:
+    prefix = _unprivileged()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: permissions cannot be enforced")
+    root = tmp_path / "projects"
+    good_session(root / "-p", "ro")
+    ro_dir, ro_db = tmp_path / "ro-dir", tmp_path / "ro-db" / "index.db"
+    ro_dir.mkdir()
+    assert run_index(ro_db, [root]).errors == []
+    good_session(root / "-p", "ro2")
+    ro_dir.chmod(0o500)
+    for f in ro_db.parent.iterdir():
+        f.chmod(0o400)
+    try:
+        for db in (ro_dir / "index.db", ro_db):
+            p = cli("--db", db, "index", "--projects-root", root, prefix=prefix)
+            assert p.returncode != 0 and p.stdout == "" and "Traceback" not in p.stderr, p.stderr
+            (line,) = p.stderr.strip().splitlines()
+            assert line.startswith(f"error: cannot write the index at {db}") and "--db" in line, line
+    finally:
+        ro_dir.chmod(0o700)
+        for f in ro_db.parent.iterdir():
+            f.chmod(0o600)
+    assert run_index(ro_db, [root]).errors == []  # writable again: it catches up
+    assert_equal_to_clean(ro_db, root, tmp_path)
+
+
 # ---------------------------------------------------------------------------------------------------
 # kill -9 mid-run, then a re-run: a clean full index, every table
 # ---------------------------------------------------------------------------------------------------

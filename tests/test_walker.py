@@ -69,6 +69,27 @@ def test_decode_reasons() -> None:
     assert decode('{"t":"\ufffd"}'.encode()) == ([{"t": "\ufffd"}], None, False)
 
 
+def test_too_deep_lines_are_bad_not_fatal() -> None:
+    """orjson refuses nesting beyond 1024 levels and the stdlib fallback recursed until RecursionError."""
+    assert decode(b'{"a":' * 2000 + b"1" + b"}" * 2000) == ([], "too_deep", False)
+    assert decode(b"[" * 100_000) == ([], "too_deep", False)
+    # invalid UTF-8 sends a deep line to the stdlib decoder: still too deep, not a crash
+    assert decode(b'{"t":"\xff","d":' + b"[" * 50_000)[1] == "too_deep"
+    # a record glued to a deep tail keeps the record
+    recs, bad, repaired = decode(b'{"a":1}' + b"[" * 50_000)
+    assert (recs, bad, repaired) == ([{"a": 1}], None, True)
+    # deep but within the limit is a record like any other
+    assert decode(b'{"a":' * 500 + b"1" + b"}" * 500)[1] is None
+
+
+def test_lone_surrogate_escapes_become_replacement_characters() -> None:
+    """`\\ud800` alone is valid JSON for the stdlib but cannot be stored as UTF-8 text."""
+    recs, bad, repaired = decode(b'{"t":"a\\ud800b","\\udfffk":["\\ud83d\\ude00","\\udc00"]}')
+    assert bad is None and repaired
+    assert recs == [{"t": "a\ufffdb", "\ufffdk": ["\U0001f600", "\ufffd"]}]
+    assert recs[0]["t"].encode("utf-8")
+
+
 # ---------------------------------------------------------------------------------------------------
 # line-level quirks
 # ---------------------------------------------------------------------------------------------------
