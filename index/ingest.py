@@ -235,7 +235,7 @@ def write_error(exc: BaseException, db: Path) -> IndexError_ | None:
         return IndexBusy(f"the index at {db} is locked by another process")
     if isinstance(exc, OSError) or "disk i/o error" in text:
         return IndexWriteError(f"could not write the index at {db} ({exc})", f"check the disk holding {where}, {resume}")
-    if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+    if "malformed" in text or "not a database" in text:
         return IndexCorrupt(f"index {db} is damaged ({exc})")
     return None
 

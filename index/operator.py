@@ -98,7 +98,9 @@ def refold(conn: sqlite3.Connection, projects: Iterable[str | None]) -> None:
     """Rebuild the operator rows of these projects from their extractions."""
     for project in dict.fromkeys(projects):
         for table in TABLES:
-            conn.execute(f"DELETE FROM {table} WHERE project_key IS ?", (project,))
+            # also rows left by an extraction whose id was freed and reused in this project
+            conn.execute(f"""DELETE FROM {table} WHERE project_key IS ?1 OR extraction_id IN (
+                               SELECT id FROM extractions WHERE project_key IS ?1)""", (project,))
         p = _Project()
         for eid, kind, content, context, sid, src, ts in conn.execute(
                 f"""SELECT id, kind, content, context, session_id, source_uuid, ts FROM extractions

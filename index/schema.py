@@ -192,6 +192,7 @@ CREATE TABLE IF NOT EXISTS pending(what TEXT NOT NULL, key TEXT NOT NULL, PRIMAR
 CREATE INDEX IF NOT EXISTS extractions_file ON extractions(file_id);
 CREATE INDEX IF NOT EXISTS aliases_file ON aliases(file_id);
 CREATE INDEX IF NOT EXISTS turns_file ON turns(file_id);
+CREATE INDEX IF NOT EXISTS task_spawns_agent ON task_spawns(agent_id);
 """
 
 

@@ -179,6 +179,7 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
                ON CONFLICT(file_id, profile, key) DO UPDATE SET value = value + excluded.value""",
             [(fid, p, k, v) for p, k, v in prep.counters if (p, k) not in NOT_ADDITIVE])
     _write_metrics(conn, c, fid)
+    _name_task_results(conn, c)
     _write_sessions(conn, c, fid, prep.layout)
     _update_main_branch(conn, c)
     if taken:
@@ -257,6 +258,17 @@ def _write_metrics(conn: sqlite3.Connection, c: FileChunk, fid: int) -> None:
               a.subagent_type) for a in c.agents])
 
 
+def _name_task_results(conn: sqlite3.Connection, c: FileChunk) -> None:
+    """A Task call's result is named `Task` (as the walker names it within a chunk) also when the call
+    was read in an earlier chunk or another file."""
+    ids = [m.uuid for m in c.messages if m.kind == "tool_result" and m.tool_name is None and m.tool_use_id]
+    if ids:
+        conn.execute("""UPDATE messages SET tool_name='Task' WHERE uuid IN (SELECT value FROM json_each(?))
+                        AND tool_name IS NULL AND EXISTS(SELECT 1 FROM task_spawns t
+                        WHERE t.tool_use_id = messages.tool_use_id AND t.uuid != messages.uuid)""",
+                     (orjson.dumps(ids).decode(),))
+
+
 def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: str) -> None:
     for d in c.sessions.values():
         pkey = project_key(d.cwd)
@@ -268,20 +280,25 @@ def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: st
         session_file = row[1] if row else None
         if layout == "main" and (not row or row[2] is None or _rank(c.path, d.session_id) <= _rank(row[2], d.session_id)):
             session_file = fid
+        # the session's file speaks last for what can change along it (cwd, branch, version); other
+        # files (resume copies, subagents) only fill what is unknown, whatever order they come in
+        primary = session_file == fid
         conn.execute(
             """INSERT INTO sessions(session_id, project_key, cwd, git_branch, first_prompt, first_ts, last_ts,
                version, models, resumed_from, file_id, title, title_source)
                VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)
                ON CONFLICT(session_id) DO UPDATE SET
-               project_key=CASE WHEN excluded.cwd IS NOT NULL AND (sessions.cwd IS NULL OR ?=0)
+               project_key=CASE WHEN excluded.cwd IS NOT NULL AND (sessions.cwd IS NULL OR ?14)
                                 THEN excluded.project_key ELSE sessions.project_key END,
-               cwd=CASE WHEN excluded.cwd IS NOT NULL AND (sessions.cwd IS NULL OR ?=0)
+               cwd=CASE WHEN excluded.cwd IS NOT NULL AND (sessions.cwd IS NULL OR ?14)
                         THEN excluded.cwd ELSE sessions.cwd END,
-               git_branch=coalesce(excluded.git_branch, sessions.git_branch),
+               git_branch=CASE WHEN ?15 THEN coalesce(excluded.git_branch, sessions.git_branch)
+                               ELSE coalesce(sessions.git_branch, excluded.git_branch) END,
                first_prompt=coalesce(sessions.first_prompt, excluded.first_prompt),
                first_ts=min(coalesce(sessions.first_ts, excluded.first_ts), coalesce(excluded.first_ts, sessions.first_ts)),
                last_ts=max(coalesce(sessions.last_ts, excluded.last_ts), coalesce(excluded.last_ts, sessions.last_ts)),
-               version=coalesce(excluded.version, sessions.version),
+               version=CASE WHEN ?15 THEN coalesce(excluded.version, sessions.version)
+                            ELSE coalesce(sessions.version, excluded.version) END,
                models=CASE WHEN excluded.models = '' THEN sessions.models ELSE excluded.models END,
                resumed_from=coalesce(sessions.resumed_from, excluded.resumed_from),
                file_id=excluded.file_id,
@@ -295,7 +312,7 @@ def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: st
              ",".join(sorted(models)), d.resumed_from, session_file,
              d.titles.get("custom") or d.titles.get("ai"),
              "custom" if "custom" in d.titles else ("ai" if "ai" in d.titles else None),
-             int(d.is_agent_only), int(d.is_agent_only)))
+             int(primary and not d.is_agent_only), int(primary)))
     for sid in c.sessions:
         conn.execute(
             """UPDATE sessions SET

@@ -594,10 +594,13 @@ def assert_same(a: dict[str, list[tuple[Any, ...]]], b: dict[str, list[tuple[Any
 
 def test_full_reindex_and_truncation_keep_goals_and_failures_once(env: Env, tmp_path: Path) -> None:
     path = operator_session(env.root / "-ops", "dup")
+    other = make.Session(make.uid("operator", "other"), cwd="/home/dev/projects/other", t0=make.T0.replace(hour=20))
+    other.prompt("never commit generated files")
+    make.write(env.root / "-other" / f"{other.session_id}.jsonl", other.records)
     env.index()
     counts = {t: env.one(f"SELECT count(*) FROM {t}") for t in ("goal_stack", "failed_attempts", "bans")}
-    assert counts == {"goal_stack": 2, "failed_attempts": 1, "bans": 1}
-    env.index(full=True)
+    assert counts == {"goal_stack": 2, "failed_attempts": 1, "bans": 2}
+    env.index(full=True)  # (freed extraction ids come back in the other project: no clash either)
     env.index(full=True)
     assert {t: env.one(f"SELECT count(*) FROM {t}") for t in counts} == counts
     with env.conn() as conn:
@@ -658,6 +661,18 @@ def test_an_index_holding_a_file_under_two_names_is_repaired(env: Env, tmp_path:
                         SELECT (SELECT max(id) FROM ingest_state), profile, key, value FROM profile_counters""")
     env.index()
     assert env.one("SELECT count(*) FROM ingest_state") == 1
+    assert_same(snapshot(env), clean(tmp_path, env))
+
+
+def test_quirk_corpus_read_in_three_increments_equals_one_pass(env: Env, tmp_path: Path) -> None:
+    """Every file cut at a third and two thirds (inside lines): Task results named across chunks,
+    subagents linked by id after a link by prompt, a session's cwd changing along it, resume copies."""
+    make.build_corpus(env.root)
+    whole = {p: p.read_bytes() for p in env.root.rglob("*.jsonl")}
+    for frac in (1 / 3, 2 / 3, 1):
+        for p, data in whole.items():
+            p.write_bytes(data[: int(len(data) * frac)])
+        env.index(jobs=2)
     assert_same(snapshot(env), clean(tmp_path, env))
 
 
