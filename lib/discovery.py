@@ -56,6 +56,12 @@ def key_path(key: str) -> str:
     return os.fsdecode(raw)
 
 
+def file_key(path: str | os.PathLike[str]) -> str:
+    """The key under which the index stores the file at `path` (e.g. a hook's transcript_path):
+    discovery reaches files through canonical roots, so symlinks are resolved first."""
+    return path_key(os.path.realpath(path))
+
+
 def canonical_roots(roots: Iterable[Path]) -> list[Path]:
     """Absolute, symlink-free roots, each once: `projects`, `./projects` and a symlink to it are one
     root, so their files get one key each and are indexed once."""

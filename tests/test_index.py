@@ -15,8 +15,10 @@ from fixtures.make import Fixture
 
 from index import schema
 from index.db import open_existing_writer, open_reader, open_writer
+from index.continuation import indexed_offset
 from index.ingest import IndexReport, run_index
 from index.operator_queries import list_failed_attempts, list_goals
+from index.queries import doctor
 from index.schema import current_version
 from index.search import search_messages, search_sessions
 from index.textstore import unpack
@@ -631,6 +633,20 @@ def test_non_utf8_folder_and_file_names_are_indexed_losslessly(env: Env) -> None
     assert env.index().files_unchanged == 1  # the stored key matches the disk again
     os.unlink(real)
     assert env.index().files_missing == 1
+
+
+def test_readers_find_files_by_the_names_users_give(env: Env, tmp_path: Path) -> None:
+    """Keys are canonical: a hook's transcript_path through a symlink, and an odd file name on disk,
+    still find their rows."""
+    link = tmp_path / "link"
+    link.symlink_to(env.root, target_is_directory=True)
+    path = operator_session(env.root / "-ops", "reader")
+    odd = Path(os.fsdecode(os.fsencode(env.root) + b"/-ops/\xff.jsonl"))
+    odd.write_bytes(path.read_bytes().replace(b"the goal is", b"the aim is"))
+    run_index(env.db, [link])
+    with env.conn() as conn:
+        assert indexed_offset(conn, str(link / "-ops" / path.name)) == path.stat().st_size
+        assert dict((k, ok) for k, ok, _ in doctor(conn))["sources on disk"]
 
 
 def test_relative_absolute_and_symlinked_roots_are_one_root(env: Env, tmp_path: Path,
