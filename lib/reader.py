@@ -35,19 +35,26 @@ def iter_lines(path: str, start: int = 0) -> Iterator[Line]:
     with open(key_path(path), "rb") as f:  # read-only, always
         f.seek(start)
         pos = start
-        rest = b""
+        pending: list[bytes] = []  # pieces of a line longer than a block, joined once (not per block)
         while True:
             block = f.read(BLOCK)
             if not block:
                 break
-            buf = rest + block if rest else block
-            parts = buf.split(b"\n")
+            parts = block.split(b"\n")
+            if len(parts) == 1:
+                pending.append(block)
+                continue
+            if pending:
+                parts[0] = b"".join((*pending, parts[0]))
+                pending = []
             rest = parts.pop()
             for part in parts:
                 yield Line(pos, part, True)
                 pos += len(part) + 1
-        if rest:
-            yield Line(pos, rest, False)
+            if rest:
+                pending.append(rest)
+        if pending:
+            yield Line(pos, b"".join(pending), False)
 
 
 def decode(data: bytes, whole: bool = False) -> tuple[list[dict[str, Any]], str | None, bool]:

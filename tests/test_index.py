@@ -14,8 +14,8 @@ from fixtures import make, rows
 from fixtures.make import Fixture
 
 from index import schema
-from index.db import open_existing_writer, open_reader, open_writer
 from index.continuation import indexed_offset
+from index.db import open_existing_writer, open_reader, open_writer
 from index.ingest import IndexReport, run_index
 from index.operator_queries import list_failed_attempts, list_goals
 from index.queries import doctor
