@@ -62,7 +62,6 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
     for f in discover(roots):
         found.setdefault(f.path, f)  # nested roots reach a file twice: one key, one task
     tasks: dict[str, Task] = {}
-    unchanged = 0
     dups = drop_duplicates(conn, state, found)
     resets: set[int] = set(dups)
     for key, f in found.items():
@@ -74,13 +73,12 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
             continue
         _, size, mtime_ns, inode, offset, hh, carry, missing, fid = st
         if size == f.size and mtime_ns == f.mtime_ns and inode == f.inode and not missing:
-            unchanged += 1
             continue
         if inode != f.inode or f.size < offset or not fingerprint_matches(key, hh):
             tasks[key] = _task(f, 0, None, reset=True)  # rotated, truncated or rewritten
             resets.add(fid)
         elif f.size == offset:
-            unchanged += 1  # touched but nothing new; refresh stat below
+            # touched but nothing new: just refresh its stat
             conn.execute("UPDATE ingest_state SET mtime_ns=?, size=?, missing=0 WHERE path=?",
                          (f.mtime_ns, f.size, key))
         else:
@@ -95,7 +93,7 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
         t.forgotten = forgotten
     # Big files first so workers stay busy.
     out.sort(key=lambda t: t.size - t.start, reverse=True)
-    return out, unchanged, set(found)
+    return out, len(found) - len(out), set(found)
 
 
 def _task(f: Found, start: int, carry: dict | None, reset: bool) -> Task:

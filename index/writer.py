@@ -70,14 +70,19 @@ def file_id_for(conn: sqlite3.Connection, path: str) -> int:
 def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
     """Forget every row that came from one file (before re-reading it from the start); the projects
     whose goals, decisions, bans or failed attempts came from it are re-folded when the run ends."""
-    rows = conn.execute("SELECT id, body FROM messages WHERE file_id=?", (file_id,)).fetchall()
-    conn.executemany("INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
-                     [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)])
-    conn.execute("DELETE FROM messages WHERE file_id=?", (file_id,))
+    _delete_messages(conn, "file_id = ?", (file_id,))
     _delete_extractions(conn, "file_id = ?", (file_id,))
     for table in PER_FILE_TABLES:
         conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
     mark_pending(conn)
+
+
+def _delete_messages(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
+    """Messages and their terms in the contentless FTS (which needs the text to forget it)."""
+    rows = conn.execute(f"SELECT id, body FROM messages WHERE {where}", args).fetchall()
+    conn.executemany("INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
+                     [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)])
+    conn.execute(f"DELETE FROM messages WHERE {where}", args)
 
 
 def _delete_extractions(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
@@ -102,16 +107,11 @@ def _take_over(conn: sqlite3.Connection, c: FileChunk, fid: int) -> list[str]:
         """SELECT m.uuid, m.session_id, f.path FROM messages m LEFT JOIN ingest_state f ON f.id = m.file_id
            WHERE m.uuid IN (SELECT value FROM json_each(?)) AND m.file_id IS NOT ?""",
         (orjson.dumps([m.uuid for m in c.messages]).decode(), fid)).fetchall()
-    path = path_key(c.path)
-    taken = [u for u, sid, cur in held if cur is None or _rank(path, sid) < _rank(cur, sid)]
+    taken = [u for u, sid, cur in held if cur is None or _rank(c.path, sid) < _rank(cur, sid)]
     if taken:
-        where = "IN (SELECT value FROM json_each(?))"
         arg = (orjson.dumps(taken).decode(),)
-        rows = conn.execute(f"SELECT id, body FROM messages WHERE uuid {where}", arg).fetchall()
-        conn.executemany("INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
-                         [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)])
-        conn.execute(f"DELETE FROM messages WHERE uuid {where}", arg)
-        _delete_extractions(conn, f"source_uuid {where}", arg)
+        _delete_messages(conn, "uuid IN (SELECT value FROM json_each(?))", arg)
+        _delete_extractions(conn, "source_uuid IN (SELECT value FROM json_each(?))", arg)
     return taken
 
 
