@@ -16,6 +16,7 @@ from extractors.patterns import make_view
 from index.budget import Section, clip, fit_sections
 from index.bundle import goals, safe_text
 from index.textstore import unpack
+from lib.discovery import file_key
 from lib.model import Message
 from lib.project import project_key
 
@@ -92,7 +93,7 @@ class Packet:
 
 
 def indexed_offset(conn: sqlite3.Connection, path: str) -> int:
-    row = conn.execute("SELECT offset FROM ingest_state WHERE path = ?", (path,)).fetchone()
+    row = conn.execute("SELECT offset FROM ingest_state WHERE path = ?", (file_key(path),)).fetchone()
     return int(row[0]) if row and row[0] else 0
 
 

@@ -1,24 +1,41 @@
-"""Cross-file resolution after a run: titles from summaries, subagent links, folded profiles."""
+"""Cross-file resolution after a run: titles from summaries, subagent links, operator tables of the
+projects that changed, folded profiles.
+
+A run that wrote anything leaves `pending('finalize')` in the same transaction as its rows; it is
+cleared here, in the transaction that finalises. So a run killed between the two is finished by
+the next one, even when that one finds no file to read.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 
+from index.operator import refold_pending
 from index.profiles import materialise
 
 
-def finalize(conn: sqlite3.Connection, touched: bool) -> None:
-    if not touched:
-        return
+def mark_pending(conn: sqlite3.Connection) -> None:
+    """Inside a writer's transaction: this run (or a later one) must finalise."""
+    conn.execute("INSERT OR IGNORE INTO pending(what, key) VALUES('finalize', '')")
+
+
+def finalize(conn: sqlite3.Connection) -> bool:
+    """Finalise if anything was written since the last finalisation; returns whether it did."""
+    if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
+        return False
     conn.execute("BEGIN IMMEDIATE")
     try:
         _titles(conn)
         _link_agents(conn)
+        refold_pending(conn)
         materialise(conn)
+        conn.execute("DELETE FROM pending WHERE what='finalize'")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
+    return True
 
 
 def _titles(conn: sqlite3.Connection) -> None:
@@ -37,22 +54,19 @@ def _titles(conn: sqlite3.Connection) -> None:
 
 
 def _link_agents(conn: sqlite3.Connection) -> None:
-    """Subagent -> spawning Task call: by toolUseResult.agentId, else by the prompt it was sent."""
-    conn.execute(
-        """UPDATE agents SET
-             spawn_tool_use_id=(SELECT t.tool_use_id FROM task_spawns t WHERE t.agent_id = agents.agent_id LIMIT 1),
-             spawn_uuid=(SELECT t.uuid FROM task_spawns t WHERE t.agent_id = agents.agent_id LIMIT 1),
-             subagent_type=coalesce(subagent_type,
-                 (SELECT t.subagent_type FROM task_spawns t WHERE t.agent_id = agents.agent_id LIMIT 1)),
-             description=coalesce(description,
-                 (SELECT t.description FROM task_spawns t WHERE t.agent_id = agents.agent_id LIMIT 1))
-           WHERE spawn_tool_use_id IS NULL AND EXISTS(SELECT 1 FROM task_spawns t WHERE t.agent_id = agents.agent_id)""")
-    conn.execute(
-        """UPDATE agents SET
-             spawn_tool_use_id=(SELECT t.tool_use_id FROM task_spawns t
-                                WHERE t.prompt_key = agents.prompt_key AND t.session_id = agents.session_id LIMIT 1),
-             spawn_uuid=(SELECT t.uuid FROM task_spawns t
-                         WHERE t.prompt_key = agents.prompt_key AND t.session_id = agents.session_id LIMIT 1),
-             subagent_type=coalesce(subagent_type, (SELECT t.subagent_type FROM task_spawns t
-                         WHERE t.prompt_key = agents.prompt_key AND t.session_id = agents.session_id LIMIT 1))
-           WHERE spawn_tool_use_id IS NULL AND prompt_key IS NOT NULL""")
+    """Subagent -> spawning Task call: by toolUseResult.agentId, else by the prompt it was sent.
+
+    Recomputed for every agent on each run rather than filled once: the agent id of a call is known
+    only when its result is read, maybe runs after a link by prompt was made, and the link must be
+    the one a full index makes."""
+    by_id = "t.agent_id = agents.agent_id"
+    by_prompt = "t.prompt_key = agents.prompt_key AND t.session_id = agents.session_id"
+    conn.execute(f"""UPDATE agents SET spawn_tool_use_id=NULL, spawn_uuid=NULL, description=NULL
+                     WHERE NOT EXISTS(SELECT 1 FROM task_spawns t WHERE {by_id} OR ({by_prompt}))""")
+    for match, unless in ((by_prompt, by_id), (by_id, "0")):
+        conn.execute(
+            f"""UPDATE agents SET (spawn_tool_use_id, spawn_uuid, subagent_type, description) = (
+                  SELECT t.tool_use_id, t.uuid, coalesce(agents.subagent_type, t.subagent_type), t.description
+                  FROM task_spawns t WHERE {match} ORDER BY t.tool_use_id LIMIT 1)
+                WHERE EXISTS(SELECT 1 FROM task_spawns t WHERE {match})
+                  AND NOT EXISTS(SELECT 1 FROM task_spawns t WHERE {unless})""")

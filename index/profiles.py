@@ -171,7 +171,8 @@ def _projects(conn: sqlite3.Connection) -> None:
                   group_concat(DISTINCT git_branch), group_concat(DISTINCT models)
            FROM sessions WHERE project_key IS NOT NULL GROUP BY project_key""").fetchall()
     conn.executemany(
-        "INSERT INTO projects VALUES(?,?,?,?,?,?,?,?,?)",
+        """INSERT INTO projects(project_key, name, cwds, sessions, prompts, first_ts, last_ts, branches, models)
+           VALUES(?,?,?,?,?,?,?,?,?)""",
         [(p, display_name(p), _uniq(cw, 8), n, pr or 0, f, last, _uniq(br, 10), _uniq(md, 6))
          for p, cw, n, pr, f, last, br, md in rows])
 
@@ -199,7 +200,8 @@ def _machines(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> None:
         a["first"] = min(a["first"] or first or "", first or "") or None
         a["last"] = max(a["last"] or "", last or "") or None
     hosts = ",".join(h for h, _ in _top(c.get("host", {}), 12))
-    conn.executemany("INSERT INTO machines VALUES(?,?,?,?,?,?,?,?)",
+    conn.executemany("""INSERT INTO machines(machine, os, users, homes, sessions, first_ts, last_ts, hosts)
+                        VALUES(?,?,?,?,?,?,?,?)""",
                      [(k, a["os"], a["users"], ",".join(sorted(a["homes"])), a["n"], a["first"], a["last"], hosts)
                       for k, a in agg.items()])
 
@@ -222,4 +224,5 @@ def _vocabulary(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> Non
                ORDER BY e.ts DESC LIMIT 1""", ('"' + term.replace('"', "") + '"',)).fetchone()
         rows.append((term, uses, ",".join(sorted(where.get(term, ()))) or None, d[0] if d else None,
                      d[1] if d else None))
-    conn.executemany("INSERT OR REPLACE INTO vocabulary VALUES(?,?,?,?,?)", rows)
+    conn.executemany("""INSERT OR REPLACE INTO vocabulary(term, uses, projects, definition, source_uuid)
+                        VALUES(?,?,?,?,?)""", rows)

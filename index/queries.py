@@ -9,6 +9,7 @@ from typing import Any
 
 from index.schema import SCHEMA_VERSION, current_version
 from index.textstore import unpack
+from lib.discovery import key_path
 from vec.store import describe as describe_vectors
 
 
@@ -99,7 +100,7 @@ def doctor(conn: sqlite3.Connection) -> list[tuple[str, bool, str]]:
     n, missing = conn.execute("SELECT count(*), coalesce(sum(missing), 0) FROM ingest_state").fetchone()
     checks.append(("transcripts tracked", True, f"{n} files, {missing} missing on disk (memory kept)"))
     gone = [p for (p,) in conn.execute("SELECT path FROM ingest_state WHERE missing=0 LIMIT 5000")
-            if not os.path.exists(p)]
+            if not os.path.exists(key_path(p))]
     checks.append(("sources on disk", not gone, f"{len(gone)} vanished since last index" if gone else "ok"))
     return checks
 

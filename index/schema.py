@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from collections.abc import Callable
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT);
@@ -91,7 +93,7 @@ CREATE TABLE IF NOT EXISTS extractions(
   kind TEXT NOT NULL, content TEXT NOT NULL, context TEXT NOT NULL DEFAULT '{}',
   score REAL NOT NULL DEFAULT 0.5,
   session_id TEXT, source_uuid TEXT NOT NULL, ordinal INTEGER NOT NULL DEFAULT 0,
-  cwd TEXT, project_key TEXT, ts TEXT, scope TEXT DEFAULT 'project', file_id INTEGER,
+  cwd TEXT, project_key TEXT, ts TEXT, file_id INTEGER,
   UNIQUE(kind, source_uuid, ordinal)
 );
 CREATE INDEX IF NOT EXISTS extractions_kind ON extractions(kind, ts);
@@ -183,12 +185,42 @@ CREATE TABLE IF NOT EXISTS refinements(
   note TEXT, score_before REAL, score_after REAL, at TEXT
 );
 """
-MIGRATIONS: dict[int, str] = {
+# v5: `pending` work a run must finish even if the previous one was killed (index/finalize.py),
+# and file_id indexes on the big per-file tables, so dropping one file's rows does not scan them.
+_V5 = """
+CREATE TABLE IF NOT EXISTS pending(what TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY(what, key)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS extractions_file ON extractions(file_id);
+CREATE INDEX IF NOT EXISTS aliases_file ON aliases(file_id);
+CREATE INDEX IF NOT EXISTS turns_file ON turns(file_id);
+CREATE INDEX IF NOT EXISTS task_spawns_agent ON task_spawns(agent_id);
+"""
+
+
+def _v4(conn: sqlite3.Connection) -> None:
+    """Drop extractions.scope (a constant nothing read: scope is decided at query time,
+    index/scope.py) by rebuilding the table: ALTER TABLE … DROP COLUMN needs SQLite 3.35, newer than
+    some Python 3.10 builds ship. Ids are kept, so the external-content FTS stays valid."""
+    if "scope" not in {r[1] for r in conn.execute("PRAGMA table_info(extractions)")}:
+        return  # created without it
+    ddl = re.search(r"CREATE TABLE IF NOT EXISTS extractions\(.*?\n\);", _V1, re.S)
+    assert ddl is not None
+    conn.execute(ddl.group(0).replace("IF NOT EXISTS extractions(", "extractions_v4("))
+    cols = ", ".join(r[1] for r in conn.execute("PRAGMA table_info(extractions_v4)"))
+    conn.execute(f"INSERT INTO extractions_v4({cols}) SELECT {cols} FROM extractions")
+    conn.execute("DROP TABLE extractions")
+    conn.execute("ALTER TABLE extractions_v4 RENAME TO extractions")
+    for stmt in _statements(_V1):
+        if stmt.startswith("CREATE INDEX") and " ON extractions(" in stmt:
+            conn.execute(stmt)
+
+
+Migration = str | Callable[[sqlite3.Connection], None]
+MIGRATIONS: dict[int, Migration] = {
     1: _V1,
     2: _V1 + "CREATE INDEX IF NOT EXISTS turns_session_ts ON turns(session_id, ts);",
     3: _V3,
-    # v4: extractions.scope held the constant 'project'; scope is decided at query time (index/scope.py).
-    4: "ALTER TABLE extractions DROP COLUMN scope;",
+    4: _v4,
+    5: _V5,
 }
 
 
@@ -201,11 +233,30 @@ def current_version(conn: sqlite3.Connection) -> int:
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Bring the DB to SCHEMA_VERSION; safe to run any number of times."""
+    """Bring the DB to SCHEMA_VERSION; safe to run any number of times. Each version is applied in
+    its own transaction, with the version number, so a crash leaves a DB at some whole version."""
     have = current_version(conn)
     for version in sorted(MIGRATIONS):
-        if version > have:
-            conn.executescript("BEGIN;" + MIGRATIONS[version] + f"""
-                INSERT OR REPLACE INTO schema_meta(key, value) VALUES('schema_version', '{version}');
-                COMMIT;""")
+        if version <= have:
+            continue
+        step = MIGRATIONS[version]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if callable(step):
+                step(conn)
+            else:
+                for stmt in _statements(step):
+                    conn.execute(stmt)
+            conn.execute("INSERT OR REPLACE INTO schema_meta(key, value) VALUES('schema_version', ?)", (str(version),))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
     return SCHEMA_VERSION
+
+
+def _statements(script: str) -> list[str]:
+    """Split a DDL script into statements (none of ours has a `;` inside a statement)."""
+    lines = [ln for ln in script.splitlines() if not ln.lstrip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

@@ -8,14 +8,18 @@ decide whether it is a complete record (consume it) or a partial write (re-read 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from lib.discovery import key_path
+
 BLOCK = 1 << 20
 _decoder = json.JSONDecoder()
+_LONE = re.compile("[\ud800-\udfff]")  # only lone ones survive decoding: pairs are joined
 
 
 @dataclass(slots=True)
@@ -26,23 +30,31 @@ class Line:
 
 
 def iter_lines(path: str, start: int = 0) -> Iterator[Line]:
-    """Yield every line from byte `start`; the last one may be unterminated."""
-    with open(path, "rb") as f:  # read-only, always
+    """Yield every line from byte `start`; the last one may be unterminated. `path` may be an
+    index key (`lib.discovery.path_key`)."""
+    with open(key_path(path), "rb") as f:  # read-only, always
         f.seek(start)
         pos = start
-        rest = b""
+        pending: list[bytes] = []  # pieces of a line longer than a block, joined once (not per block)
         while True:
             block = f.read(BLOCK)
             if not block:
                 break
-            buf = rest + block if rest else block
-            parts = buf.split(b"\n")
+            parts = block.split(b"\n")
+            if len(parts) == 1:
+                pending.append(block)
+                continue
+            if pending:
+                parts[0] = b"".join((*pending, parts[0]))
+                pending = []
             rest = parts.pop()
             for part in parts:
                 yield Line(pos, part, True)
                 pos += len(part) + 1
-        if rest:
-            yield Line(pos, rest, False)
+            if rest:
+                pending.append(rest)
+        if pending:
+            yield Line(pos, b"".join(pending), False)
 
 
 def decode(data: bytes, whole: bool = False) -> tuple[list[dict[str, Any]], str | None, bool]:
@@ -55,7 +67,9 @@ def decode(data: bytes, whole: bool = False) -> tuple[list[dict[str, Any]], str 
     """
     try:
         obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
+        if exc.msg.startswith("depth limit"):
+            return [], "too_deep", False  # valid JSON nested beyond any real record: skip it, go on
         return _decode_slow(data, whole)
     if isinstance(obj, dict):
         return [obj], None, False
@@ -71,16 +85,22 @@ def _decode_slow(data: bytes, whole: bool = False) -> tuple[list[dict[str, Any]]
     objs: list[dict[str, Any]] = []
     idx = 0
     n = len(stripped)
+    too_deep = False
     while idx < n:
         try:
             obj, end = _decoder.raw_decode(stripped, idx)
         except json.JSONDecodeError:
             break
+        except RecursionError:  # the stdlib decoder recurses per level: a deep line must not stop the run
+            too_deep = True
+            break
         if isinstance(obj, dict):
-            objs.append(obj)
+            objs.append(_without_lone_surrogates(obj) if b"\\u" in data else obj)
         idx = end
         while idx < n and stripped[idx] in " \t\r":
             idx += 1
+    if too_deep and not objs:
+        return [], "too_deep", False
     if objs and idx >= n:
         return objs, None, True
     if objs and whole:
@@ -91,3 +111,20 @@ def _decode_slow(data: bytes, whole: bool = False) -> tuple[list[dict[str, Any]]
     if bad_utf8:
         return [], "invalid_utf8", False
     return [], "invalid_json", False
+
+
+def _without_lone_surrogates(obj: dict[str, Any]) -> dict[str, Any]:
+    """The stdlib decoder accepts `\\ud800` escapes that orjson refuses; such a string cannot be
+    stored as UTF-8, so each lone surrogate becomes U+FFFD. Iterative: the object may be deep."""
+    stack: list[Any] = [obj]
+    while stack:
+        node = stack.pop()
+        for k, v in list(node.items()) if isinstance(node, dict) else enumerate(node):
+            if isinstance(v, str):
+                if _LONE.search(v):
+                    node[k] = _LONE.sub("\ufffd", v)
+            elif isinstance(v, (dict, list)):
+                stack.append(v)
+            if isinstance(k, str) and _LONE.search(k):
+                node[_LONE.sub("\ufffd", k)] = node.pop(k)
+    return obj

@@ -8,6 +8,7 @@ and leaves what it cannot resolve to the writer.
 
 from __future__ import annotations
 
+from lib.discovery import key_path
 from lib.model import Carry, FileChunk, FileInfo
 from lib.reader import decode, iter_lines
 from lib.records import RecordState, prompt_key
@@ -58,6 +59,6 @@ def parse_file(path: str, start: int, carry: Carry, info: FileInfo) -> FileChunk
 
 
 def _byte_before(path: str, offset: int) -> bytes:
-    with open(path, "rb") as f:
+    with open(key_path(path), "rb") as f:
         f.seek(offset - 1)
         return f.read(1)

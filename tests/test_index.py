@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +13,16 @@ import pytest
 from fixtures import make, rows
 from fixtures.make import Fixture
 
-from index.db import open_reader
+from index import schema
+from index.continuation import indexed_offset
+from index.db import open_existing_writer, open_reader, open_writer
 from index.ingest import IndexReport, run_index
+from index.operator_queries import list_failed_attempts, list_goals
+from index.queries import doctor
+from index.schema import current_version
 from index.search import search_messages, search_sessions
 from index.textstore import unpack
+from lib.discovery import key_path, path_key
 
 
 class Env:
@@ -75,7 +83,7 @@ def continue_session(fx: Fixture, last: str, prompt: str, answer: str, **kw: Any
 
 
 def snapshot(env: Env) -> dict[str, list[tuple[Any, ...]]]:
-    return rows.snapshot(env.db)
+    return rows.snapshot(env.db, root=env.root)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -550,8 +558,249 @@ def test_jobs_two_equals_jobs_one(tmp_path: Path) -> None:
     assert (r1.files, r1.records, r1.messages_added, r1.extractions_added, r1.bad_lines) == (
         r2.files, r2.records, r2.messages_added, r2.extractions_added, r2.bad_lines)
     s1, s2 = snapshot(one), snapshot(two)
-    root1, root2 = str(one.root), str(two.root)
-    s2["files"] = [(p.replace(root2, root1), *rest) for p, *rest in s2["files"]]
-    s2["files"].sort()
+    assert set(s1) >= rows.every_table(one.db) - rows.NOT_COMPARED
     for table in s1:
         assert s1[table] == s2[table], table
+
+
+# ---------------------------------------------------------------------------------------------------
+# issue 10: re-reads, keys and detection give what one clean full index gives
+# ---------------------------------------------------------------------------------------------------
+
+def operator_session(project_dir: Path, tag: str, goal_last: bool = True) -> Path:
+    """A session with a goal, a failed attempt and a ban, then a second goal on its last line."""
+    sid = make.uid("operator", tag)
+    s = make.Session(sid, cwd="/home/dev/projects/ops")
+    s.prompt("the goal is to ship the incremental indexer this week")
+    call = s.response(tools=[("Bash", {"command": "pytest -q"})])[-1]
+    s.tool_result(call, "3 failed", is_error=True)
+    s.response(text="That approach failed because the lock is held by the writer.")
+    s.prompt("never use print for logging in this repo")
+    if goal_last:
+        s.prompt("the goal is now to add vectors to the search")
+    return make.write(project_dir / f"{sid}.jsonl", s.records)
+
+
+def clean(tmp_path: Path, like: Env, name: str = "clean") -> dict[str, list[tuple[Any, ...]]]:
+    """A full index from scratch of a copy of `like`'s tree."""
+    other = Env(tmp_path / name)
+    shutil.copytree(like.root, other.root, dirs_exist_ok=True, symlinks=True)
+    other.index()
+    return snapshot(other)
+
+
+def assert_same(a: dict[str, list[tuple[Any, ...]]], b: dict[str, list[tuple[Any, ...]]]) -> None:
+    for table in b:
+        assert a[table] == b[table], table
+
+
+def test_full_reindex_and_truncation_keep_goals_and_failures_once(env: Env, tmp_path: Path) -> None:
+    path = operator_session(env.root / "-ops", "dup")
+    other = make.Session(make.uid("operator", "other"), cwd="/home/dev/projects/other", t0=make.T0.replace(hour=20))
+    other.prompt("never commit generated files")
+    make.write(env.root / "-other" / f"{other.session_id}.jsonl", other.records)
+    env.index()
+    counts = {t: env.one(f"SELECT count(*) FROM {t}") for t in ("goal_stack", "failed_attempts", "bans")}
+    assert counts == {"goal_stack": 2, "failed_attempts": 1, "bans": 2}
+    env.index(full=True)  # (freed extraction ids come back in the other project: no clash either)
+    env.index(full=True)
+    assert {t: env.one(f"SELECT count(*) FROM {t}") for t in counts} == counts
+    with env.conn() as conn:
+        goals = list_goals(conn, status=None, scope="global", cwd=None, since=None, limit=50,
+                           now=make.T0 + timedelta(days=1)).items
+        failed = list_failed_attempts(conn, scope="global", cwd=None, since=None, limit=50).items
+    assert len(goals) == 2 and len(failed) == 1
+    assert [g["status"] for g in goals] == ["active", "paused"]  # the newer goal paused the first
+    # drop the last line (the second goal): its goal goes, and the first one is active again
+    path.write_bytes(b"\n".join(path.read_bytes().splitlines()[:-1]) + b"\n")
+    env.index()
+    assert env.rows("SELECT content, status FROM goal_stack") == [
+        ("the goal is to ship the incremental indexer this week", "active")]
+    assert_same(snapshot(env), clean(tmp_path, env))
+
+
+def test_non_utf8_folder_and_file_names_are_indexed_losslessly(env: Env) -> None:
+    raw_dir = os.fsencode(env.root) + b"/-home-dev-caf\xe9"
+    os.mkdir(raw_dir)
+    s = make.Session(make.uid("odd-name"), cwd="/home/dev/cafe")
+    s.prompt("a prompt in an oddly named file")
+    real = os.fsdecode(raw_dir + b"/se\xffssion.jsonl")
+    make.write(Path(real), s.records)
+    r = env.index()
+    assert r.messages_added == 1
+    (key,) = [p for (p,) in env.rows("SELECT path FROM ingest_state")]
+    assert key_path(key) == real and path_key(real) == key
+    assert env.index().files_unchanged == 1  # the stored key matches the disk again
+    os.unlink(real)
+    assert env.index().files_missing == 1
+
+
+def test_readers_find_files_by_the_names_users_give(env: Env, tmp_path: Path) -> None:
+    """Keys are canonical: a hook's transcript_path through a symlink, and an odd file name on disk,
+    still find their rows."""
+    link = tmp_path / "link"
+    link.symlink_to(env.root, target_is_directory=True)
+    path = operator_session(env.root / "-ops", "reader")
+    odd = Path(os.fsdecode(os.fsencode(env.root) + b"/-ops/\xff.jsonl"))
+    odd.write_bytes(path.read_bytes().replace(b"the goal is", b"the aim is"))
+    run_index(env.db, [link])
+    with env.conn() as conn:
+        assert indexed_offset(conn, str(link / "-ops" / path.name)) == path.stat().st_size
+        assert dict((k, ok) for k, ok, _ in doctor(conn))["sources on disk"]
+
+
+def test_relative_absolute_and_symlinked_roots_are_one_root(env: Env, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    operator_session(env.root / "-ops", "roots")
+    make.quirk_split_assistant(env.root / "-split")
+    monkeypatch.chdir(tmp_path)
+    link = tmp_path / "link"
+    link.symlink_to(env.root, target_is_directory=True)
+    for roots in ([Path("projects")], [env.root], [link], [env.root, Path("projects"), link / ".." / "projects"]):
+        assert run_index(env.db, roots).errors == []
+    assert env.one("SELECT count(*) FROM ingest_state") == 2
+    assert_same(snapshot(env), clean(tmp_path, env))
+
+
+def test_an_index_holding_a_file_under_two_names_is_repaired(env: Env, tmp_path: Path) -> None:
+    """Indexes made before roots were canonical hold the same file under a second (symlinked) name."""
+    operator_session(env.root / "-ops", "legacy")
+    link = tmp_path / "link"
+    link.symlink_to(env.root, target_is_directory=True)
+    env.index()
+    with env.conn() as conn:  # what an old run through the symlink left: a second copy of every file
+        conn.execute("""INSERT INTO ingest_state(path, root, project_dir, layout, size, mtime_ns, inode, offset,
+                        head_hash, carry, records, lines, bad_lines)
+                        SELECT replace(path, ?1, ?2), ?2, project_dir, layout, size, mtime_ns, inode, offset,
+                        head_hash, carry, records, lines, bad_lines FROM ingest_state""", (str(env.root), str(link)))
+        conn.execute("""INSERT INTO profile_counters(file_id, profile, key, value)
+                        SELECT (SELECT max(id) FROM ingest_state), profile, key, value FROM profile_counters""")
+    env.index()
+    assert env.one("SELECT count(*) FROM ingest_state") == 1
+    assert_same(snapshot(env), clean(tmp_path, env))
+
+
+def test_quirk_corpus_read_in_three_increments_equals_one_pass(env: Env, tmp_path: Path) -> None:
+    """Every file cut at a third and two thirds (inside lines): Task results named across chunks,
+    subagents linked by id after a link by prompt, a session's cwd changing along it, resume copies."""
+    make.build_corpus(env.root)
+    whole = {p: p.read_bytes() for p in env.root.rglob("*.jsonl")}
+    for frac in (1 / 3, 2 / 3, 1):
+        for p, data in whole.items():
+            p.write_bytes(data[: int(len(data) * frac)])
+        env.index(jobs=2)
+    assert_same(snapshot(env), clean(tmp_path, env))
+
+
+def test_increments_count_each_session_once(env: Env, tmp_path: Path) -> None:
+    path = operator_session(env.root / "-ops", "inc")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    env.index()
+    path.write_bytes(data)
+    env.index()
+    assert_same(snapshot(env), clean(tmp_path, env))
+
+
+@pytest.mark.parametrize("order", ["abc", "cba", "bca", "bac", "bc", "cb"])
+def test_copies_of_a_record_give_the_same_index_in_any_order(tmp_path: Path, order: str) -> None:
+    """A parent session's records copied into two resumed sessions: the parent's own file keeps them,
+    and without it the first path does, whichever file is indexed first."""
+    env = Env(tmp_path / "run")
+    fx = make.quirk_resumed(env.root / "-resume")
+    c2 = make.Session(make.uid("resume-child-2"), t0=make.T0.replace(hour=18))
+    c2.last = fx.ids["copied"][-1]
+    c2.prompt("document the cursor format")
+    c2.response(text="Documented it in the API guide.")
+    second = fx.path.with_name(f"{c2.session_id}.jsonl")
+    second.write_bytes(fx.extra[0].read_bytes() + b"".join(make.dumps(r) + b"\n" for r in c2.records))
+    files = {"a": fx.extra[0], "b": fx.path, "c": second}
+    held = {k: p.with_suffix(".held") for k, p in files.items()}
+    for k in files:
+        files[k].rename(held[k])
+    for k in order:  # indexed one at a time, in this order ("a", the parent's own file, maybe never)
+        held[k].rename(files[k])
+        env.index()
+    want = clean(tmp_path, env)
+    assert_same(snapshot(env), want)
+    # and with the file that holds them gone from disk after all that, the records stay
+    for k in order:
+        files[k].unlink()
+    env.index()
+    assert len(snapshot(env)["messages"]) == len(want["messages"])
+
+
+def long_session(path: Path, last: str) -> Path:
+    s = make.Session(make.uid("long", path.name), cwd="/home/dev/projects/long")
+    for i in range(30):
+        s.prompt(f"step {i}: refactor module number {i} and keep its tests green")
+        s.response(text=f"Done with step {i}; all tests pass.")
+    s.prompt(last)
+    return make.write(path / f"{s.session_id}.jsonl", s.records)
+
+
+def test_editing_the_last_indexed_lines_is_detected(env: Env, tmp_path: Path) -> None:
+    path = long_session(env.root / "-long", "finally raise the timeout to thirty seconds")
+    env.index()
+    data = path.read_bytes()
+    edited = data.replace(b"raise the timeout", b"raise the deadlin")
+    assert len(edited) == len(data) > 2 * 4096 and edited[:-4096] == data[:-4096] and edited != data
+    path.write_bytes(edited)  # an editor saving in place: same size, same head, a new mtime
+    env.index()
+    assert env.fts_count("deadlin") == 1 and env.fts_count("timeout") == 0
+    assert_same(snapshot(env), clean(tmp_path, env, "clean1"))
+    # an edit before the cursor of a file that also grew: re-read from the start, not appended to
+    more = make.Session(make.uid("long", "-long"), seq=900).prompt("and log it")
+    path.write_bytes(edited.replace(b"deadlin", b"interva") + make.dumps(more) + b"\n")
+    env.index()
+    assert env.fts_count("interva") == 1 and env.fts_count("deadlin") == 0
+    assert_same(snapshot(env), clean(tmp_path, env, "clean2"))
+
+
+def test_a_rewrite_that_keeps_size_mtime_and_inode_is_read_only_by_full(env: Env) -> None:
+    """The documented rule (docs/architecture.md): a file whose stat is unchanged is not opened."""
+    path = long_session(env.root / "-long", "finally raise the timeout to thirty seconds")
+    env.index()
+    st = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"raise the timeout", b"raise the deadlin"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    env.index()
+    assert env.fts_count("deadlin") == 0
+    env.index(full=True)
+    assert env.fts_count("deadlin") == 1 and env.fts_count("timeout") == 0
+
+
+def test_v3_index_migrates_without_drop_column(tmp_path: Path) -> None:
+    """v4 rebuilds extractions instead of ALTER TABLE … DROP COLUMN (SQLite 3.35+); rows and FTS survive."""
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    v1 = schema._V1.replace("ts TEXT, file_id INTEGER,\n  UNIQUE(kind", "ts TEXT, scope TEXT DEFAULT 'project', "
+                                                                     "file_id INTEGER,\n  UNIQUE(kind")
+    assert v1 != schema._V1
+    conn.executescript(v1 + schema._V3 + "INSERT INTO schema_meta VALUES('schema_version', '3');")
+    conn.execute("""INSERT INTO extractions(id, kind, content, source_uuid, project_key, scope)
+                    VALUES(7, 'ban', 'never force-push to main', 'u1', '/p', 'project')""")
+    conn.execute("INSERT INTO extractions_fts(rowid, content, context) SELECT id, content, context FROM extractions")
+    conn.close()
+    with open_existing_writer(db) as w:
+        cols = [r[1] for r in w.execute("PRAGMA table_info(extractions)")]
+        assert "scope" not in cols and "file_id" in cols
+        assert w.execute("""SELECT e.id, e.content FROM extractions_fts f JOIN extractions e ON e.id = f.rowid
+                            WHERE extractions_fts MATCH 'force'""").fetchall() == [(7, "never force-push to main")]
+        assert {r[1] for r in w.execute("PRAGMA index_list(extractions)")} >= {"extractions_kind", "extractions_file"}
+        assert current_version(w) == schema.SCHEMA_VERSION
+    assert "DROP COLUMN" not in " ".join(m for m in schema.MIGRATIONS.values() if isinstance(m, str)).upper()
+
+
+def test_writers_name_their_columns(env: Env) -> None:
+    """An index whose tables gained a column (a newer schema, a local tool) is still written correctly."""
+    make.build_corpus(env.root)
+    with open_writer(env.db) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND sql NOT LIKE "
+                                             "'%VIRTUAL%' AND name NOT LIKE '%fts%' AND name != 'schema_meta'")]
+        for t in tables:
+            conn.execute(f"ALTER TABLE {t} ADD COLUMN zz_extra TEXT")
+    operator_session(env.root / "-ops", "columns")
+    env.index()
+    assert env.one("SELECT count(*) FROM goal_stack") == env.one("SELECT count(*) FROM extractions WHERE kind='goal'")
+    assert env.one("SELECT count(*) FROM projects") > 0 and env.one("SELECT count(*) FROM machines") > 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,20 @@ def test_iter_lines_across_block_boundaries(tmp_path: Path) -> None:
     assert all(ln.terminated for ln in lines)
 
 
+def test_a_line_of_many_blocks_is_read_in_linear_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each block used to be glued to the line read so far (quadratic: 200 MB line, 30 s)."""
+    monkeypatch.setattr("lib.reader.BLOCK", 1024)
+    p = tmp_path / "huge.jsonl"
+    long = b"y" * (8 << 20)  # 8,192 blocks
+    p.write_bytes(b"a\n" + long + b"\nb\n" + long)
+    t0 = time.perf_counter()
+    lines = list(iter_lines(str(p)))
+    assert time.perf_counter() - t0 < 5  # the quadratic version copies ~64 GB here
+    assert [(ln.offset, len(ln.data), ln.terminated) for ln in lines] == [
+        (0, 1, True), (2, len(long), True), (3 + len(long), 1, True), (5 + len(long), len(long), False)]
+    assert lines[1].data == long
+
+
 def test_decode_reasons() -> None:
     rec = make.dumps({"type": "user", "uuid": "u1"})
     assert decode(rec) == ([{"type": "user", "uuid": "u1"}], None, False)
@@ -67,6 +82,27 @@ def test_decode_reasons() -> None:
     assert bad is None and repaired and recs == [{"text": "caf\ufffd!"}]
     # a valid replacement character in the input is not mistaken for damage
     assert decode('{"t":"\ufffd"}'.encode()) == ([{"t": "\ufffd"}], None, False)
+
+
+def test_too_deep_lines_are_bad_not_fatal() -> None:
+    """orjson refuses nesting beyond 1024 levels and the stdlib fallback recursed until RecursionError."""
+    assert decode(b'{"a":' * 2000 + b"1" + b"}" * 2000) == ([], "too_deep", False)
+    assert decode(b"[" * 100_000) == ([], "too_deep", False)
+    # invalid UTF-8 sends a deep line to the stdlib decoder: still too deep, not a crash
+    assert decode(b'{"t":"\xff","d":' + b"[" * 50_000)[1] == "too_deep"
+    # a record glued to a deep tail keeps the record
+    recs, bad, repaired = decode(b'{"a":1}' + b"[" * 50_000)
+    assert (recs, bad, repaired) == ([{"a": 1}], None, True)
+    # deep but within the limit is a record like any other
+    assert decode(b'{"a":' * 500 + b"1" + b"}" * 500)[1] is None
+
+
+def test_lone_surrogate_escapes_become_replacement_characters() -> None:
+    """`\\ud800` alone is valid JSON for the stdlib but cannot be stored as UTF-8 text."""
+    recs, bad, repaired = decode(b'{"t":"a\\ud800b","\\udfffk":["\\ud83d\\ude00","\\udc00"]}')
+    assert bad is None and repaired
+    assert recs == [{"t": "a\ufffdb", "\ufffdk": ["\U0001f600", "\ufffd"]}]
+    assert recs[0]["t"].encode("utf-8")
 
 
 # ---------------------------------------------------------------------------------------------------
