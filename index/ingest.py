@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import multiprocessing as mp
 import os
+import signal
 import sqlite3
 import time
 from collections import Counter, deque
@@ -119,7 +120,7 @@ def _run_tasks(tasks: list[Task], jobs: int) -> Iterator[Outcome]:
 def _pooled(queue: deque[Task], jobs: int) -> Generator[Outcome, None, list[Task]]:
     """Run tasks from `queue` (at most 2×jobs in flight); returns the in-flight tasks if the pool breaks."""
     ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-    pool = ProcessPoolExecutor(jobs, mp_context=ctx)
+    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_ignore_sigint)
     running: dict[Future[Outcome], Task] = {}
     try:
         while queue or running:
@@ -137,6 +138,12 @@ def _pooled(queue: deque[Task], jobs: int) -> Generator[Outcome, None, list[Task
         return []
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ignore_sigint() -> None:
+    """Ctrl-C reaches the whole process group: only the main process handles it (it cancels what is
+    queued and waits for the files in flight), so a parser never dies mid-file and hangs the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _safe_prepare(t: Task) -> Outcome:
