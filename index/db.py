@@ -36,6 +36,7 @@ class IndexUnavailable(IndexError_):
 
 
 _DAMAGED = ("not a database", "malformed", "corrupt")  # SQLITE_NOTADB and SQLITE_CORRUPT
+_TOO_LONG = ("pattern too complex", "too big")  # a LIKE pattern over 50 KB, SQLITE_TOOBIG: bad input
 
 
 def open_failure(path: Path, exc: sqlite3.Error, write: bool = False) -> IndexError_:
@@ -43,7 +44,9 @@ def open_failure(path: Path, exc: sqlite3.Error, write: bool = False) -> IndexEr
     detail = str(exc)
     if any(d in detail.lower() for d in _DAMAGED):
         return IndexCorrupt(f"index {path} is not a readable SQLite database ({detail})")
-    return access_problem(path, write, detail) or IndexUnavailable(f"cannot open index {path} ({detail})")
+    if any(d in detail for d in _TOO_LONG):
+        return IndexError_(f"a value is too long for the index ({detail})", "pass a shorter value")
+    return access_problem(path, write, detail) or IndexUnavailable(f"index {path}: {detail}")
 
 
 def access_problem(path: Path, write: bool = False, detail: str = "") -> IndexUnavailable | None:

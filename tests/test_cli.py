@@ -238,6 +238,7 @@ def test_rebuild_with_yes(tmp_path: Path) -> None:
     ["recall", "--since", "99999999999d"],
     ["inspect", "s" * 100_000],
     ["export", "s" * 100_000],
+    ["forget", "s" * 100_000],  # a LIKE pattern over SQLite's 50 KB limit is bad input, not damage
     ["search", "parser", "--role", "r" * 100_000],  # click's own usage errors
     ["search", "parser", "--limit", "9" * 100_000],
     ["search", "parser", "--" + "o" * 100_000],
@@ -250,6 +251,7 @@ def test_errors_do_not_echo_huge_arguments(indexed: tuple[Path, Path], args: lis
     p = run("--db", db, *args)
     assert p.returncode != 0 and p.stdout == "" and "Traceback" not in p.stderr
     assert len(p.stderr) <= 2 * ERROR_CHARS + 400, len(p.stderr)  # message, fix and click's usage line
+    assert "rebuild" not in p.stderr and "cannot open" not in p.stderr, p.stderr[:300]
 
 
 def test_a_huge_query_answers_quickly(indexed: tuple[Path, Path]) -> None:

@@ -426,6 +426,7 @@ def test_permission_problems_are_not_called_corruption(tmp_path: Path) -> None:
         IndexUnavailable(f"folder {tmp_path} is read-only", "make it writable"),
         sqlite3.OperationalError("attempt to write a readonly database"),
         sqlite3.OperationalError("database is locked"),
+        sqlite3.OperationalError("LIKE or GLOB pattern too complex"),
         sqlite3.DatabaseError("database disk image is malformed"),
     ]
     answers = []
@@ -433,5 +434,7 @@ def test_permission_problems_are_not_called_corruption(tmp_path: Path) -> None:
         def body(exc: Exception = exc) -> Any:
             raise exc
         answers.append(parse(guarded(rt)(body)())[1]["error"])
-    assert [a["code"] for a in answers] == ["index_unavailable", "index_error", "index_error", "index_corrupt"]
-    assert all("rebuild" not in a["fix"] for a in answers[:3]) and "rebuild" in answers[3]["fix"]
+    assert [a["code"] for a in answers] == ["index_unavailable", "index_error", "index_error", "index_error",
+                                            "index_corrupt"]
+    assert all("rebuild" not in a["fix"] for a in answers[:4]) and "rebuild" in answers[4]["fix"]
+    assert answers[3]["fix"] == "pass a shorter value"
