@@ -42,13 +42,13 @@ PAST = re.compile(
 TRIVIAL = re.compile(
     r"^\s*(?:ok(?:ay)?|k|y|yes|yep|yeah|yup|sure|no|nope|continue|go(?: on| ahead)?|proceed|next|do it|"
     r"thanks?(?: you)?|thx|ty|lgtm|great|good|nice|perfect|cool|done|stop|wait|retry|try again|again|"
-    r"sounds good|looks good|go for it|please do|please continue|keep going|carry on)\s*[.!?]*\s*$",
+    r"sounds good|looks good|go for it|please do|please continue|keep going|carry on)\s*(?:[.!?]+\s*)?$",
     re.I)
 IDENT = re.compile(
     r"`([^`\n]{3,60})`"
     r"|(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+)"  # paths
-    r"|\b([\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|json|md|rs|go|rb|ex|exs|java|kt|c|h|cpp|hpp|cs|sh|toml|ya?ml|sql|"
-    r"css|html|vue|svelte|lock|cfg|ini|txt))\b"
+    r"|(?<![\w-])-*(\w[\w-]*\.(?:py|pyi|ts|tsx|js|jsx|mjs|json|md|rs|go|rb|ex|exs|java|kt|c|h|cpp|hpp|cs|sh|toml|ya?ml|sql|"
+    r"css|html|vue|svelte|lock|cfg|ini|txt))\b"  # files, from a word's start (\b would retry a-b-c-… per part)
     r"|\b([A-Za-z][a-z0-9]*_[A-Za-z0-9_]+)\b"  # snake_case
     r"|\b([a-z]+[A-Z][A-Za-z0-9]+)\b"  # camelCase
     r"|\b([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+)\b"  # PascalCase with two humps

@@ -206,14 +206,14 @@ _PROGRESS = cues(
 _APPROVING = re.compile(r"^\W{0,4}(?:good|great|perfect|excellent|nice|ok(?:ay)?|awesome)\b")
 # A plan announced as a list ("I need: 1. ... 2. ...") is a list of next steps, not narration.
 # (Searched from each colon - a literal the regex engine can skip to - then the label before it is checked.)
-_PLAN_LIST = re.compile(r":\s*\n\s*(?:\d+[.)]|[-*])\s")
+_PLAN_LIST = re.compile(r":[^\S\n]*\n\s*(?:\d+[.)]|[-*])\s")  # one \s* on each side of the \n: linear
 _PLAN_LABELS = (
     "i need", "in order", "next step", "steps", "plan", "todo", "to do", "remaining", "what's left", "whats left"
 )
 _NARRATION = re.compile(
     r"^\W{0,4}(?:(?:now|next|first|ok(?:ay)?|great|perfect|good)[!,.]?\s+)?(?:let me|i'?ll|let'?s|i will|i need to|i'?m going to)\b"
 )
-_LIST = re.compile(r"\n\s*(?:\d+[.)]|[-*])\s+\S")
+_LIST = re.compile(r"\n[^\S\n]*(?:\d+[.)]|[-*])\s+\S")  # not \n\s*: each \n would rescan the blank lines after it
 
 
 def _plan_list(low: str) -> bool:

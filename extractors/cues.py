@@ -282,7 +282,8 @@ _OFFERS_WORDS = Cue(
     r"choose\b|pick\b|either\b|or (?:should|do) (?:i|we)\b|or (?:if )?you'?d (?:like|prefer|rather)\b|your call|vs\b)"
 )
 # A numbered / lettered list of options; starts with a literal newline so ``re`` can skip ahead.
-OFFERS_LIST = re.compile(r"\n\s*(?:[-*]\s*)?(?:\*\*)?(?:option\s*)?(?:\d+|[a-h])[.):]\s")
+# ([^\S\n]* after it, not \s*: each \n of a blank run would rescan the rest of the run.)
+OFFERS_LIST = re.compile(r"\n[^\S\n]*(?:[-*]\s*)?(?:\*\*)?(?:option\s*)?(?:\d+|[a-h])[.):]\s")
 
 
 def offers_choice(prev: str, tokens: frozenset[str]) -> bool:

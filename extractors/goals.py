@@ -142,7 +142,7 @@ _DEICTIC_STEP = re.compile(
 )
 _REFERENCE_ONLY = re.compile(
     r"^(?:please )?(?:work on|implement|do|tackle|pick up|handle|continue|start|finish|close)\s+"
-    r"(?:bead|issue|ticket|task|story|epic|#)?\s*[\w.]+[-#]\w+\b"
+    r"(?:(?:bead|issue|ticket|task|story|epic|#)\s*)?[\w.]+[-#]\w+\b"  # not \s+(…)?\s*: quadratic on spaces
 )
 _INFO_QUESTION = re.compile(
     r"^(?:what|which|who|where|when|is|are|does|do|did|has|have|can you explain|what'?s|whats|how (?:does|is|are|much|many|long|hard|big))\b"

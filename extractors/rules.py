@@ -28,7 +28,8 @@ _DANGLING = frozenset(
     "than into onto when if".split()
 )
 
-_TRAILING_TIME = re.compile(r"\s+(?:(?:last|this|next) \w+|recently|yesterday|today|now|already|a while ago)\s*$")
+# Starts only at the first space of a run ((?<!\s)): from every space of a long run it is quadratic.
+_TRAILING_TIME = re.compile(r"(?<!\s)\s+(?:(?:last|this|next) \w+|recently|yesterday|today|now|already|a while ago)\s*$")
 
 _BAN = table(
     Cue(r"\b(?:never|don'?t ever|do not ever|never ever)\s+(?!mind\b)(?P<x>[a-z](?:[^.;!?\n]|\.(?=\w)){2,120})"),

@@ -13,10 +13,12 @@ import re
 
 from extractors.model import SUMMARY_KIND, Extraction
 
-_NOTE = re.compile(r"\s*\(disable recaps in /config\)\s*$")
-_SECTION = re.compile(r"(?im)^\s*(?:\d+\.\s*)?\**\s*(primary request and intent|pending tasks|current work|"
-                      r"optional next step|next step)s?\s*\**\s*:?\s*$")
-_ANY_HEADING = re.compile(r"(?m)^\s*(?:\d+\.\s*)?\**[A-Z][A-Za-z /&-]{3,60}\**\s*:\s*$")
+# Linear on any input: no two adjacent runs of the same spaces, and headings do not span lines
+# ([^\S\n] is a space other than a newline).
+_NOTE = re.compile(r"(?<!\s)\s*\(disable recaps in /config\)\s*$")
+_SECTION = re.compile(r"(?im)^[^\S\n]*(?:\d+\.[^\S\n]*)?(?:\*+[^\S\n]*)?(primary request and intent|pending tasks|"
+                      r"current work|optional next step|next step)s?[^\S\n]*(?:\*+[^\S\n]*)?(?::[^\S\n]*)?$")
+_ANY_HEADING = re.compile(r"(?m)^[^\S\n]*(?:\d+\.[^\S\n]*)?\**[A-Z][A-Za-z /&-]{3,60}\**[^\S\n]*:[^\S\n]*$")
 CAP = 700
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ELLIPSIS = "…"
+ERROR_CHARS = 600  # an error's message, and its fix, on every surface: arguments are echoed clipped
 
 
 def clip(text: str | None, limit: int) -> str:

@@ -25,9 +25,10 @@ HEADER = ("Where this session stood before compaction (saved by total-recall fro
 EDIT_TOOLS = frozenset(("Edit", "MultiEdit", "Write", "NotebookEdit"))
 ROWS = 400
 _TODO = re.compile(r"\[(pending|in_progress|completed)\]\s*(.*?)(?=;\s*\[(?:pending|in_progress|completed)\]|$)", re.S)
-_NEXT = re.compile(r"[^.!?\n]*\b(?:next|then i'?ll|i'?ll|i will|let me|we (?:should|need to)|remaining)\b[^.!?\n]*",
+# Starts only at a sentence start ((?<![^.!?\n])): from every letter it would be quadratic.
+_NEXT = re.compile(r"(?<![^.!?\n])[^.!?\n]*\b(?:next|then i'?ll|i'?ll|i will|let me|we (?:should|need to)|remaining)\b[^.!?\n]*",
                    re.I)
-_TRIVIAL = re.compile(r"^\s*(?:ok(?:ay)?|k|y|yes|yep|sure|continue|go on|go ahead|proceed|next|do it|thanks?)\s*[.!]*\s*$",
+_TRIVIAL = re.compile(r"^\s*(?:ok(?:ay)?|k|y|yes|yep|sure|continue|go on|go ahead|proceed|next|do it|thanks?)\s*(?:[.!]+\s*)?$",
                       re.I)
 
 

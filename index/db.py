@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -26,6 +27,43 @@ class IndexCorrupt(IndexError_):
     fix = "run `total-recall doctor`, then `total-recall rebuild --yes`"
 
 
+class IndexUnavailable(IndexError_):
+    """The index is there but may not be opened (permissions, a read-only folder, a lock): not damage,
+    so the fix never says rebuild, which would delete a healthy index."""
+
+    fix = ("check the permissions of the index and its folder, and that no other program holds it; "
+           "the index is not damaged: keep it")
+
+
+_DAMAGED = ("not a database", "malformed", "corrupt")  # SQLITE_NOTADB and SQLITE_CORRUPT
+_TOO_LONG = ("pattern too complex", "too big")  # a LIKE pattern over 50 KB, SQLITE_TOOBIG: bad input
+
+
+def open_failure(path: Path, exc: sqlite3.Error, write: bool = False) -> IndexError_:
+    """What an SQLite error on the index means, with the fix for that cause."""
+    detail = str(exc)
+    if any(d in detail.lower() for d in _DAMAGED):
+        return IndexCorrupt(f"index {path} is not a readable SQLite database ({detail})")
+    if any(d in detail for d in _TOO_LONG):
+        return IndexError_(f"a value is too long for the index ({detail})", "pass a shorter value")
+    return access_problem(path, write, detail) or IndexUnavailable(f"index {path}: {detail}")
+
+
+def access_problem(path: Path, write: bool = False, detail: str = "") -> IndexUnavailable | None:
+    """The permission problem that keeps this process from `path` (the index or a file beside it)."""
+    why = f" ({detail})" if detail else ""
+    if path.exists() and not os.access(path, os.R_OK | (os.W_OK if write else 0)):
+        return IndexUnavailable(f"permission denied on {path}{why}",
+                                f"give your user access to it (chmod u+rw {path}) or run as its owner")
+    folder = path.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return IndexUnavailable(f"folder {folder} is read-only{why}",
+                                f"make it writable (chmod u+w {folder}): SQLite keeps -wal and -shm files "
+                                "beside the index, even to read it; or copy the index to a writable folder "
+                                "and set TOTAL_RECALL_DB")
+    return None
+
+
 def _tune(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA temp_store=MEMORY")
@@ -42,7 +80,7 @@ def open_writer(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
         migrate(conn)
     except sqlite3.DatabaseError as exc:
-        raise IndexCorrupt(f"cannot open index {path}: {exc}") from exc
+        raise open_failure(path, exc, write=True) from exc
     return conn
 
 
@@ -62,7 +100,7 @@ def open_reader(path: Path) -> sqlite3.Connection:
         _tune(conn)
         version = current_version(conn)
     except sqlite3.DatabaseError as exc:
-        raise IndexCorrupt(f"index {path} is not a readable SQLite database ({exc})") from exc
+        raise open_failure(path, exc) from exc
     if version == 0:
         raise IndexMissing(f"index {path} is empty")
     if version > SCHEMA_VERSION:

@@ -7,6 +7,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+# Longer than any id, path or project key, so a longer filter value matches nothing; and short enough
+# for a LIKE pattern (SQLite refuses patterns over 50 KB: "LIKE or GLOB pattern too complex").
+MAX_KEY_CHARS = 4096
 _REL = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -41,12 +44,12 @@ def parse_since(value: str | None, now: datetime | None = None) -> str | None:
         return None
     m = _REL.match(value)
     now = now or datetime.now(timezone.utc)
-    if m:
-        dt = now - timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2)])
-        return dt.strftime("%Y-%m-%dT%H:%M:%S.000Z")
     try:
+        if m:  # a duration too long for a date (or for int()) is as bad as a malformed one
+            dt = now - timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2)])
+            return dt.strftime("%Y-%m-%dT%H:%M:%S.000Z")
         dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise BadFilter(f"--since {value!r}: use a duration like 7d, 12h, 2w or an ISO date like 2026-10-01") from exc
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
@@ -67,6 +70,8 @@ class Filters:
         """WHERE fragments over messages alias `m` joined to sessions alias `s`."""
         where: list[str] = []
         args: list[object] = []
+        if max(len(self.project or ""), len(self.session or "")) > MAX_KEY_CHARS:
+            return "0", []  # no key is that long
         if self.project:
             where.append(f"({s}.project_key = ? OR {s}.project_key LIKE ?)")
             args += [self.project, f"%{self.project}%"]

@@ -4,6 +4,8 @@ Rules: quoted phrases stay phrases; identifiers (snake_case, dotted, paths, ERR_
 phrases of their parts, matching how unicode61 tokenised them; camelCase also matches its parts
 in the `idents` column; `term*` is a prefix query; FTS syntax characters never reach SQLite.
 Stopwords are dropped so natural-language questions match on their content words.
+Queries are cut to `MAX_QUERY_CHARS` first, and every pattern here is linear in its input: a query is
+user text (a CLI argument, an MCP topic, a hook prompt) and must never pin the CPU.
 """
 
 from __future__ import annotations
@@ -13,10 +15,14 @@ from dataclasses import dataclass
 
 STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "my", "of", "on", "or", "our", "ours", "please", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "about", "after", "again", "against", "all", "am", "any", "because", "before", "being", "below", "between", "both", "down", "during", "each", "few", "further", "here", "more", "most", "no", "nor", "not", "off", "once", "only", "other", "out", "over", "own", "same", "she", "he", "her", "him", "his", "under", "until", "up", "very", "let", "lets", "let's", "also", "via", "vs", "ago", "get", "got", "make", "made", "use", "used", "using", "find", "found", "show"])
 
+MAX_QUERY_CHARS = 1_000  # longer queries are cut: FTS5 gains nothing from more terms, only cost
+
 _PHRASE = re.compile(r'"([^"]*)"')
 _WORD = re.compile(r"[\w][\w./\\:@#+-]*\*?", re.UNICODE)
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
+# `[A-Z]{2,}[a-z]` would retry a run of capitals from each of its letters (quadratic); two capitals
+# then a lower-case letter occur exactly when it does.
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
 _CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
@@ -83,8 +89,19 @@ def _term(word: str, idents: bool = True) -> tuple[str | None, bool]:
     return (phrase + ("*" if prefix else "")), True
 
 
+def bounded(text: str) -> str:
+    """`text` cut to `MAX_QUERY_CHARS` (at a space when there is one near the end): what every search
+    path uses, the vector side included."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    cut = text[:MAX_QUERY_CHARS]
+    space = cut.rfind(" ")
+    return cut[:space] if space > MAX_QUERY_CHARS // 2 else cut
+
+
 def parse(text: str, idents: bool = True) -> Query:
     """`idents=False` for FTS tables without the identifier-parts column (extractions)."""
+    text = bounded(text)
     terms: list[str] = []
     exact: list[str] = []
     seen: set[str] = set()

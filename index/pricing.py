@@ -105,7 +105,7 @@ class ModelPrice:
 _DATE_SUFFIX = re.compile(r"(?:-\d{8}|@\d{8}|-\d{4}-\d{2}-\d{2})$")
 _BEDROCK = re.compile(r"^(?:[a-z]{2,4}\.)?anthropic\.")
 _BEDROCK_VERSION = re.compile(r"-v\d+(?::\d+)?$")
-_CONTEXT_SUFFIX = re.compile(r"\[[^\]]*\]$")
+_CONTEXT_SUFFIX = re.compile(r"\[[^\[\]]*\]$")  # no [ inside: a run of [ would be rescanned from each
 
 
 def normalize_model(name: str) -> str:

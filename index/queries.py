@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from index.filters import MAX_KEY_CHARS
 from index.schema import SCHEMA_VERSION, current_version
 from index.textstore import unpack
 from lib.discovery import key_path
@@ -43,6 +44,8 @@ def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
 
 
 def find_session(conn: sqlite3.Connection, prefix: str) -> str | None:
+    if len(prefix) > MAX_KEY_CHARS:
+        return None
     rows = conn.execute("SELECT session_id FROM sessions WHERE session_id LIKE ? LIMIT 2", (prefix + "%",)).fetchall()
     return rows[0][0] if len(rows) == 1 else None
 

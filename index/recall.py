@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from index.filters import recency
-from index.fts_query import parse
+from index.fts_query import bounded, parse
 from index.scope import Scope, widen
 from index.textstore import unpack
 from vec.hybrid import fuse_ids
@@ -56,6 +56,7 @@ def recall(conn: sqlite3.Connection, topic: str, *, kind: str | None = None, sco
     """Extractions about `topic`, FTS-ranked and, when vectors are enabled (hybrid None = auto,
     False on hot paths such as hooks), fused with their vector neighbours by the same RRF as search."""
     now = now or datetime.now(timezone.utc)
+    topic = bounded(topic)  # the vector side gets the same capped query as FTS
     q = parse(topic, idents=False) if topic.strip() else None
     kinds = [k for k in (kind or "").split(",") if k]
 

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from index.filters import Filters, recency
-from index.fts_query import Query, parse
+from index.fts_query import Query, bounded, parse
 from index.textstore import snippet, unpack
 
 # How much a hit of each kind is worth relative to a human prompt or an assistant answer.
@@ -152,6 +152,7 @@ Ranked = list[tuple[float, tuple[Any, ...]]]
 def _ranked(conn: sqlite3.Connection, text: str, f: Filters, limit: int, now: datetime | None,
             hybrid: bool | None) -> tuple[Query, Ranked, Ranked] | None:
     """(query, FTS ranking, final ranking) — the one pipeline behind both search functions."""
+    text = bounded(text)  # the vector side gets the same capped query as FTS
     q = parse(text)
     if q.empty:
         return None

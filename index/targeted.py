@@ -35,7 +35,7 @@ KIND_TRUST = {"fix": 0.6, "ban": 0.85, "standing_decision": 0.85, "correction": 
               "implicit_preference": 0.65, "domain_fact": 0.6, "progress": 0.55, "failed_attempt": 0.6,
               "self_correction": 0.5, "text": 0.45, "tool_use": 0.5}
 _AVOID = ("ban", "failed_attempt", "model_correction", "correction")
-_PATH = re.compile(r"(?:[A-Za-z]:\\|/|~/)?(?:[\w.@-]+[/\\])+[\w.@-]+")
+_PATH = re.compile(r"(?<![\w.@-])(?:[A-Za-z]:\\|/|~/)?(?:[\w.@-]+[/\\])+[\w.@-]+")  # from a word's start only
 _FIXED = re.compile(r"\b(fixed|fixes|the (?:real |root )?cause|root cause|resolved|solved|solution|works now|"
                     r"now passes|passes now|no longer)\b", re.I)
 _INSTRUCTION = re.compile(r"\b(don'?t|do not|never|always|use|instead|should|must|keep|prefer|please|make sure)\b",

@@ -7,6 +7,7 @@ import sqlite3
 from typing import Any
 
 from index.budget import clip, estimate_tokens
+from index.filters import MAX_KEY_CHARS
 from index.search import Hit
 from index.textstore import unpack
 from lib.project import display_name
@@ -74,8 +75,10 @@ def timeline(conn: sqlite3.Connection, uuid: str, *, before: int = 3, after: int
         f"""SELECT {_COLS} FROM messages m LEFT JOIN sessions s ON s.session_id = m.session_id
             WHERE m.uuid = ?""", (uuid,)).fetchone()
     if anchor is None:
+        if not 8 <= len(uuid) <= MAX_KEY_CHARS:
+            return None
         rows = conn.execute("SELECT uuid FROM messages WHERE uuid LIKE ? LIMIT 2", (uuid + "%",)).fetchall()
-        if len(uuid) < 8 or len(rows) != 1:
+        if len(rows) != 1:
             return None
         return timeline(conn, rows[0][0], before=before, after=after, chars=chars, main_only=main_only)
     sid, mid = anchor[2], anchor[0]

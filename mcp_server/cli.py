@@ -12,8 +12,10 @@ import click
 def mcp(obj: Any) -> None:
     """Run the MCP server over stdio (26 read-only recall tools; used by the plugin's .mcp.json)."""
     from mcp_server.server import main
+    from total_recall.output import raw_streams
 
-    main(getattr(obj, "db", None))
+    with raw_streams():  # stdout carries JSON-RPC, not text for a terminal
+        main(getattr(obj, "db", None))
 
 
 def register(cli: click.Group) -> None:

@@ -21,8 +21,8 @@ import orjson
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from index.budget import cap_fields, estimate_tokens
-from index.db import IndexCorrupt, IndexMissing, open_reader
+from index.budget import ERROR_CHARS, cap_fields, clip, estimate_tokens
+from index.db import IndexCorrupt, IndexError_, IndexMissing, open_failure, open_reader
 from index.filters import BadFilter, parse_since
 from index.scope import BadScope
 from index.scoped import EXTRACTION_KINDS
@@ -65,7 +65,8 @@ def invalid(message: str, fix: str = "") -> ToolFailure:
 
 
 def error_result(code: str, message: str, fix: str = "") -> CallToolResult:
-    body = {"error": {"code": code, "message": message, "fix": fix}}
+    """The one error shape; message and fix are clipped, as they may echo an argument of any size."""
+    body = {"error": {"code": code, "message": clip(message, ERROR_CHARS), "fix": clip(fix, ERROR_CHARS)}}
     return CallToolResult(content=[TextContent(type="text", text=orjson.dumps(body).decode())], is_error=True)
 
 
@@ -220,11 +221,14 @@ def guarded(rt: Runtime) -> Callable[[Callable[..., CallToolResult]], Callable[.
                                     f"{exc.fix} (or set TOTAL_RECALL_DB to the index path)")
             except IndexCorrupt as exc:
                 return error_result("index_corrupt", str(exc), exc.fix)
+            except IndexError_ as exc:  # there, but not readable by this process: never "rebuild"
+                return error_result("index_unavailable", str(exc), exc.fix)
             except (BadFilter, BadScope) as exc:
                 return error_result("invalid_argument", str(exc), "see the parameter's description")
             except sqlite3.Error as exc:
-                return error_result("index_error", f"index query failed: {exc}",
-                                    "run `total-recall doctor`; rebuild with `total-recall rebuild --yes` if it fails")
+                err = open_failure(rt.db, exc)
+                return error_result("index_corrupt" if isinstance(err, IndexCorrupt) else "index_error",
+                                    f"index query failed: {err}", err.fix)
 
         return run
 

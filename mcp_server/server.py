@@ -11,9 +11,17 @@ import os
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import ValidationError
 
+from index.budget import ERROR_CHARS, clip
 from mcp_server import tools_operator, tools_profile, tools_recall
 from mcp_server.envelope import Runtime, error_result
 
@@ -25,7 +33,15 @@ INSTRUCTIONS = (
 
 
 class RecallServer(MCPServer[Any]):
-    """MCPServer whose argument-validation failures and crashes use the one error shape."""
+    """MCPServer whose argument-validation failures and crashes use the one error shape, and whose
+    resource errors (which echo the URI) are clipped like every other answer."""
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceError as exc:
+            code = INVALID_PARAMS if isinstance(exc, ResourceNotFoundError) else INTERNAL_ERROR
+            raise MCPError(code, clip(str(exc), ERROR_CHARS), {"uri": clip(str(uri), ERROR_CHARS)}) from exc
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -222,3 +226,137 @@ def test_rebuild_with_yes(tmp_path: Path) -> None:
     assert rebuilt["files_unchanged"] == 0  # type: ignore[index]
     status = one_json(run("--db", db, "status", "--json"))
     assert status["messages"] == first["messages_added"]  # type: ignore[index]
+
+
+# ---------------------------------------------------------------------------------------------------
+# bounded errors (issue 10 #16, #17)
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["search", "parser", "--since", "x" * 100_000],
+    ["search", "parser", "--since", "9" * 100_000 + "d"],
+    ["recall", "--since", "99999999999d"],
+    ["inspect", "s" * 100_000],
+    ["export", "s" * 100_000],
+    ["forget", "s" * 100_000],  # a LIKE pattern over SQLite's 50 KB limit is bad input, not damage
+    ["search", "parser", "--role", "r" * 100_000],  # click's own usage errors
+    ["search", "parser", "--limit", "9" * 100_000],
+    ["search", "parser", "--" + "o" * 100_000],
+    ["c" * 100_000],
+])
+def test_errors_do_not_echo_huge_arguments(indexed: tuple[Path, Path], args: list[str]) -> None:
+    from index.budget import ERROR_CHARS
+
+    db, _ = indexed
+    p = run("--db", db, *args)
+    assert p.returncode != 0 and p.stdout == "" and "Traceback" not in p.stderr
+    assert len(p.stderr) <= 2 * ERROR_CHARS + 400, len(p.stderr)  # message, fix and click's usage line
+    assert "rebuild" not in p.stderr and "cannot open" not in p.stderr, p.stderr[:300]
+
+
+def test_a_huge_query_answers_quickly(indexed: tuple[Path, Path]) -> None:
+    db, _ = indexed
+    for query in ("A" * 100_000, "aB-" * 33_000, "parseConfig " * 8_000):
+        p = run("--db", db, "search", "--json", "--", query, timeout=30)
+        assert isinstance(one_json(p), list)
+
+
+# ---------------------------------------------------------------------------------------------------
+# nothing from a transcript can drive the terminal (issue 10 #19)
+# ---------------------------------------------------------------------------------------------------
+
+EVIL_CWD = "/home/dev/\x1b]0;pwned\x07\x1b[2J\x9b31m\u202eevil"
+EVIL_PROMPT = "deploy the \x1b[31mwidget\x1b[0m now\x07\x08\r and keep the \x1b]8;;http://x\x07parser\x1b]8;;\x07"
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+@pytest.fixture(scope="module")
+def evil(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("evil") / "projects"
+    sid = make.uid("evil")
+    s = make.Session(sid, cwd=EVIL_CWD, git_branch="main\x1b[8m")
+    s.prompt(EVIL_PROMPT)
+    s.response(text="Deployed the widget.\x1b[?1049h \x9b2J Always use the widget script for deploys.")
+    s.write(root / make.slug(EVIL_CWD) / f"{sid}.jsonl")
+    db = root.parent / "index.db"
+    p = run("--db", db, "index", "--projects-root", root, "--json")
+    assert p.returncode == 0, p.stderr
+    return db, sid
+
+
+@pytest.mark.parametrize("cmd", [
+    ["export", "{sid}"], ["export", "{sid}", "--format", "jsonl"], ["export", "{sid}", "--tools"],
+    ["inspect", "{sid}"], ["inspect", "{sid}", "--json"], ["search", "widget"], ["search", "widget", "--sessions"],
+    ["search", "widget", "--json"], ["recall", "widget"], ["dump", "--source", "messages", "--format", "markdown"],
+    ["dump", "--source", "messages"], ["context", "--cwd", EVIL_CWD], ["status"], ["inspect", "{sid}\x1b[2J"],
+])
+def test_no_control_character_reaches_the_terminal(evil: tuple[Path, str], cmd: list[str]) -> None:
+    db, sid = evil
+    p = run("--db", db, *[c.replace("{sid}", sid) for c in cmd])
+    assert p.returncode == 0 or "no session" in p.stderr, p.stderr
+    assert not CONTROL.search(p.stdout + p.stderr), repr(CONTROL.findall(p.stdout + p.stderr))
+
+
+def test_json_output_keeps_control_characters_escaped(evil: tuple[Path, str]) -> None:
+    db, sid = evil
+    p = run("--db", db, "inspect", sid, "--json")
+    assert not CONTROL.search(p.stdout)
+    doc = one_json(p)
+    assert isinstance(doc, dict) and doc["cwd"] == EVIL_CWD  # escaped, not lost
+    lines = run("--db", db, "export", sid, "--format", "jsonl").stdout.splitlines()
+    assert lines and any("\x9b2J" in json.loads(line)["text"] for line in lines)
+
+
+# ---------------------------------------------------------------------------------------------------
+# permissions are not corruption (issue 10 #18)
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def as_other_user(tmp_path: Path) -> Iterator[tuple[Path, Callable[..., subprocess.CompletedProcess[str]]]]:
+    """A data folder the test may lock, and `run` as a user that permissions bind: the test user, or
+    `nobody` when the tests run as root (root reads and writes anything)."""
+    if os.name != "posix":
+        pytest.skip("POSIX permissions")
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    if as_nobody and not shutil.which("setpriv"):
+        pytest.skip("running as root without setpriv to drop to another user")
+    base = Path(tempfile.mkdtemp(prefix="tr-perm-"))
+    base.chmod(0o755)  # `nobody` must reach it; pytest's tmp_path is private to root
+
+    def run_as(*args: str | Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*as_nobody, sys.executable, "-m", "total_recall", *map(str, args)], cwd=REPO,
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+    try:
+        yield base, run_as
+    finally:
+        for p in [base, *base.rglob("*")]:
+            if p.is_dir():
+                p.chmod(0o755)
+        shutil.rmtree(base)
+
+
+def test_a_read_only_data_folder_is_not_called_corrupt(
+        as_other_user: tuple[Path, Callable[..., subprocess.CompletedProcess[str]]]) -> None:
+    base, run_as = as_other_user
+    root, data = base / "projects", base / "data"
+    make.build_corpus(root)
+    db = data / "index.db"
+    assert run("--db", db, "index", "--projects-root", root, "--json").returncode == 0
+    for side in ("-wal", "-shm"):  # a cleanly closed WAL index has none; reading it must create them
+        Path(f"{db}{side}").unlink(missing_ok=True)
+    for p in [base, root, *root.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    db.chmod(0o644)
+    data.chmod(0o555)
+    for cmd in (["search", "parser"], ["status", "--json"], ["index", "--projects-root", root]):
+        p = run_as("--db", db, *cmd)
+        assert_one_line_error(p, str(data), "chmod u+")
+        # the folder, or (as `nobody`) the writer lock that root left in it
+        assert "is read-only" in p.stderr or (cmd[0] == "index" and "index.lock" in p.stderr), p.stderr
+        assert "rebuild" not in p.stderr, p.stderr
+    data.chmod(0o755)
+    db.chmod(0o600 if os.geteuid() == 0 else 0o000)  # root's private file, or one nobody may read
+    p = run_as("--db", db, "search", "parser")
+    assert_one_line_error(p, str(db), "permission")
+    assert "rebuild" not in p.stderr, p.stderr

@@ -352,3 +352,90 @@ def test_identifier_topics_recall(fx: dict[str, Any]) -> None:
     err, body, _ = parse(res)
     assert not err, body
     assert body["items"]
+
+
+# --- huge arguments (issue 10 #16, #17): fast answers, bounded errors ----------------------------------------
+HUGE = 200_000
+FAST_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("recall", {"topic": "A" * HUGE}),
+    ("recall", {"topic": "parseConfig " * (HUGE // 12)}),
+    ("search_messages", {"query": "aB" * (HUGE // 2)}),
+    ("search_messages", {"query": "a-" * (HUGE // 2), "mode": "snippets"}),
+    ("recall_targeted", {"intent": "what_failed", "topic": "X" * HUGE}),
+    ("find_failed_attempts", {"topic": "word " * (HUGE // 5)}),
+    ("prior_sessions_for_cwd", {"topic": "Redis " * (HUGE // 6), "scope": "global"}),
+    ("check_banned", {"action": "A" * HUGE}),
+    ("define_term", {"term": "T" * HUGE}),
+    ("get_decision_for_topic", {"topic": "\n" * HUGE}),
+    ("assess_escalation_risk", {"prompt": "no " * (HUGE // 3), "draft": "a " * (HUGE // 2)}),
+]
+ERROR_CALLS: list[tuple[str, dict[str, Any], str]] = [
+    ("recall", {"topic": "x", "since": "y" * HUGE}, "invalid_argument"),
+    ("recall", {"topic": "x", "since": "9" * HUGE + "d"}, "invalid_argument"),
+    ("recall", {"topic": "x", "since": "99999999999d"}, "invalid_argument"),
+    ("recall", {"kind": "k" * HUGE}, "invalid_argument"),
+    ("recall", {"topic": "x", "scope": "s" * HUGE}, "invalid_argument"),
+    ("recall", {"topic": "x", "p" * HUGE: 1}, "invalid_argument"),
+    ("search_messages", {"query": "x", "kind": "k" * HUGE}, "invalid_argument"),
+    ("search_messages", {"mode": "timeline", "uuid": "u" * HUGE}, "not_found"),
+    ("get_session_digest", {"session_id": "s" * HUGE}, "not_found"),
+    ("n" * HUGE, {}, "unknown_tool"),
+]
+
+
+def test_huge_arguments_answer_fast_and_errors_stay_bounded(fx: dict[str, Any]) -> None:
+    import time
+
+    from index.budget import ERROR_CHARS
+    from mcp_server.server import build_server
+
+    server, rt = build_server(fx["db"], str(fx["cwds"]["api"]))
+    slow, unbounded = [], []
+    try:
+        for name, args in FAST_CALLS:
+            start = time.perf_counter()
+            err, body, text = parse(asyncio.run(server.call_tool(name, args)))
+            took = time.perf_counter() - start
+            if took > 2.0 or len(text) > 12_000:
+                slow.append((name, round(took, 2), len(text)))
+            assert not err or body["error"]["code"] == "invalid_argument", (name, body)
+        for name, args, code in ERROR_CALLS:
+            err, body, text = parse(asyncio.run(server.call_tool(name, args)))
+            assert err and set(body["error"]) == {"code", "message", "fix"}, name
+            assert body["error"]["code"] == code, (name[:20], body["error"]["code"], body["error"]["message"][:200])
+            if len(body["error"]["message"]) > ERROR_CHARS or len(body["error"]["fix"]) > ERROR_CHARS:
+                unbounded.append((name, len(text)))
+        try:
+            asyncio.run(server.read_resource("session-digest://" + "s" * HUGE))
+            missing = ""
+        except Exception as exc:  # the SDK raises on an unknown resource
+            missing = str(exc)
+    finally:
+        rt.close()
+    assert slow == [] and unbounded == [], (slow, unbounded)
+    assert missing and len(missing) <= 2 * ERROR_CHARS + 100  # the message and the uri, both clipped
+
+
+def test_permission_problems_are_not_called_corruption(tmp_path: Path) -> None:
+    import sqlite3
+
+    from index.db import IndexUnavailable
+    from mcp_server.envelope import Runtime, guarded
+
+    rt = Runtime(tmp_path / "index.db", str(tmp_path))
+    failures: list[Exception] = [
+        IndexUnavailable(f"folder {tmp_path} is read-only", "make it writable"),
+        sqlite3.OperationalError("attempt to write a readonly database"),
+        sqlite3.OperationalError("database is locked"),
+        sqlite3.OperationalError("LIKE or GLOB pattern too complex"),
+        sqlite3.DatabaseError("database disk image is malformed"),
+    ]
+    answers = []
+    for exc in failures:
+        def body(exc: Exception = exc) -> Any:
+            raise exc
+        answers.append(parse(guarded(rt)(body)())[1]["error"])
+    assert [a["code"] for a in answers] == ["index_unavailable", "index_error", "index_error", "index_error",
+                                            "index_corrupt"]
+    assert all("rebuild" not in a["fix"] for a in answers[:4]) and "rebuild" in answers[4]["fix"]
+    assert answers[3]["fix"] == "pass a shorter value"

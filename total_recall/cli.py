@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
-from index.db import IndexError_, open_existing_writer, open_reader
+from index.budget import ERROR_CHARS, clip
+from index.db import (
+    IndexError_,
+    IndexUnavailable,
+    access_problem,
+    open_existing_writer,
+    open_failure,
+    open_reader,
+)
 from index.filters import BadFilter, Filters, parse_since
 from lib.paths import db_path, projects_roots
 from lib.project import display_name
-from total_recall.output import emit_json, fail, short
+from total_recall.output import cell, console, emit_json, fail, label, short, terminal_safe
 from vec.store import VecError
 
 
@@ -24,21 +35,49 @@ class Ctx:
 
 
 class _Group(click.Group):
-    """Turns known errors into one line with a fix; tracebacks only with --verbose."""
+    """Turns known errors into one line with a fix; tracebacks only with --verbose. Every command runs
+    with its output filtered for control characters, and click's own usage errors are clipped."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        with terminal_safe():
+            return super().main(*args, **kwargs)
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with _clipped_usage():
+            return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
-        except IndexError_ as exc:
+            with _clipped_usage():
+                return super().invoke(ctx)
+        except (IndexError_, BadFilter, VecError, PermissionError, sqlite3.Error) as exc:
             if "--verbose" in sys.argv or "-v" in sys.argv:
                 raise
-            fail(str(exc), exc.fix)
-        except BadFilter as exc:
-            fail(str(exc))
-        except VecError as exc:
-            if "--verbose" in sys.argv or "-v" in sys.argv:
-                raise
-            fail(str(exc), exc.fix)
+            fail(*_explain(exc, getattr(ctx.obj, "db", None) or db_path(None)))
+
+
+def _explain(exc: Exception, db: Path) -> tuple[str, str]:
+    """What went wrong and the fix for it. A permission problem or an SQLite error is told apart from
+    damage (only damage may be fixed by a rebuild, which deletes the index)."""
+    if isinstance(exc, PermissionError):  # e.g. the writer lock beside an index in a read-only folder
+        err: IndexError_ = (access_problem(Path(exc.filename), write=True) if exc.filename else None) or \
+            IndexUnavailable(f"permission denied: {exc}")
+    elif isinstance(exc, sqlite3.Error):
+        err = open_failure(db, exc)
+    else:
+        return str(exc), getattr(exc, "fix", "")
+    return str(err), err.fix
+
+
+@contextlib.contextmanager
+def _clipped_usage() -> Iterator[None]:
+    """Click's usage errors quote the bad value whole: clip it like every other error."""
+    try:
+        yield
+    except click.UsageError as exc:
+        raise click.UsageError(clip(exc.format_message(), ERROR_CHARS), exc.ctx) from None
+    except click.ClickException as exc:
+        raise click.ClickException(clip(exc.format_message(), ERROR_CHARS)) from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -82,11 +121,12 @@ def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: 
         from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
         with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                      TimeRemainingColumn(), transient=True) as bar:
+                      TimeRemainingColumn(), transient=True, console=console()) as bar:
             task = bar.add_task("indexing", total=None)
 
             def tick(done: int, total: int, path: str) -> None:
-                bar.update(task, completed=done, total=total, description=f"indexing {Path(path).parent.name[:30]}")
+                bar.update(task, completed=done, total=total,
+                           description=f"indexing {label(Path(path).parent.name[:30])}")
 
             report = run_index(obj.db, paths, full=full, jobs=jobs, progress=tick, wait=wait)
     if as_json:
@@ -177,13 +217,11 @@ def status(obj: Ctx, as_json: bool) -> None:
         return
     from rich.table import Table
 
-    from total_recall.output import console
-
     t = Table(box=None, show_header=False)
     for k, v in data.items():
         if k == "extractions_by_kind":
             v = ", ".join(f"{a}={b}" for a, b in sorted(v.items())) or "none"
-        t.add_row(k, str(v))
+        t.add_row(cell(k), cell(v))
     console().print(t)
 
 

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-import orjson
 
-from total_recall.output import emit_json, fail
+from total_recall.output import emit_json, fail, json_text
 
 
 @click.command()
@@ -76,7 +75,7 @@ def export(obj: Any, session_id: str, fmt: str, tools: bool, out: str | None) ->
     assert info is not None
     rows = session_transcript(conn, sid, include_tools=tools)
     if fmt == "jsonl":
-        data = b"".join(orjson.dumps(r) + b"\n" for r in rows)
+        data = "".join(json_text(r) + "\n" for r in rows).encode()
     else:
         head = [f"# {info.get('title') or sid}", "",
                 f"- session: `{sid}`", f"- project: `{info.get('project_key')}`",

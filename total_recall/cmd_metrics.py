@@ -41,7 +41,7 @@ def _table(title: str, cols: list[str], rows: list[list[Any]], right: set[int] |
     """A borderless table: short columns keep their width, long text columns (and `wrap`) fold."""
     from rich.table import Table
 
-    from total_recall.output import console
+    from total_recall.output import cell, console
 
     cells = [[str(x) for x in r] for r in rows]
     t = Table(title=title, box=None, title_justify="left", header_style="bold")
@@ -51,7 +51,7 @@ def _table(title: str, cols: list[str], rows: list[list[Any]], right: set[int] |
         t.add_column(c, justify="right" if right and i in right else "left", no_wrap=fixed,
                      min_width=width if fixed else min(width, 12), overflow="fold")
     for r in cells:
-        t.add_row(*r)
+        t.add_row(*map(cell, r))
     console().print(t)
 
 

@@ -12,7 +12,7 @@ import click
 import orjson
 
 from lib.project import display_name
-from total_recall.output import emit_json, fail, short
+from total_recall.output import emit_json, fail, json_text, short
 
 
 @click.command()
@@ -66,7 +66,7 @@ def dump(obj: Any, source: str, kind: str | None, fmt: str, out: str | None) -> 
         n = 0
         for r in rows:
             if fmt == "jsonl":
-                stream.write(orjson.dumps(r) + b"\n")
+                stream.write(json_text(r).encode() + b"\n")
             else:
                 title = f"### {(r.get('ts') or '')[:16]} · {r['kind']} · session {str(r.get('session_id'))[:8]}\n\n"
                 stream.write((title + str(r.get("content") or "") + "\n\n").encode())

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from total_recall.output import emit_json, fail, short
+from total_recall.output import console, emit_json, fail, short
 
 
 def _need_vectors() -> None:
@@ -31,7 +31,7 @@ def _run_with_bar(as_json: bool, label: str, fn: Callable[[Any], Any]) -> Any:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
         with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), transient=True) as bar:
+                      TimeRemainingColumn(), transient=True, console=console()) as bar:
             task = bar.add_task(label, total=None)
 
             def tick(done: int, total: int) -> None:

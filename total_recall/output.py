@@ -1,22 +1,110 @@
-"""Output helpers shared by CLI commands: one JSON document on stdout, or rich text on a terminal."""
+"""Output helpers shared by CLI commands: one JSON document on stdout, or text on a terminal.
+
+Everything the CLI prints is transcript-derived text (paths, titles, prompts), so none of it may drive
+the terminal: `terminal_safe` puts a filter on stdout and stderr for the whole command that drops
+control characters (C0 but tab and newline, DEL, C1, bidi overrides); JSON output escapes them instead
+(orjson escapes C0 only), so `--json` stays lossless. Rich renders its own styles, which must pass, so
+it writes to the unfiltered stream and every cell it gets goes through `cell`. Errors are one line,
+clipped by the one budget helper.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from typing import Any
+from collections.abc import Iterator
+from typing import IO, Any
 
 import click
 import orjson
 
+from index.budget import ERROR_CHARS, clip
+
+_BIDI = [0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
+_JSON_RAW = [0x7F, *range(0x80, 0xA0), *_BIDI]  # what JSON leaves raw inside strings
+_STRIP = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), *_JSON_RAW])
+_ESCAPE = {c: f"\\u{c:04x}" for c in _JSON_RAW}
+
+
+def safe(text: str) -> str:
+    """`text` without the characters that a terminal would act on."""
+    return text.translate(_STRIP)
+
+
+def json_text(data: Any, indent: bool = False) -> str:
+    """JSON with every control character escaped (orjson leaves DEL, C1 and bidi overrides raw)."""
+    opts = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
+    return orjson.dumps(data, option=opts, default=str).decode().translate(_ESCAPE)
+
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS,
-                                  default=str).decode() + "\n")
+    sys.stdout.write(json_text(data, indent=True) + "\n")
+
+
+class _SafeBytes:
+    """The filter for binary writes (`sys.stdout.buffer`): UTF-8 in, control characters out."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+
+    def write(self, data: bytes) -> int:
+        self._raw.write(safe(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"))
+        return len(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+class _SafeText:
+    """The filter for text writes; anything else (isatty, flush, encoding…) is the stream's own."""
+
+    def __init__(self, raw: IO[str]) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            return self.raw.write(text)  # the stream's own error for bytes
+        self.raw.write(safe(text))
+        return len(text)
+
+    @property
+    def buffer(self) -> _SafeBytes:
+        return _SafeBytes(self.raw.buffer)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+def _raw(stream: Any) -> Any:
+    return stream.raw if isinstance(stream, _SafeText) else stream
+
+
+@contextlib.contextmanager
+def terminal_safe() -> Iterator[None]:
+    """Filter stdout and stderr while a command runs (the CLI's `main` wraps every command)."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _SafeText(_raw(out)), _SafeText(_raw(err))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+@contextlib.contextmanager
+def raw_streams() -> Iterator[None]:
+    """The unfiltered streams, for a protocol that owns stdout (the MCP server's JSON-RPC)."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _raw(out), _raw(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 def fail(message: str, fix: str = "", code: int = 2) -> None:
-    """One line saying what is wrong and what to do; non-zero exit."""
-    text = f"error: {message}" + (f" — {fix}" if fix else "")
+    """One line saying what is wrong and what to do; non-zero exit. Both parts are clipped: they may
+    echo an argument of any size."""
+    text = f"error: {clip(message, ERROR_CHARS)}" + (f" — {clip(fix, ERROR_CHARS)}" if fix else "")
     raise click.exceptions.Exit(_print_err(text, code))
 
 
@@ -26,11 +114,25 @@ def _print_err(text: str, code: int) -> int:
 
 
 def console() -> Any:
+    """A rich console on the unfiltered stdout (its own styles must pass): give it only `cell`s."""
     from rich.console import Console
 
-    return Console()
+    return Console(file=_raw(sys.stdout))
+
+
+def cell(value: Any) -> Any:
+    """A table cell or label for rich: no control characters, and no markup read from data."""
+    from rich.text import Text
+
+    return Text(safe(str(value)))
+
+
+def label(value: Any) -> str:
+    """Text for a rich markup string (a progress description): no control characters, markup escaped."""
+    from rich.markup import escape
+
+    return escape(safe(str(value)))
 
 
 def short(text: str | None, n: int = 80) -> str:
-    t = " ".join((text or "").split())
-    return t if len(t) <= n else t[: n - 1] + "…"
+    return clip(text, n)

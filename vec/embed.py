@@ -52,7 +52,8 @@ _NOISE_BLOCKS = re.compile(
 _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
 _SPACES = re.compile(r"[ \t\f\v]+")
 # A sentence ends at . ! ? (or a CJK stop) followed by space, or at a line break.
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\s*\n\s*")
+# (A line break is matched from the first space of its run only: from every space it is quadratic.)
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<![^\S\n])[^\S\n]*\n\s*")
 
 
 def clean(text: str) -> str:
