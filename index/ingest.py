@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from index.db import IndexCorrupt, IndexError_, open_writer
+from index.db import IndexCorrupt, IndexError_, access_problem, open_writer
 from index.finalize import finalize
 from index.lock import IndexBusy, writer_lock
 from index.resets import drop_duplicates, reset_files
@@ -234,6 +234,10 @@ def write_error(exc: BaseException, db: Path) -> IndexError_ | None:
         return IndexWriteError(f"no space left to write the index at {db}",
                                f"free disk space on {where} (or move the index with --db), {resume}")
     if code in (errno.EACCES, errno.EPERM, errno.EROFS) or "readonly" in text or "unable to open" in text:
+        named = getattr(exc, "filename", None)  # the lock or the index itself
+        denied = access_problem(Path(named) if named else db, write=True, detail=str(exc))
+        if denied is not None:
+            return denied
         return IndexWriteError(f"cannot write the index at {db} ({exc})",
                                f"make {where} writable, or put the index elsewhere with --db or TOTAL_RECALL_DB")
     if "locked" in text or "busy" in text:

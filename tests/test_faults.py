@@ -221,7 +221,8 @@ def test_an_index_that_cannot_be_written_is_one_line_with_a_fix(tmp_path: Path) 
             p = cli("--db", db, "index", "--projects-root", root, prefix=prefix)
             assert p.returncode != 0 and p.stdout == "" and "Traceback" not in p.stderr, p.stderr
             (line,) = p.stderr.strip().splitlines()
-            assert line.startswith(f"error: cannot write the index at {db}") and "--db" in line, line
+            # one classifier for rights (index.db.access_problem): it names the place and the chmod
+            assert line.startswith("error: ") and str(db.parent) in line and "chmod u+" in line, line
     finally:
         ro_dir.chmod(0o700)
         for f in ro_db.parent.iterdir():
