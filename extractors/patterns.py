@@ -49,7 +49,7 @@ _IMAGE = re.compile(r"\[Image #\d+\]")
 
 # Log lines: "ERROR: ...", "WARN[0003] ...", "npm ERR! ...".
 _LOG_LEVEL = re.compile(r"^(?:\w+ )?(?:ERROR|ERR!|WARN(?:ING)?|INFO|DEBUG|FATAL|TRACE|PANIC)\b")
-_GERUND = re.compile(r"^\W*\s*[A-Z]?[a-z]+ing\b")
+_GERUND = re.compile(r"^\W*[A-Z]?[a-z]+ing\b")  # \s is in \W: "\W*\s*" backtracked quadratically
 
 
 def status_line(stripped: str) -> bool:
