@@ -5,10 +5,12 @@ from __future__ import annotations
 import sqlite3
 
 from index.profiles import materialise
+from index.session_docs import refresh as refresh_session_docs
 
 
 def finalize(conn: sqlite3.Connection, touched: bool) -> None:
     if not touched:
+        refresh_session_docs(conn)  # nothing new; builds the documents an index from before v5 lacks
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -19,6 +21,7 @@ def finalize(conn: sqlite3.Connection, touched: bool) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    refresh_session_docs(conn)  # after the titles: a session's document holds its title
 
 
 def _titles(conn: sqlite3.Connection) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT);
@@ -183,12 +183,30 @@ CREATE TABLE IF NOT EXISTS refinements(
   note TEXT, score_before REAL, score_after REAL, at TEXT
 );
 """
+# v5: one document per session (title, the user's prompts, the assistant's text; index/session_docs.py)
+# in its own FTS table, to rank sessions without scoring every message. Deleting a session (forget)
+# deletes its document in the same statement, so no copy of its text outlives it.
+_V5 = """
+CREATE TABLE IF NOT EXISTS session_docs(
+  id INTEGER PRIMARY KEY, session_id TEXT NOT NULL UNIQUE, sig TEXT NOT NULL,
+  title TEXT NOT NULL, prompts TEXT NOT NULL, answers TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS session_fts USING fts5(
+  title, prompts, answers, content='session_docs', content_rowid='id', tokenize='porter unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS session_docs_gone AFTER DELETE ON sessions BEGIN
+  INSERT INTO session_fts(session_fts, rowid, title, prompts, answers)
+    SELECT 'delete', id, title, prompts, answers FROM session_docs WHERE session_id = old.session_id;
+  DELETE FROM session_docs WHERE session_id = old.session_id;
+END;
+"""
 MIGRATIONS: dict[int, str] = {
     1: _V1,
     2: _V1 + "CREATE INDEX IF NOT EXISTS turns_session_ts ON turns(session_id, ts);",
     3: _V3,
     # v4: extractions.scope held the constant 'project'; scope is decided at query time (index/scope.py).
     4: "ALTER TABLE extractions DROP COLUMN scope;",
+    5: _V5,
 }
 
 
