@@ -149,7 +149,7 @@ def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> t
     """AND of all terms first; widen to an OR of the distinctive terms when that finds too little."""
     match = q.all_of()
     rows = _candidates(conn, match, f, CANDIDATES) if len(q.terms) > 1 else []
-    if len(rows) < limit * 3 or len(q.terms) == 1:
+    if len({hash(r[12]) for r in rows}) < limit * 3 or len(q.terms) == 1:  # distinct texts: copies count once
         match = " OR ".join(_rare_terms(conn, q))
         more = _candidates(conn, match, f, CANDIDATES)
         have = {r[0] for r in rows}
@@ -219,8 +219,9 @@ def session_scores(conn: sqlite3.Connection, text: str, fts: Ranked) -> dict[str
 
 def _fold_copies(conn: sqlite3.Connection, order: list[str], per: dict[str, Ranked]) -> dict[str, list[str]]:
     """A session of the same project whose every matching text already appeared in a session ranked
-    above it (a resumed or continued copy, a re-written file) adds nothing: it is listed once, under
-    the first. Returns {kept session: [folded sessions]}."""
+    above it, its conversation included (a resumed or continued copy, a re-written file), adds
+    nothing: it is listed once, under the first. Identical tool output alone (the same test log in
+    two sessions) does not make a copy. Returns {kept session: [folded sessions]}."""
     projects = _projects(conn, order)
     seen: dict[str | None, dict[int, str]] = {}  # project -> text hash -> first session holding it
     out: dict[str, list[str]] = {}
@@ -228,13 +229,17 @@ def _fold_copies(conn: sqlite3.Connection, order: list[str], per: dict[str, Rank
         texts = {hash(r[12]) for _, r in per[sid]}
         have = seen.setdefault(projects.get(sid), {})
         owners = {have.get(t) for t in texts}
-        if texts and None not in owners:
+        talk = any(r[5] in _CONVERSATION for _, r in per[sid])
+        if talk and None not in owners:
             keep = next(s for s in order if s in owners)  # the best-ranked session it copies
             out.setdefault(keep, []).append(sid)
             continue
         for t in texts:
             have.setdefault(t, sid)
     return out
+
+
+_CONVERSATION = ("prompt", "text")
 
 
 def _projects(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str | None]:
