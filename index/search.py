@@ -38,7 +38,7 @@ COMMON_TERM_SHARE = 0.1
 EXACT_BONUS_DEPTH = 150  # exact-identifier promotion looks at this many of the best candidates
 # A session's score: (1 - DOC_SHARE) x its best message + DOC_SHARE x its document, each relative to
 # the best session of the query (docs/eval.md: leave-one-source-out choice on both dev sets).
-DOC_SHARE = 0.4
+DOC_SHARE = 0.3
 
 
 @dataclass(slots=True)

@@ -44,7 +44,7 @@ VEC_K = 200  # nearest chunks to fetch (all kinds)
 VEC_MESSAGES = 50  # distinct messages taken from them into the fused message ranking
 MAX_DISTANCE = 0.75  # cosine distance beyond which a neighbour is noise, not meaning
 FTS_STEP = 0.05  # session fusion: 5 % of the best FTS session score = one rank
-VEC_STEP = 0.01  # session fusion: 0.01 cosine similarity = one rank
+VEC_STEP = 0.05  # session fusion: 0.05 cosine similarity = one rank (docs/eval.md: both dev sets)
 EXACT_BONUS = 0.5  # x(1 + bonus * share of the query's identifiers found verbatim)
 _ID, _TEXT = 0, 12
 
