@@ -11,6 +11,7 @@ repeat the query; a message's score is scaled by its session's; copies of a sess
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -36,6 +37,8 @@ RECENCY_HALF_LIFE_DAYS = 180.0
 # AND query): it adds little to bm25 but makes FTS5 score tens of thousands of rows.
 COMMON_TERM_SHARE = 0.1
 EXACT_BONUS_DEPTH = 150  # exact-identifier promotion looks at this many of the best candidates
+TOOL_KINDS = frozenset({"tool_use", "tool_result", "command_output"})
+LONG_TOOL_CHARS = 500  # tool text longer than this is worth sqrt(LONG_TOOL_CHARS / length) of its score
 # A session's score: (1 - DOC_SHARE) x its best message + DOC_SHARE x its document, each relative to
 # the best session of the query (docs/eval.md: leave-one-source-out choice on both dev sets).
 DOC_SHARE = 0.3
@@ -121,11 +124,24 @@ def _rank(rows: list[tuple[Any, ...]], q: Query, now: datetime) -> list[tuple[fl
             w *= 0.8  # abandoned branch
         scored.append((base * w * recency(r[3], now, 0.85, RECENCY_HALF_LIFE_DAYS), r))
     scored.sort(key=lambda x: -x[0])
+    # Only the leaders can reach the top, so only their text is read: exact identifiers promote a
+    # row; long tool output is down-weighted (bm25 normalises length against the table's average,
+    # which tool output itself inflates, so a long diff or log repeating the query escapes it).
     exact = [e.lower() for e in q.exact if len(e) > 2]
-    if exact:  # exact identifiers promote a row; only the leaders can reach the top, so only they are read
-        head = [(sc * (1.0 + 0.25 * sum(1 for e in exact if e in row_text(r).lower())), r)
-                for sc, r in scored[:EXACT_BONUS_DEPTH]]
-        scored = sorted(head, key=lambda x: -x[0]) + scored[EXACT_BONUS_DEPTH:]
+
+    def adjust(score: float, r: tuple[Any, ...]) -> float:
+        if not exact and r[5] not in TOOL_KINDS:
+            return score
+        text = row_text(r)
+        if r[5] in TOOL_KINDS and len(text) > LONG_TOOL_CHARS:
+            score *= math.sqrt(LONG_TOOL_CHARS / len(text))
+        if exact:
+            low = text.lower()
+            score *= 1.0 + 0.25 * sum(1 for e in exact if e in low)
+        return score
+
+    head = [(adjust(sc, r), r) for sc, r in scored[:EXACT_BONUS_DEPTH]]
+    scored = sorted(head, key=lambda x: -x[0]) + scored[EXACT_BONUS_DEPTH:]
     return scored
 
 
