@@ -39,9 +39,12 @@ COMMON_TERM_SHARE = 0.1
 EXACT_BONUS_DEPTH = 150  # exact-identifier promotion looks at this many of the best candidates
 TOOL_KINDS = frozenset({"tool_use", "tool_result", "command_output"})
 LONG_TOOL_CHARS = 500  # tool text longer than this is worth sqrt(LONG_TOOL_CHARS / length) of its score
+LONG_TOOL_DEPTH = 50  # ... among this many of the best candidates (each one read costs an unpack)
+FOLD_DEPTH = 50  # copies are looked for among this many of the best sessions (MCP's largest limit)
 # A session's score: (1 - DOC_SHARE) x its best message + DOC_SHARE x its document, each relative to
 # the best session of the query (docs/eval.md: leave-one-source-out choice on both dev sets).
 DOC_SHARE = 0.3
+DOC_DEPTH = 50  # sessions (by best message) whose document is scored
 
 
 @dataclass(slots=True)
@@ -140,8 +143,9 @@ def _rank(rows: list[tuple[Any, ...]], q: Query, now: datetime) -> list[tuple[fl
             score *= 1.0 + 0.25 * sum(1 for e in exact if e in low)
         return score
 
-    head = [(adjust(sc, r), r) for sc, r in scored[:EXACT_BONUS_DEPTH]]
-    scored = sorted(head, key=lambda x: -x[0]) + scored[EXACT_BONUS_DEPTH:]
+    depth = EXACT_BONUS_DEPTH if exact else LONG_TOOL_DEPTH
+    head = [(adjust(sc, r), r) for sc, r in scored[:depth]]
+    scored = sorted(head, key=lambda x: -x[0]) + scored[depth:]
     return scored
 
 
@@ -165,7 +169,7 @@ def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> t
     """AND of all terms first; widen to an OR of the distinctive terms when that finds too little."""
     match = q.all_of()
     rows = _candidates(conn, match, f, CANDIDATES) if len(q.terms) > 1 else []
-    if len({hash(r[12]) for r in rows}) < limit * 3 or len(q.terms) == 1:  # distinct texts: copies count once
+    if len({(r[1], hash(r[12])) for r in rows}) < limit * 3 or len(q.terms) == 1:  # a text repeated in a session counts once
         match = " OR ".join(_rare_terms(conn, q))
         more = _candidates(conn, match, f, CANDIDATES)
         have = {r[0] for r in rows}
@@ -227,7 +231,9 @@ def session_scores(conn: sqlite3.Connection, text: str, fts: Ranked) -> dict[str
     if not best:
         return {}
     top = max(best.values()) or 1.0
-    docs = doc_scores(conn, parse(text, idents=False), best)
+    # only sessions the document could still lift to the top are scored (bm25 costs per session)
+    leaders = sorted(best, key=lambda sid: -best[sid])[:DOC_DEPTH]
+    docs = doc_scores(conn, parse(text, idents=False), leaders)
     top_doc = max(docs.values(), default=0.0) or 1.0
     return {sid: (1.0 - DOC_SHARE) * b / top + DOC_SHARE * docs.get(sid, 0.0) / top_doc
             for sid, b in best.items()}
@@ -238,6 +244,7 @@ def _fold_copies(conn: sqlite3.Connection, order: list[str], per: dict[str, Rank
     above it, its conversation included (a resumed or continued copy, a re-written file), adds
     nothing: it is listed once, under the first. Identical tool output alone (the same test log in
     two sessions) does not make a copy. Returns {kept session: [folded sessions]}."""
+    order = order[:FOLD_DEPTH]
     projects = _projects(conn, order)
     seen: dict[str | None, dict[int, str]] = {}  # project -> text hash -> first session holding it
     out: dict[str, list[str]] = {}
