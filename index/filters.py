@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
+from functools import lru_cache
 
 # Longer than any id, path or project key, so a longer filter value matches nothing; and short enough
 # for a LIKE pattern (SQLite refuses patterns over 50 KB: "LIKE or GLOB pattern too complex").
@@ -26,11 +27,19 @@ def parse_ts(ts: str | None) -> datetime | None:
 
 
 def recency(ts: str | None, now: datetime, floor: float, half_life_days: float) -> float:
-    """A ranking factor from `floor` (old) to 1 (now); unknown dates count as mid-aged (0.9)."""
-    dt = parse_ts(ts)
-    if dt is None:
+    """A ranking factor from `floor` (old) to 1 (now); unknown dates count as mid-aged (0.9).
+    Days are whole (a search ranks hundreds of rows from a few days: each day is computed once)."""
+    return _recency(ts[:10] if ts else None, now.toordinal(), floor, half_life_days)
+
+
+@lru_cache(maxsize=4096)
+def _recency(day: str | None, today: int, floor: float, half_life_days: float) -> float:
+    try:
+        days = max(today - date.fromisoformat(day).toordinal(), 0) if day else None
+    except ValueError:
+        days = None
+    if days is None:
         return 0.9
-    days = max((now - dt).total_seconds() / 86400.0, 0.0)
     return floor + (1.0 - floor) * math.exp(-days / half_life_days)
 
 

@@ -12,6 +12,7 @@ import sqlite3
 
 from index.operator import refold_pending
 from index.profiles import materialise
+from index.session_docs import refresh as refresh_session_docs
 
 
 def mark_pending(conn: sqlite3.Connection) -> None:
@@ -22,6 +23,7 @@ def mark_pending(conn: sqlite3.Connection) -> None:
 def finalize(conn: sqlite3.Connection) -> bool:
     """Finalise if anything was written since the last finalisation; returns whether it did."""
     if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
+        refresh_session_docs(conn)  # nothing new; builds the documents an index from before v6 lacks
         return False
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -35,6 +37,7 @@ def finalize(conn: sqlite3.Connection) -> bool:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+    refresh_session_docs(conn)  # after the titles: a session's document holds its title
     return True
 
 

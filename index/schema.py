@@ -6,7 +6,7 @@ import re
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT);
@@ -214,6 +214,24 @@ def _v4(conn: sqlite3.Connection) -> None:
             conn.execute(stmt)
 
 
+# v6: one document per session (title, the user's prompts, the assistant's text; index/session_docs.py)
+# in its own FTS table, to rank sessions without scoring every message. Deleting a session (forget)
+# deletes its document in the same statement, so no copy of its text outlives it.
+_V6 = """
+CREATE TABLE IF NOT EXISTS session_docs(
+  id INTEGER PRIMARY KEY, session_id TEXT NOT NULL UNIQUE, sig TEXT NOT NULL,
+  title TEXT NOT NULL, prompts TEXT NOT NULL, answers TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS session_fts USING fts5(
+  title, prompts, answers, content='session_docs', content_rowid='id', tokenize='porter unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS session_docs_gone AFTER DELETE ON sessions BEGIN
+  INSERT INTO session_fts(session_fts, rowid, title, prompts, answers)
+    SELECT 'delete', id, title, prompts, answers FROM session_docs WHERE session_id = old.session_id;
+  DELETE FROM session_docs WHERE session_id = old.session_id;
+END;
+"""
+
 Migration = str | Callable[[sqlite3.Connection], None]
 MIGRATIONS: dict[int, Migration] = {
     1: _V1,
@@ -221,6 +239,7 @@ MIGRATIONS: dict[int, Migration] = {
     3: _V3,
     4: _v4,
     5: _V5,
+    6: _V6,
 }
 
 

@@ -2,10 +2,16 @@
 
 CLI `search`, the hooks and the MCP tools all call `search_messages` / `search_sessions`; with the
 `[vec]` extra and a vector store, `_hybrid` fuses vector neighbours into the ranking (vec/hybrid.py).
+
+Ranking rewards answers, not volume: tool calls and output weigh less than what the user and the
+assistant said; a session is scored by its best message and by its document (index/session_docs.py:
+title, prompts, assistant text, bm25-saturated and length-normalised), never by how many messages
+repeat the query; a message's score is scaled by its session's; copies of a session are listed once.
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -13,11 +19,14 @@ from typing import Any
 
 from index.filters import Filters, recency
 from index.fts_query import Query, bounded, parse
+from index.session_docs import doc_scores
 from index.textstore import snippet, unpack
 
-# How much a hit of each kind is worth relative to a human prompt or an assistant answer.
+# How much a hit of each kind is worth relative to a human prompt or an assistant answer. Tool calls
+# and their output are evidence the work happened, not the answer (docs/eval.md: the weights were
+# checked on both dev sets, leave one source out).
 KIND_WEIGHT = {
-    "prompt": 1.0, "text": 1.0, "away_summary": 0.9, "tool_use": 0.75, "tool_result": 0.6,
+    "prompt": 1.0, "text": 1.0, "away_summary": 0.9, "tool_use": 0.6, "tool_result": 0.5,
     "agent_prompt": 0.55, "command": 0.7, "bash_input": 0.7, "command_output": 0.5, "compact_summary": 0.35,
     "compact_prompt": 0.2, "meta": 0.3, "system_reminder": 0.2, "interrupt": 0.1, "api_error": 0.2,
     "compact_boundary": 0.1,
@@ -28,6 +37,14 @@ RECENCY_HALF_LIFE_DAYS = 180.0
 # AND query): it adds little to bm25 but makes FTS5 score tens of thousands of rows.
 COMMON_TERM_SHARE = 0.1
 EXACT_BONUS_DEPTH = 150  # exact-identifier promotion looks at this many of the best candidates
+TOOL_KINDS = frozenset({"tool_use", "tool_result", "command_output"})
+LONG_TOOL_CHARS = 500  # tool text longer than this is worth sqrt(LONG_TOOL_CHARS / length) of its score
+LONG_TOOL_DEPTH = 50  # ... among this many of the best candidates (each one read costs an unpack)
+FOLD_DEPTH = 50  # copies are looked for among this many of the best sessions (MCP's largest limit)
+# A session's score: (1 - DOC_SHARE) x its best message + DOC_SHARE x its document, each relative to
+# the best session of the query (docs/eval.md: leave-one-source-out choice on both dev sets).
+DOC_SHARE = 0.3
+DOC_DEPTH = 50  # sessions (by best message) whose document is scored
 
 
 @dataclass(slots=True)
@@ -58,6 +75,7 @@ class SessionHit:
     last_ts: str | None
     score: float
     hits: list[Hit] = field(default_factory=list)
+    copies: list[str] = field(default_factory=list)  # sessions folded into this one (nothing new matched)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -109,11 +127,25 @@ def _rank(rows: list[tuple[Any, ...]], q: Query, now: datetime) -> list[tuple[fl
             w *= 0.8  # abandoned branch
         scored.append((base * w * recency(r[3], now, 0.85, RECENCY_HALF_LIFE_DAYS), r))
     scored.sort(key=lambda x: -x[0])
+    # Only the leaders can reach the top, so only their text is read: exact identifiers promote a
+    # row; long tool output is down-weighted (bm25 normalises length against the table's average,
+    # which tool output itself inflates, so a long diff or log repeating the query escapes it).
     exact = [e.lower() for e in q.exact if len(e) > 2]
-    if exact:  # exact identifiers promote a row; only the leaders can reach the top, so only they are read
-        head = [(sc * (1.0 + 0.25 * sum(1 for e in exact if e in row_text(r).lower())), r)
-                for sc, r in scored[:EXACT_BONUS_DEPTH]]
-        scored = sorted(head, key=lambda x: -x[0]) + scored[EXACT_BONUS_DEPTH:]
+
+    def adjust(score: float, r: tuple[Any, ...]) -> float:
+        if not exact and r[5] not in TOOL_KINDS:
+            return score
+        text = row_text(r)
+        if r[5] in TOOL_KINDS and len(text) > LONG_TOOL_CHARS:
+            score *= math.sqrt(LONG_TOOL_CHARS / len(text))
+        if exact:
+            low = text.lower()
+            score *= 1.0 + 0.25 * sum(1 for e in exact if e in low)
+        return score
+
+    depth = EXACT_BONUS_DEPTH if exact else LONG_TOOL_DEPTH
+    head = [(adjust(sc, r), r) for sc, r in scored[:depth]]
+    scored = sorted(head, key=lambda x: -x[0]) + scored[depth:]
     return scored
 
 
@@ -137,7 +169,7 @@ def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> t
     """AND of all terms first; widen to an OR of the distinctive terms when that finds too little."""
     match = q.all_of()
     rows = _candidates(conn, match, f, CANDIDATES) if len(q.terms) > 1 else []
-    if len(rows) < limit * 3 or len(q.terms) == 1:
+    if len({(r[1], hash(r[12])) for r in rows}) < limit * 3 or len(q.terms) == 1:  # a text repeated in a session counts once
         match = " OR ".join(_rare_terms(conn, q))
         more = _candidates(conn, match, f, CANDIDATES)
         have = {r[0] for r in rows}
@@ -149,9 +181,20 @@ def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> t
 Ranked = list[tuple[float, tuple[Any, ...]]]
 
 
+@dataclass(slots=True)
+class _Result:
+    q: Query
+    ranked: Ranked  # messages, best first (fused with vectors when they took part)
+    sessions: dict[str, float]  # session scores, the best 1.0
+    per: dict[str, Ranked]  # each session's messages, best first
+    order: list[str]  # sessions, best first, copies folded away
+    copies: dict[str, list[str]]  # kept session -> sessions folded into it
+
+
 def _ranked(conn: sqlite3.Connection, text: str, f: Filters, limit: int, now: datetime | None,
-            hybrid: bool | None) -> tuple[Query, Ranked, Ranked] | None:
-    """(query, FTS ranking, final ranking) — the one pipeline behind both search functions."""
+            hybrid: bool | None) -> _Result | None:
+    """The one pipeline behind both search functions: messages, then sessions, then messages
+    scaled by their session's score."""
     text = bounded(text)  # the vector side gets the same capped query as FTS
     q = parse(text)
     if q.empty:
@@ -160,7 +203,74 @@ def _ranked(conn: sqlite3.Connection, text: str, f: Filters, limit: int, now: da
     _prefetch(conn, text, hybrid)
     _, rows = _query_rows(conn, q, f, limit)
     fts = _rank(rows, q, now)
-    return q, fts, _hybrid(conn, text, q, f, fts, hybrid)
+    ranked = _hybrid(conn, text, q, f, fts, hybrid)
+    per: dict[str, Ranked] = {}
+    for score, r in ranked:
+        per.setdefault(r[1], []).append((score, r))
+    sessions = session_scores(conn, text, fts)
+    if ranked is not fts:  # vectors took part: fuse the session rankings too
+        from vec.hybrid import fuse_sessions
+
+        sessions = fuse_sessions(conn, text, sessions, set(per), explicit=hybrid is True)
+    top = max(sessions.values(), default=0.0) or 1.0
+    sessions = {sid: v / top for sid, v in sessions.items()}
+    order = sorted(per, key=lambda sid: -sessions.get(sid, 0.0))
+    copies = _fold_copies(conn, order, per)
+    folded = {c for cs in copies.values() for c in cs}
+    # a message is worth as much as it answers the query times how much its session is about it
+    ranked = sorted(((sc * sessions.get(r[1], 0.0), r) for sc, r in ranked if r[1] not in folded),
+                    key=lambda x: -x[0])
+    return _Result(q, ranked, sessions, per, [sid for sid in order if sid not in folded], copies)
+
+
+def session_scores(conn: sqlite3.Connection, text: str, fts: Ranked) -> dict[str, float]:
+    """Each matching session: its best message and its document, each relative to the query's best.
+    Further matches add nothing, so a long session cannot win by repeating the query's words."""
+    best: dict[str, float] = {}
+    for score, r in fts:
+        best.setdefault(r[1], score)  # `fts` is sorted: the first is the best
+    if not best:
+        return {}
+    top = max(best.values()) or 1.0
+    # only sessions the document could still lift to the top are scored (bm25 costs per session)
+    leaders = sorted(best, key=lambda sid: -best[sid])[:DOC_DEPTH]
+    docs = doc_scores(conn, parse(text, idents=False), leaders)
+    top_doc = max(docs.values(), default=0.0) or 1.0
+    return {sid: (1.0 - DOC_SHARE) * b / top + DOC_SHARE * docs.get(sid, 0.0) / top_doc
+            for sid, b in best.items()}
+
+
+def _fold_copies(conn: sqlite3.Connection, order: list[str], per: dict[str, Ranked]) -> dict[str, list[str]]:
+    """A session of the same project whose every matching text already appeared in a session ranked
+    above it, its conversation included (a resumed or continued copy, a re-written file), adds
+    nothing: it is listed once, under the first. Identical tool output alone (the same test log in
+    two sessions) does not make a copy. Returns {kept session: [folded sessions]}."""
+    order = order[:FOLD_DEPTH]
+    projects = _projects(conn, order)
+    seen: dict[str | None, dict[int, str]] = {}  # project -> text hash -> first session holding it
+    out: dict[str, list[str]] = {}
+    for sid in order:
+        texts = {hash(r[12]) for _, r in per[sid]}
+        have = seen.setdefault(projects.get(sid), {})
+        owners = {have.get(t) for t in texts}
+        talk = any(r[5] in _CONVERSATION for _, r in per[sid])
+        if talk and None not in owners:
+            keep = next(s for s in order if s in owners)  # the best-ranked session it copies
+            out.setdefault(keep, []).append(sid)
+            continue
+        for t in texts:
+            have.setdefault(t, sid)
+    return out
+
+
+_CONVERSATION = ("prompt", "text")
+
+
+def _projects(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str | None]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return dict(conn.execute(f"SELECT session_id, project_key FROM sessions WHERE session_id IN ({marks})", ids))
 
 
 def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = None, limit: int = 10,
@@ -169,10 +279,9 @@ def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = Non
     got = _ranked(conn, text, f, limit, now, hybrid)
     if got is None:
         return []
-    q, _, ranked = got
     out: list[tuple[float, tuple[Any, ...]]] = []
     seen_text: set[tuple[str, int]] = set()
-    for score, r in ranked:
+    for score, r in got.ranked:
         key = (r[1], hash(r[12]))
         if key in seen_text:
             continue  # the same text twice in one session (resume copies, mirrors)
@@ -180,7 +289,8 @@ def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = Non
         out.append((score, r))
         if len(out) >= limit:
             break
-    return [_hit(r, score, snippet(row_text(r), q.exact + q.words)) for score, r in out]
+    words = got.q.exact + got.q.words
+    return [_hit(r, score, snippet(row_text(r), words)) for score, r in out]
 
 
 def _hit(r: tuple[Any, ...], score: float, snippet: str) -> Hit:
@@ -192,38 +302,21 @@ def _hit(r: tuple[Any, ...], score: float, snippet: str) -> Hit:
 def search_sessions(conn: sqlite3.Connection, text: str, f: Filters | None = None, limit: int = 10,
                     hits_per_session: int = 3, now: datetime | None = None,
                     hybrid: bool | None = None) -> list[SessionHit]:
-    """Rank whole sessions: the best hit counts most, further distinct hits add a little."""
+    """Rank whole sessions (`session_scores`), each with its best hits."""
     f = f or Filters()
     got = _ranked(conn, text, f, limit, now, hybrid)
     if got is None:
         return []
-    q, fts, ranked = got
-    per: dict[str, list[tuple[float, tuple[Any, ...]]]] = {}
-    for score, r in ranked:
-        per.setdefault(r[1], []).append((score, r))
-    totals = _session_totals(fts)
-    if ranked is not fts:  # vectors took part: fuse the session rankings too
-        from vec.hybrid import fuse_sessions
-
-        totals = fuse_sessions(conn, text, totals, set(per), explicit=hybrid is True)
-    scored = [(totals.get(sid, 0.0), sid, items) for sid, items in per.items()]
-    scored.sort(key=lambda x: -x[0])
-    scored = scored[:limit]
-    meta = _session_meta(conn, [sid for _, sid, _ in scored])
+    order = got.order[:limit]
+    meta = _session_meta(conn, order)
+    words = got.q.exact + got.q.words
     out = []
-    for total, sid, items in scored:
+    for sid in order:
         title, project, first_ts, last_ts = meta.get(sid, (None, None, None, None))
-        hits = [_hit(r, s, snippet(row_text(r), q.exact + q.words)) for s, r in items[:hits_per_session]]
-        out.append(SessionHit(sid, title, project, first_ts, last_ts, round(total, 4), hits))
+        hits = [_hit(r, s, snippet(row_text(r), words)) for s, r in got.per[sid][:hits_per_session]]
+        out.append(SessionHit(sid, title, project, first_ts, last_ts, round(got.sessions.get(sid, 0.0), 4), hits,
+                              got.copies.get(sid, [])))
     return out
-
-
-def _session_totals(ranked: list[tuple[float, tuple[Any, ...]]]) -> dict[str, float]:
-    """A session's score: its best hit, plus a little for each further hit (up to 4)."""
-    per: dict[str, list[float]] = {}
-    for score, r in ranked:
-        per.setdefault(r[1], []).append(score)
-    return {sid: tops[0] + 0.15 * sum(tops[1:5]) for sid, tops in per.items()}
 
 
 def _session_meta(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[Any, ...]]:

@@ -6,7 +6,8 @@ in a worker thread meanwhile), then `fuse()` on its bm25 ranking:
   for rows quoting the query's identifiers verbatim (top-5 lists gain from interleaving sources);
 - sessions (`fuse_sessions`): RRF over score-gap ranks of the FTS session scores and each session's
   nearest vector (message, extraction or title) — deciding the top session needs to know how
-  decisively each source prefers it, which positions alone cannot tell.
+  decisively each source prefers it, which positions alone cannot tell. One rank is 0.05 in both
+  lists (relative FTS score, cosine): a finer cosine step let vectors outvote clear FTS leaders.
 In auto mode (`hybrid=None`) vectors are used only when the driver, sqlite-vec and fastembed are
 installed and the DB holds a store stamped with the configured model; any failure then falls back to
 the FTS ranking, logging one line on the `total_recall.vec` logger.
@@ -44,7 +45,7 @@ VEC_K = 200  # nearest chunks to fetch (all kinds)
 VEC_MESSAGES = 50  # distinct messages taken from them into the fused message ranking
 MAX_DISTANCE = 0.75  # cosine distance beyond which a neighbour is noise, not meaning
 FTS_STEP = 0.05  # session fusion: 5 % of the best FTS session score = one rank
-VEC_STEP = 0.01  # session fusion: 0.01 cosine similarity = one rank
+VEC_STEP = 0.05  # session fusion: 0.05 cosine similarity = one rank (docs/eval.md: both dev sets)
 EXACT_BONUS = 0.5  # x(1 + bonus * share of the query's identifiers found verbatim)
 _ID, _TEXT = 0, 12
 
