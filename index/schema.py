@@ -276,6 +276,15 @@ def migrate(conn: sqlite3.Connection) -> int:
 
 
 def _statements(script: str) -> list[str]:
-    """Split a DDL script into statements (none of ours has a `;` inside a statement)."""
+    """Split a DDL script into statements; a trigger body's `;` does not end its statement
+    (`sqlite3.complete_statement` decides)."""
     lines = [ln for ln in script.splitlines() if not ln.lstrip().startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    out: list[str] = []
+    pending = ""
+    for part in "\n".join(lines).split(";"):
+        pending += part + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                out.append(pending.strip().removesuffix(";").strip())
+            pending = ""
+    return out
