@@ -65,7 +65,7 @@ def _texts(conn: sqlite3.Connection, session_id: str) -> tuple[str, str]:
     for kind, body in conn.execute(f"""SELECT kind, body FROM messages m WHERE session_id=? AND kind IN ({marks})
                                        AND NOT EXISTS(SELECT 1 FROM agents a WHERE a.agent_id = m.agent_id
                                                       AND a.is_compaction_helper = 1)
-                                       ORDER BY id""", (session_id, *DOC_KINDS)):
+                                       ORDER BY ts, uuid""", (session_id, *DOC_KINDS)):
         (prompts if kind == "prompt" else answers).append(unpack(body)[:DOC_CLIP])
     return "\n".join(prompts), "\n".join(answers)
 
