@@ -8,10 +8,13 @@ Speed: the scan regexes (see secret_patterns) only start matches at a few anchor
 almost every position with C-level lookarounds, so text with no secrets costs one regex pass per anchor
 (one pass in all for short strings); the rare candidates are confirmed by the small handlers below.
 Handlers return a span to replace or None; they never scan far, so adversarial input stays linear.
+Base64 blobs are found in C as well (runs of base64 characters) and decoded once; a blob whose text
+holds a secret is redacted whole, so `echo <token> | base64` output does not carry the token through.
 """
 
 from __future__ import annotations
 
+import binascii
 import re
 from collections.abc import Callable
 from typing import Any
@@ -226,7 +229,7 @@ def _key_value(text: str, m: re.Match[str]) -> Span | None:
     v = text[vs:ve]
     if not sp.plausible_value(v, label, 4 if quoted else 6):
         return None
-    if not quoted and not sp.unquoted_value_ok(text, v, ve, sep, spaced):
+    if not quoted and not sp.unquoted_value_ok(text, v, ve, sep, spaced, text[k:j]):
         return None
     return vs, ve, _label_for(v, label)
 
@@ -251,10 +254,65 @@ def _flag(text: str, m: re.Match[str]) -> Span | None:
     return span[0], span[1], _label_for(v, label)
 
 
+def _bearer(text: str, m: re.Match[str]) -> Span | None:
+    """`Bearer <token>` in prose or a bare header value: the token must look random (not a word)."""
+    i, n = m.start() + 6, len(text)
+    while i < n and text[i] in " \t":
+        i += 1
+    cm = sp.AUTH_CRED.match(text, i, i + _PROBE)
+    if cm is None:
+        return None
+    v = cm.group().rstrip(".,;:)]}`")
+    if not sp.plausible_value(v, "secret", 8) or not sp.looks_random(v):
+        return None
+    return i, i + len(v), _marker("bearer")
+
+
+def _b64_spans(text: str) -> list[Span]:
+    """Base64 blobs that decode to text holding a secret (`echo <token> | base64`, a docker `auth`).
+
+    Runs of base64 characters are found in C (encode + translate + find); each run is decoded once
+    and the decoded text goes through the whole scrubber, so every format above counts when encoded.
+    """
+    marks = text.encode("ascii", "replace").translate(sp.B64_TABLE)
+    out: list[Span] = []
+    i = marks.find(sp.B64_RUN)
+    while i >= 0:
+        end = marks.find(b" ", i)
+        end = len(text) if end < 0 else end
+        hit = _b64_run(text, i, end)
+        if hit is not None:
+            out.append(hit)
+        i = marks.find(sp.B64_RUN, end)
+    return out
+
+
+def _b64_run(text: str, start: int, end: int) -> Span | None:
+    run = text[start:end]
+    # Each 4-char group of base64 over printable text starts with one of 24 letters (the top 6 bits of
+    # an ASCII byte): random runs, digests and identifiers fail this before anything is decoded.
+    if end - start > 65_536 or not sp.B64_TEXT_LEADS.issuperset(run[::4]):
+        return None
+    while end < len(text) and text[end] == "=" and end - start < len(run) + 2:
+        end += 1  # padding belongs to the blob
+    body = run[: len(run) - len(run) % 4] if len(run) % 4 == 1 else run
+    try:
+        raw = binascii.a2b_base64((body + "=" * (-len(body) % 4)).translate(sp.B64_URL_TO_STD))
+    except (ValueError, binascii.Error):
+        return None
+    if not raw.isascii():
+        return None
+    spans = _spans(raw.decode("ascii"))
+    if not spans:
+        return None
+    return start, end, spans[0][2] if len(spans) == 1 else _marker("secret")
+
+
 _TOKEN_HANDLERS: dict[str, Handler] = {r.name: _token for r in sp.TOKEN_RULES}
 _TOKEN_HANDLERS.update(pem=_pem, jwt=_jwt, telegram=_telegram)
 _HANDLERS: dict[str, Handler] = dict(_TOKEN_HANDLERS)
-_HANDLERS.update(flag=_flag, slackhook=_slack_hook, kvcolon=_key_value, sas=_sas, kveq=_key_value, url=_url)
+_HANDLERS.update(flag=_flag, slackhook=_slack_hook, kvcolon=_key_value, sas=_sas, kveq=_key_value, url=_url,
+                 bearer=_bearer)
 
 
 def _candidates(text: str) -> list[re.Match[str]]:
@@ -273,8 +331,8 @@ def _start(m: re.Match[str]) -> int:
     return m.start()
 
 
-def _spans(text: str) -> list[Span]:
-    """Non-overlapping replacement spans in text order.
+def _spans(text: str, scan: bool = True) -> list[Span]:
+    """Non-overlapping replacement spans in text order (`scan=False`: the scan regex found nothing).
 
     Candidates are judged in text order; one inside an accepted span is skipped (keeps long redacted
     values linear), and a hit overlapping an accepted span is dropped (first come wins). A candidate
@@ -283,7 +341,7 @@ def _spans(text: str) -> list[Span]:
     """
     out: list[Span] = []
     live: list[Span] = []  # accepted spans that end after the current candidate
-    for m in _candidates(text):
+    for m in _candidates(text) if scan else ():
         p = m.start()
         if live:
             live = [h for h in live if h[1] > p]
@@ -294,6 +352,10 @@ def _spans(text: str) -> list[Span]:
             continue
         out.append(hit)
         live.append(hit)
+    if len(text) >= sp.B64_MIN:
+        b64 = _b64_spans(text)
+        if b64:
+            out.extend(h for h in b64 if not _overlaps(h, out))
     out.sort()
     return out
 
@@ -327,18 +389,18 @@ def scrub_text(text: str) -> str:
             return text
         hit = _short_cache.get(text)
         if hit is None:
-            hit = text if _SCAN_SEARCH(text) is None else _scrub(text)
+            hit = _scrub(text, _SCAN_SEARCH(text) is not None)
             if len(_short_cache) >= _CACHE_MAX:
                 _short_cache.clear()
             _short_cache[text] = hit
         return hit
-    if n < sp.LONG_TEXT and _SCAN_SEARCH(text) is None:
-        return text  # the common case for short strings: one C call
+    if n < sp.LONG_TEXT:  # the common case: one scan call, and one base64 pass when no candidate is found
+        return _scrub(text, _SCAN_SEARCH(text) is not None)
     return _scrub(text)
 
 
-def _scrub(text: str) -> str:
-    spans = _spans(text)
+def _scrub(text: str, scan: bool = True) -> str:
+    spans = _spans(text, scan)
     if not spans:
         return text
     parts: list[str] = []

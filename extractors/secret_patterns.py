@@ -3,7 +3,7 @@ decide whether a key name or a value looks secret.
 
 Why the split: Python's `re` is slow when a pattern has many alternatives that start with common
 letters, so the scan regex only ever starts a match at a handful of rare anchor characters
-(`_ - . : = A K`) and checks the few characters around them with cheap lookarounds. Text without
+(`_ - . : = A B K`) and checks the few characters around them with cheap lookarounds. Text without
 secrets is rejected in C at a few hundred MB/s; the rare candidates are then confirmed in Python by the
 precise regexes below (matched at a known offset, so they never scan).
 """
@@ -44,8 +44,10 @@ def _p(rx: str, label: str, mixed: bool = False) -> tuple[re.Pattern[str], str, 
 
 TOKEN_RULES: tuple[TokenRule, ...] = (
     # underscore-delimited prefixes
-    TokenRule("gh", "_", r"(?<=gh[pousr]_)(?=[A-Za-z0-9]{30})", 3,
-              (_p(r"gh[pousr]_[A-Za-z0-9]{30,}", "github_token"),)),
+    # classic `ghp_<36>` and the stateless App installation format `ghs_<app id>_<JWT>` (2026)
+    TokenRule("gh", "_", r"(?<=gh[pousr]_)(?=[A-Za-z0-9]{30}|[0-9]{1,12}_[A-Za-z0-9_-]{10})", 3,
+              (_p(r"gh[pousr]_[0-9]{1,12}_[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,}){1,2}", "github_token"),
+               _p(r"gh[pousr]_[A-Za-z0-9]{30,}", "github_token"))),
     TokenRule("ghpat", "_", r"(?<=github_pat_)(?=[A-Za-z0-9_]{30})", 10,
               (_p(r"github_pat_[A-Za-z0-9_]{30,}", "github_token"),)),
     TokenRule("npm", "_", r"(?<=npm_)(?=[A-Za-z0-9]{30})", 3, (_p(r"npm_[A-Za-z0-9]{30,}", "npm_token"),)),
@@ -158,6 +160,8 @@ SPECIAL_RULES: tuple[tuple[str, str, str], ...] = (
     ("kveq", "=", _kv_guard("=")),
     # scheme://user:PASSWORD@host -- the lookahead proves there is a userinfo before the C code gives up.
     ("url", ":", r"""//(?=[^\s/?#"'<>`@:\[\]\\]{0,128}:[^\s/?#"'<>`\[\]\\]{1,256}@)"""),
+    # `Bearer <token>` anywhere (prose, a header value without its name); the word starts the match
+    ("bearer", "B", r"(?<![A-Za-z0-9_]B)(?=(?:earer|EARER)[ \t]+[A-Za-z0-9._~+/-]{8})"),
 )
 
 # Cheap first checks per anchor (the two chars before it, or what follows) so that the common
@@ -185,6 +189,15 @@ _PATTERNS = _anchor_patterns()
 SCAN = re.compile("|".join(_PATTERNS.values()))
 SCANS = tuple(re.compile(p) for p in _PATTERNS.values())
 LONG_TEXT = 2048
+
+# Base64 blobs (decoded and scrubbed again, see scrubber._b64_spans): bytes of the text map to "a" for
+# base64 characters (standard and URL-safe alphabets) and to " " otherwise, so runs are found in C.
+_B64_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+B64_TABLE = bytes(ord("a") if i in _B64_CHARS else ord(" ") for i in range(256))
+B64_MIN = 26  # the unpadded base64 of the shortest token formats above (AKIA…, 20 characters)
+B64_RUN = b"a" * B64_MIN
+B64_TEXT_LEADS = frozenset("CDIJKLMNOPQRSTUVWXYZabcdef")  # first char of a group encoding tab, LF, CR or ' '..'~'
+B64_URL_TO_STD = str.maketrans("-_", "+/")
 
 # --- key-name classification ---------------------------------------------------------------------
 _KEY_QUALIFIERS = (
@@ -318,8 +331,12 @@ def code_ref(v: str) -> bool:
     return bool(DOTTED_RE.fullmatch(v)) and not any(_random_segment(seg) for seg in v.split("."))
 
 
-def unquoted_value_ok(text: str, v: str, end: int, sep: str, spaced: bool) -> bool:
-    """Unquoted values only count in env/shell/config style, never when they look like code."""
+def unquoted_value_ok(text: str, v: str, end: int, sep: str, spaced: bool, name: str = "") -> bool:
+    """Unquoted values only count in env/shell/config style, never when they look like code.
+
+    `name` is the key name: an upper-case (environment style) name marks a setting, not a keyword
+    argument, so `API_KEY=value, next` counts where `f(token=tok, x)` does not.
+    """
     if text[end : end + 1] in ("(", "["):
         return False
     if PATH_RE.fullmatch(v) or code_ref(v):
@@ -328,12 +345,12 @@ def unquoted_value_ok(text: str, v: str, end: int, sep: str, spaced: bool) -> bo
         if KEYWORDISH_RE.search(v) or v in CODE_WORDS or (sep == ":" and CAMEL_TYPE_RE.fullmatch(v)):
             return False
         rest = text[end : end + 40].lstrip(" \t")
-        if rest[:1] in (",", ")", "}"):
+        if rest[:1] in (")", "}") or (rest[:1] == "," and not (name.isupper() or looks_random(v))):
             return False  # call keyword argument or object literal: `f(token=tok)`, `{token: tok}`
         if spaced and sep == "=" and not looks_random(v):
             return False  # `token = other_variable`
-    if spaced and sep == "=":  # INI style `password = hunter2`: the value must end the line
-        rest_of_line = text[end : end + 256].partition("\n")[0]
-        if rest_of_line.strip():
+    if spaced and sep == "=":  # INI style `password = hunter2`: the value ends the line or a clause
+        rest_of_line = text[end : end + 256].partition("\n")[0].lstrip(" \t")
+        if rest_of_line and rest_of_line[0] not in ";,#" and not looks_random(v):
             return False
     return True

@@ -492,3 +492,92 @@ def test_token_in_url_user_and_password_both_redacted() -> None:
     assert tok not in out and pw not in out and "AKIA" not in out
     assert out.startswith("https://[REDACTED:github_token]:[REDACTED:password]@github.com/org/repo.git")
     assert scrub_text(out) == out
+
+
+# --- issue 10: shapes that used to pass the scrubber ---------------------------------------------------
+
+
+def test_spaced_assignment_followed_by_more_text() -> None:
+    """INI/shell style `key = value` with more text on the line (`; then ...`, a comment)."""
+    secret = rnd(40, B64)
+    for tail in (" ; then run the deploy", "; echo done", "  # rotated monthly", ", region us-east-1"):
+        text = f"aws_secret_access_key = {secret}{tail}"
+        out = scrub_text(text)
+        assert out == f"aws_secret_access_key = [REDACTED:secret]{tail}", out
+    pw = "hunter2x"  # short, no digit-letter mix beyond the minimum: still a literal, not code
+    assert scrub_text(f"password = {pw} ; then login") == "password = [REDACTED:password] ; then login"
+
+
+@pytest.mark.parametrize("value", ["quietlemonadestand", "s3cr3tValue99", "Xk9fLq2mZp", "hunterhunter2"])
+def test_env_style_assignment_followed_by_comma(value: str) -> None:
+    """`API_KEY=VALUE, next`: an upper-case (env style) name, or a random-looking value, is a secret
+    even when a comma follows; `f(token=tok, ...)` keyword arguments stay code."""
+    out = scrub_text(f"API_KEY={value}, next")
+    assert out == "API_KEY=[REDACTED:secret], next", out
+    assert scrub_text(f"set DB_PASSWORD={value}, then restart") == "set DB_PASSWORD=[REDACTED:password], then restart"
+
+
+def test_keyword_arguments_still_survive() -> None:
+    for code in ("connect(password=password, user=user)", "f(token=tok, retries=3)", "Client(api_key=api_key, x=1)",
+                 "dict(secret=shared_value, n=2)", "login(password=self.pw, remember=True)"):
+        assert scrub_text(code) == code
+
+
+def _ghs_jwt_token() -> str:
+    head = b64url(json.dumps({"alg": "RS256", "typ": "JWT"}).encode())
+    body = b64url(json.dumps({"iid": _rng.randint(10**6, 10**8), "aid": _rng.randint(10**5, 10**7),
+                              "exp": _rng.randint(10**9, 2 * 10**9), "n": rnd(180)}).encode())
+    return f"ghs_{_rng.randint(10**5, 10**7)}_{head}.{body}.{b64url(_rng.randbytes(256))}"
+
+
+@pytest.mark.parametrize("prefix", ["ghs", "ghu", "ghr", "gho", "ghp"])
+def test_github_tokens_old_and_new_formats(prefix: str) -> None:
+    old = f"{prefix}_{rnd(36)}"
+    assert scrub_text(f"token {old} leaked") == "token [REDACTED:github_token] leaked"
+    new = _ghs_jwt_token().replace("ghs_", prefix + "_", 1)
+    for text in (f"GH_TOKEN={new}\n", f"the app token is {new}. Rotate it", f'{{"token": "{new}"}}'):
+        out = scrub_text(text)
+        assert new.split("_")[1] not in out and new[-30:] not in out, out
+        assert "[REDACTED:github_token]" in out or "[REDACTED:secret]" in out, out
+    assert scrub_text(f"the app token is {new}. Rotate it") == "the app token is [REDACTED:github_token]. Rotate it"
+
+
+@pytest.mark.parametrize("fmt", ["ghp", "ghs", "github_pat", "glpat", "xoxb", "anthropic", "openai_proj", "aws_akia",
+                                 "npm", "google_api", "sk_live", "huggingface"])
+def test_base64_of_a_known_token(fmt: str) -> None:
+    secret = PREFIXED[fmt][0]()
+    for plain in (secret, secret + "\n", f"x-access-token:{secret}", f"user:{secret}", f"{{\"t\":\"{secret}\"}}"):
+        enc = base64.b64encode(plain.encode()).decode()
+        for text in (f"echo {enc} | base64 -d", f"data:\n  config: {enc}\n", f"the blob {enc}, decoded later"):
+            out = scrub_text(text)
+            assert enc not in out and "[REDACTED:" in out, (plain, out)
+            assert scrub_text(out) == out
+    url = base64.urlsafe_b64encode(secret.encode()).decode().rstrip("=")
+    assert url not in scrub_text(f"token={url}&x=1 and {url} again")
+
+
+def test_base64_lookalikes_survive() -> None:
+    blobs = [base64.b64encode(_rng.randbytes(n)).decode() for n in (30, 48, 90, 300)]
+    blobs += [base64.b64encode(b"just some ordinary text that is not a secret at all").decode(),
+              base64.b64encode(json.dumps({"user": "dev", "theme": "dark"}).encode()).decode()]
+    for b in blobs:
+        text = f"payload {b} end"
+        assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("tok", [lambda: rnd(40), lambda: rnd(32, HEX), lambda: rnd(24, B64URL) + "." + rnd(12),
+                                 lambda: "abc" + rnd(20, DIGITS)])
+def test_bearer_in_prose(tok: Callable[[], str]) -> None:
+    value = tok()
+    for text in (f"call it with Bearer {value} and it works", f"use `Bearer {value}` as the header value",
+                 f"BEARER {value}", f"-H Bearer {value}"):
+        out = scrub_text(text)
+        assert value not in out and "Bearer [REDACTED:bearer]" in out.replace("BEARER", "Bearer"), out
+        assert scrub_text(out) == out
+
+
+def test_bearer_prose_lookalikes_survive() -> None:
+    for text in ("the Bearer token goes in the Authorization header", "Bearer authentication is simpler",
+                 "send Bearer <token> with each call", "Bearer $TOKEN", "Bearer ${ACCESS_TOKEN}",
+                 "a Bearer scheme (RFC 6750)", "Bearer tokens expire after one hour."):
+        assert scrub_text(text) == text
