@@ -288,12 +288,39 @@ def _b64_spans(text: str) -> list[Span]:
 
 
 def _b64_run(text: str, start: int, end: int) -> Span | None:
+    """The blob in a run of base64 characters, if it decodes to text holding a secret.
+
+    The run may carry a path or an identifier stuck to the blob (`/home/dev/<blob>/app`,
+    `token-<blob>`): when the whole run does not decode to text, the pieces after and between
+    `/ - _` separators are tried (at most a few, each rejected cheaply).
+    """
+    if end - start > 65_536:  # too big to be a credential (an image)
+        return None
+    hit = _b64_blob(text, start, end)
+    if hit is not None:
+        return hit
+    cuts = list(sp.B64_CUT.finditer(text, start, end))[:_B64_MAX_CUTS]
+    for k, c in enumerate(cuts):
+        for a, b in ((c.end(), end), (c.end(), cuts[k + 1].start() if k + 1 < len(cuts) else end),
+                     (start if k == 0 else cuts[k - 1].end(), c.start())):
+            if b - a >= sp.B64_MIN and (a, b) != (start, end):
+                hit = _b64_blob(text, a, b)
+                if hit is not None:
+                    return hit
+    return None
+
+
+_B64_MAX_CUTS = 12
+
+
+def _b64_blob(text: str, start: int, end: int) -> Span | None:
     run = text[start:end]
     # Each 4-char group of base64 over printable text starts with one of 24 letters (the top 6 bits of
     # an ASCII byte): random runs, digests and identifiers fail this before anything is decoded.
-    if end - start > 65_536 or not sp.B64_TEXT_LEADS.issuperset(run[::4]):
+    if not sp.B64_TEXT_LEADS.issuperset(run[::4]):
         return None
-    while end < len(text) and text[end] == "=" and end - start < len(run) + 2:
+    n = len(text)
+    while end < n and text[end] == "=" and end - start < len(run) + 2:
         end += 1  # padding belongs to the blob
     body = run[: len(run) - len(run) % 4] if len(run) % 4 == 1 else run
     try:

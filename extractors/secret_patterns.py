@@ -198,6 +198,7 @@ B64_MIN = 26  # the unpadded base64 of the shortest token formats above (AKIA…
 B64_RUN = b"a" * B64_MIN
 B64_TEXT_LEADS = frozenset("CDIJKLMNOPQRSTUVWXYZabcdef")  # first char of a group encoding tab, LF, CR or ' '..'~'
 B64_URL_TO_STD = str.maketrans("-_", "+/")
+B64_CUT = re.compile(r"[/_-]+")  # where a path or an identifier may be stuck to a blob
 
 # --- key-name classification ---------------------------------------------------------------------
 _KEY_QUALIFIERS = (
