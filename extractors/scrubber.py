@@ -227,6 +227,11 @@ def _key_value(text: str, m: re.Match[str]) -> Span | None:
         return None
     vs, ve, quoted = span
     v = text[vs:ve]
+    if not quoted and "/" in v and sp.PATH_RE.fullmatch(v):  # `/home/dev/TOKEN=<value>/app/app.py`
+        head = v[: sp.secret_path_head(v)]
+        if not sp.looks_random(head) or head.startswith(sp.PLACEHOLDER_START):
+            return None  # a path
+        return vs, vs + len(head), _label_for(head, label)
     if not sp.plausible_value(v, label, 4 if quoted else 6):
         return None
     if not quoted and not sp.unquoted_value_ok(text, v, ve, sep, spaced, text[k:j]):
@@ -348,7 +353,7 @@ def _candidates(text: str) -> list[re.Match[str]]:
         first = sp.SCAN.search(text)  # the common no-candidate case costs one C call
         return [] if first is None else list(sp.SCAN.finditer(text, first.start()))
     found: list[re.Match[str]] = []
-    for rx in sp.SCANS:  # one fast single-literal pass per anchor char
+    for rx in sp.scans():  # one fast single-literal pass per anchor char
         found.extend(rx.finditer(text))
     found.sort(key=_start)
     return found

@@ -187,7 +187,14 @@ _PATTERNS = _anchor_patterns()
 # Short strings: one search over all anchors (one call). Long strings: one pass per anchor, since
 # sre's single-literal search loop is ~10x faster than its character-set loop.
 SCAN = re.compile("|".join(_PATTERNS.values()))
-SCANS = tuple(re.compile(p) for p in _PATTERNS.values())
+
+
+@lru_cache(maxsize=1)
+def scans() -> tuple[re.Pattern[str], ...]:
+    """The per-anchor passes, compiled on first use (hooks that scrub a path never need them)."""
+    return tuple(re.compile(p) for p in _PATTERNS.values())
+
+
 LONG_TEXT = 2048
 
 # Base64 blobs (decoded and scrubbed again, see scrubber._b64_spans): bytes of the text map to "a" for
@@ -330,6 +337,23 @@ def _random_segment(seg: str) -> bool:
 def code_ref(v: str) -> bool:
     """`os.environ`, `self.token`, `env.AUTH0_CLIENT_SECRET` (but not a vault `s.<random>` token)."""
     return bool(DOTTED_RE.fullmatch(v)) and not any(_random_segment(seg) for seg in v.split("."))
+
+
+def secret_path_head(v: str) -> int:
+    """For an unquoted value that reads as a path (`<value>/app/app.py` after `TOKEN=` in a folder
+    name): the length of what comes before the trailing ordinary path pieces, 0 when every piece is
+    ordinary (`config/app.key`, `/etc/ssl/x.pem`: a real path)."""
+    parts = v.split("/")
+    k = len(parts)
+    while k and (not parts[k - 1] or (ORDINARY_PIECE.fullmatch(parts[k - 1]) and not looks_random(parts[k - 1]))):
+        k -= 1
+    return len("/".join(parts[:k]))
+
+
+# A path piece a person names: lower-case, Capitalized or UPPER, with optional extensions. Random
+# token material mixes cases inside a piece.
+ORDINARY_PIECE = re.compile(r"(?:[a-z][a-z0-9_-]*|[0-9]+|[A-Z][a-z]+(?:[-_][A-Za-z0-9]+)*|[A-Z0-9_-]+)"
+                            r"(?:\.[A-Za-z0-9_-]{1,10})*")
 
 
 def unquoted_value_ok(text: str, v: str, end: int, sep: str, spaced: bool, name: str = "") -> bool:

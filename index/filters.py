@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from index.scope import stored_cwd
+
 _REL = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -72,7 +74,7 @@ class Filters:
             args += [self.project, f"%{self.project}%"]
         if self.cwd:
             where.append(f"{s}.cwd = ?")
-            args.append(self.cwd)
+            args.append(stored_cwd(self.cwd))
         if self.since:
             where.append(f"{m}.ts >= ?")
             args.append(self.since)

@@ -510,3 +510,18 @@ def test_base64_blob_inside_a_path_or_identifier() -> None:
         for text in (f"/home/dev/{enc}/app", f"/srv/{enc}", f"cache-{enc}-v2", f"build_{enc}"):
             out = scrub_text(text)
             assert enc.rstrip("=") not in out and "[REDACTED:" in out, (text, out)
+
+
+def test_key_value_inside_a_file_path() -> None:
+    """`/home/dev/DB_PASSWORD=<value>/app/app.py`: the value is a path segment; the rest of the path stays."""
+    for _ in range(20):
+        v, two = rnd(14), rnd(20) + "/" + rnd(19)
+        out = scrub_text(f"/home/dev/DB_PASSWORD={v}/app/app.py")
+        assert out == "/home/dev/DB_PASSWORD=[REDACTED:password]/app/app.py", out
+        out = scrub_text(f"/srv/AWS_SECRET_ACCESS_KEY={two}/src/main.py")
+        assert out == "/srv/AWS_SECRET_ACCESS_KEY=[REDACTED:secret]/src/main.py", out
+        b64 = rnd(40, B64)
+        out = scrub_text(f"/srv/AWS_SECRET_ACCESS_KEY={b64}/src/main.py")
+        assert not any(piece in out for piece in b64.split("/") if len(piece) >= 8), out
+    for kept in ("CONFIG=config/settings/app.py", "secret_file=config/app.key", "client_secret=src/app.py"):
+        assert scrub_text(kept) == kept
