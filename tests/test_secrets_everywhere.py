@@ -248,6 +248,17 @@ def test_every_command_output_holds_no_secret(planted: dict[str, Any]) -> None:
     assert "[REDACTED:" in joined
 
 
+def test_a_cwd_holding_a_token_still_finds_its_project(planted: dict[str, Any]) -> None:
+    """Queries scrub the cwd they are given the way stored rows were, so project scoping still works."""
+    db: Path = planted["db"]
+    sid, cwd = planted["sessions"][3]
+    ctx = json.loads(_cli(db, "context", "--cwd", cwd, "--json"))
+    assert "[REDACTED:" in ctx["project_key"] and ctx["cwd"] == ctx["project_key"]
+    assert ctx["sections"]["bans"], ctx["sections"]
+    mine = json.loads(_cli(db, "recall", "rotate", "--scope", "this_cwd", "--cwd", cwd, "--json"))
+    assert mine and {m["session_id"] for m in mine} == {sid}
+
+
 def test_mcp_answers_hold_no_secret(planted: dict[str, Any]) -> None:
     from test_mcp import TOOLS
 
