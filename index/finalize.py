@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from index.profiles import materialise
+from index.userstate import reapply_memories
 
 
 def finalize(conn: sqlite3.Connection, touched: bool) -> None:
@@ -15,6 +16,7 @@ def finalize(conn: sqlite3.Connection, touched: bool) -> None:
         _titles(conn)
         _link_agents(conn)
         materialise(conn)
+        reapply_memories(conn)  # promoted memories missing from a new file, demoted ones that came back
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

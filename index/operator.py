@@ -22,12 +22,22 @@ def norm(text: str) -> str:
     return _NORM.sub(" ", text.lower()).strip()[:160]
 
 
+_FOLDED = """SELECT id, kind, content, context, session_id, source_uuid, project_key, ts FROM extractions
+              WHERE kind IN ('ban','standing_decision','failed_attempt','goal','goal_progress') AND """
+
+
 def fold_new(conn: sqlite3.Connection, after_id: int) -> None:
     """Fold extractions with id > after_id (in id order) into the operator tables."""
-    rows = conn.execute(
-        """SELECT id, kind, content, context, session_id, source_uuid, project_key, ts FROM extractions
-           WHERE id > ? AND kind IN ('ban','standing_decision','failed_attempt','goal','goal_progress')
-           ORDER BY id""", (after_id,)).fetchall()
+    _fold(conn, conn.execute(_FOLDED + "id > ? ORDER BY id", (after_id,)).fetchall())
+
+
+def fold_ids(conn: sqlite3.Connection, ids: list[int]) -> None:
+    """Fold these extractions again (in id order), e.g. the other mentions of a rule whose row was deleted."""
+    marks = ",".join("?" * len(ids))
+    _fold(conn, conn.execute(_FOLDED + f"id IN ({marks}) ORDER BY id", ids).fetchall())
+
+
+def _fold(conn: sqlite3.Connection, rows: list[Any]) -> None:
     for eid, kind, content, context, sid, src, project, ts in rows:
         ctx: dict[str, Any] = orjson.loads(context) if context else {}
         if kind == "ban":

@@ -20,6 +20,7 @@ from extractors.profiles import chunk_counters
 from extractors.scrubber import scrub_obj, scrub_text
 from extractors.summaries import extract_summary
 from index.tasks import Task, head_hash
+from index.userstate import LEAF
 from index.writer import Prepared, fts_fields
 from lib.context import Context, iter_contexts
 from lib.model import Carry, FileChunk, Message
@@ -46,7 +47,13 @@ def prepare(task: Task) -> Prepared:
 
 
 def _drop_sessions(chunk: FileChunk, gone: frozenset[str]) -> None:
-    """Sessions the user asked to forget (I5) are dropped before anything is derived from them."""
+    """Sessions the user asked to forget (I5) are dropped before anything is derived from them, with the
+    `summary` records about them: those naming one of their records, or a leaf remembered when the
+    session was forgotten (`leaf:<uuid>` rows of `forgotten`; summaries usually sit in another file)."""
+    dropped = {m.uuid for m in chunk.messages if m.session_id in gone}
+    dropped.update(a.uuid for a in chunk.aliases if a.session_id in gone)
+    chunk.summaries = [(leaf, title) for leaf, title in chunk.summaries
+                       if leaf not in dropped and LEAF + leaf not in gone]
     chunk.messages = [m for m in chunk.messages if m.session_id not in gone]
     chunk.aliases = [a for a in chunk.aliases if a.session_id not in gone]
     chunk.turns = [t for t in chunk.turns if t.session_id not in gone]
