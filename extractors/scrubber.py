@@ -276,46 +276,55 @@ def _bearer(text: str, m: re.Match[str]) -> Span | None:
 def _b64_spans(text: str) -> list[Span]:
     """Base64 blobs that decode to text holding a secret (`echo <token> | base64`, a docker `auth`).
 
-    Runs of base64 characters are found in C (encode + translate + find); each run is decoded once
-    and the decoded text goes through the whole scrubber, so every format above counts when encoded.
+    Candidates are found in C (encode + translate + find, see secret_patterns.B64_TABLE); each is
+    decoded at most four times and the decoded text goes through the whole scrubber, so every format
+    above counts when encoded.
     """
     marks = text.encode("ascii", "replace").translate(sp.B64_TABLE)
     out: list[Span] = []
-    i = marks.find(sp.B64_RUN)
+    i = marks.find(sp.B64_CORE)
     while i >= 0:
+        start = marks.rfind(b" ", 0, i) + 1
         end = marks.find(b" ", i)
         end = len(text) if end < 0 else end
-        hit = _b64_run(text, i, end)
-        if hit is not None:
-            out.append(hit)
-        i = marks.find(sp.B64_RUN, end)
+        if end - start >= sp.B64_MIN:
+            run = text[start:end]
+            if run not in _b64_plain:  # identifiers, paths and digests repeat across a transcript
+                hit = _b64_run(text, marks, start, end, i)
+                if hit is not None:
+                    out.append(hit)
+                elif len(_b64_plain) < _CACHE_MAX:
+                    _b64_plain.add(run)
+                else:
+                    _b64_plain.clear()
+        i = marks.find(sp.B64_CORE, end)
     return out
 
 
-def _b64_run(text: str, start: int, end: int) -> Span | None:
+_b64_plain: set[str] = set()  # runs known to hold no encoded secret
+
+
+def _b64_run(text: str, marks: bytes, start: int, end: int, core: int) -> Span | None:
     """The blob in a run of base64 characters, if it decodes to text holding a secret.
 
     The run may carry a path or an identifier stuck to the blob (`/home/dev/<blob>/app`,
-    `token-<blob>`): when the whole run does not decode to text, the pieces after and between
-    `/ - _` separators are tried (at most a few, each rejected cheaply).
+    `token-<blob>`): when the whole run does not decode to text, the piece holding the candidate's core
+    (between `/ - _` separators) is tried, alone and run to either end of the run.
     """
     if end - start > 65_536:  # too big to be a credential (an image)
         return None
     hit = _b64_blob(text, start, end)
     if hit is not None:
         return hit
-    cuts = list(sp.B64_CUT.finditer(text, start, end))[:_B64_MAX_CUTS]
-    for k, c in enumerate(cuts):
-        for a, b in ((c.end(), end), (c.end(), cuts[k + 1].start() if k + 1 < len(cuts) else end),
-                     (start if k == 0 else cuts[k - 1].end(), c.start())):
-            if b - a >= sp.B64_MIN and (a, b) != (start, end):
-                hit = _b64_blob(text, a, b)
-                if hit is not None:
-                    return hit
+    a = marks.rfind(b"b", start, core) + 1 or start
+    b = marks.find(b"b", core, end)
+    b = end if b < 0 else b
+    for x, y in ((a, b), (a, end), (start, b)):
+        if y - x >= sp.B64_MIN and (x, y) != (start, end):
+            hit = _b64_blob(text, x, y)
+            if hit is not None:
+                return hit
     return None
-
-
-_B64_MAX_CUTS = 12
 
 
 def _b64_blob(text: str, start: int, end: int) -> Span | None:
@@ -403,6 +412,8 @@ def _overlaps(hit: Span, accepted: list[Span]) -> bool:
 
 
 _SCAN_SEARCH = sp.SCAN.search
+_B64_FIND, _B64_TABLE, _B64_CORE = bytes.find, sp.B64_TABLE, sp.B64_CORE
+_API_ID = sp.API_ID.fullmatch
 _MIN_LEN = 8  # nothing this scrubber redacts fits in fewer characters
 
 
@@ -421,13 +432,16 @@ def scrub_text(text: str) -> str:
             return text
         hit = _short_cache.get(text)
         if hit is None:
+            if not text.strip(sp.ID_CHARS) or _API_ID(text):
+                return text  # uuids, timestamps, API ids: unique (not worth caching) and never secret
             hit = _scrub(text, _SCAN_SEARCH(text) is not None)
             if len(_short_cache) >= _CACHE_MAX:
                 _short_cache.clear()
             _short_cache[text] = hit
         return hit
-    if n < sp.LONG_TEXT:  # the common case: one scan call, and one base64 pass when no candidate is found
-        return _scrub(text, _SCAN_SEARCH(text) is not None)
+    if n < sp.LONG_TEXT and _SCAN_SEARCH(text) is None:  # the common case: two C passes, no candidate
+        return text if _B64_FIND(text.encode("ascii", "replace").translate(_B64_TABLE), _B64_CORE) < 0 \
+            else _scrub(text, False)
     return _scrub(text)
 
 

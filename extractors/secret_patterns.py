@@ -198,14 +198,22 @@ def scans() -> tuple[re.Pattern[str], ...]:
 LONG_TEXT = 2048
 
 # Base64 blobs (decoded and scrubbed again, see scrubber._b64_spans): bytes of the text map to "a" for
-# base64 characters (standard and URL-safe alphabets) and to " " otherwise, so runs are found in C.
-_B64_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
-B64_TABLE = bytes(ord("a") if i in _B64_CHARS else ord(" ") for i in range(256))
+# letters, digits and "+", to "b" for "/ - _" (base64 characters that also separate path pieces and
+# identifiers) and to " " otherwise, so candidates are found in C: a core of 24 "a" (paths, UUIDs and
+# snake_case names have none), widened to the whole run of "a" and "b".
+_B64_CORE_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+"
+B64_TABLE = bytes(ord("a") if i in _B64_CORE_CHARS else ord("b") if i in b"/-_" else ord(" ") for i in range(256))
 B64_MIN = 26  # the unpadded base64 of the shortest token formats above (AKIA…, 20 characters)
-B64_RUN = b"a" * B64_MIN
+B64_CORE = b"a" * 24
 B64_TEXT_LEADS = frozenset("CDIJKLMNOPQRSTUVWXYZabcdef")  # first char of a group encoding tab, LF, CR or ' '..'~'
 B64_URL_TO_STD = str.maketrans("-_", "+/")
-B64_CUT = re.compile(r"[/_-]+")  # where a path or an identifier may be stuck to a blob
+
+# Short strings that are identifiers by shape and cannot hold a secret, checked first (they are unique,
+# so the short-string cache does not help with them): made only of these characters (UUIDs, hex
+# digests, ISO timestamps, numbers: no format above fits), or an Anthropic API message / request /
+# tool-use id.
+ID_CHARS = "0123456789abcdef-:.TZ+"
+API_ID = re.compile(r"(?:msg|req|toolu|srvtoolu)_[A-Za-z0-9]{8,64}")
 
 # --- key-name classification ---------------------------------------------------------------------
 _KEY_QUALIFIERS = (

@@ -10,6 +10,7 @@ are built from scrubbed text; nothing reaches the writer unscrubbed.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import fields
 from typing import Any
 
 import orjson
@@ -91,24 +92,38 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple], list[tuple[Message, Context
     return rows, prompts
 
 
-def _scrub_rows(rows: Iterable[Any]) -> None:
-    """Every string field of each row (a slots dataclass) through the one scrubber, in place."""
+def _scrub_rows(rows: Iterable[Any], memo: dict[str, str]) -> None:
+    """Every string field of each row (a slots dataclass) through the one scrubber, in place. `memo`
+    holds this chunk's verdicts: session ids, cwds, branches, models and versions repeat on every row."""
     for row in rows:
-        for name in type(row).__slots__:
+        for name in _str_fields(type(row)):
             v = getattr(row, name)
-            if type(v) is str and v:
-                clean = scrub_text(v)
-                if clean is not v:
+            if type(v) is str and v:  # a damaged record can put anything where text belongs
+                clean = memo.get(v)
+                if clean is None:
+                    clean = memo[v] = scrub_text(v)
+                if clean is not v and clean != v:
                     setattr(row, name, clean)
+
+
+def _str_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a row type that hold text (`str` or `str | None`)."""
+    names = _STR_FIELDS.get(cls)
+    if names is None:
+        names = _STR_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.type in ("str", "str | None"))
+    return names
+
+
+_STR_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def scrub_chunk(chunk: FileChunk) -> None:
     """Every stored string of the chunk goes through the one scrubber (the file path is the only
     exception: it is where the transcript is, needed to read it again)."""
-    _scrub_rows(chunk.messages)
-    for rows in (chunk.aliases, chunk.turns, chunk.durations, chunk.compactions, chunk.spawns, chunk.agents):
-        _scrub_rows(rows)
-    _scrub_rows(chunk.sessions.values())
+    memo: dict[str, str] = {}
+    for rows in (chunk.messages, chunk.aliases, chunk.turns, chunk.durations, chunk.compactions, chunk.spawns,
+                 chunk.agents, chunk.sessions.values()):
+        _scrub_rows(rows, memo)
     first: dict[str, str] = {}
     for m in chunk.messages:  # lib cut the raw text; cut the scrubbed one so no token is split
         if m.kind == "prompt" and m.session_id not in first:

@@ -339,3 +339,19 @@ def test_hook_outputs_and_state_files_hold_no_secret(planted: dict[str, Any]) ->
     joined = "\n".join(outs + state_files)
     assert outs[2].strip(), "the PreCompact hook printed no packet"
     assert _leaks(joined) == []
+
+
+def test_the_worker_scrubs_every_text_field_of_every_row_type() -> None:
+    """A text field added to a row type later is scrubbed without anyone remembering to list it."""
+    from dataclasses import fields
+
+    from index.prepare import _str_fields
+    from lib import model
+
+    row_types = (model.Message, model.Alias, model.Turn, model.Duration, model.Compaction, model.TaskSpawn,
+                 model.AgentInfo, model.SessionDelta)
+    for cls in row_types:
+        texty = {f.name for f in fields(cls) if "str" in str(f.type) and "[" not in str(f.type)}
+        assert set(_str_fields(cls)) == texty, cls
+    containers = {f.name for cls in row_types for f in fields(cls) if "str" in str(f.type) and "[" in str(f.type)}
+    assert containers == {"models", "titles"}  # handled by name in index.prepare.scrub_chunk
