@@ -355,3 +355,26 @@ def test_the_worker_scrubs_every_text_field_of_every_row_type() -> None:
         assert set(_str_fields(cls)) == texty, cls
     containers = {f.name for cls in row_types for f in fields(cls) if "str" in str(f.type) and "[" in str(f.type)}
     assert containers == {"models", "titles"}  # handled by name in index.prepare.scrub_chunk
+
+
+def test_a_secret_cut_by_a_length_cap_leaves_no_piece(tmp_path: Path) -> None:
+    """Tool results, tool inputs and targets are capped; a token straddling a cap must not leave a
+    prefix too short for its format to be recognised."""
+    from lib.content import TOOL_INPUT_CAP, TOOL_RESULT_CAP
+
+    tok = PREFIXED["ghp"][0]()
+    s = Session(uid("cap"), cwd="/home/dev/cap")
+    s.prompt("show the environment")
+    for cap, name in ((TOOL_RESULT_CAP, "Bash"), (TOOL_INPUT_CAP, "Write")):
+        for shift in (5, 12, 25):
+            pad = "x" * (cap - shift - 1)
+            inp = {"command": "env"} if name == "Bash" else {"file_path": "/tmp/env", "content": f"{pad} {tok} end"}
+            call = s.response(tools=[(name, inp)])[-1]
+            s.tool_result(call, f"{pad} {tok} end")
+        s.response(tools=[("Bash", {"command": "x" * (300 - shift - 1) + f" {tok}"})])
+    s.write(tmp_path / "p" / "-home-dev-cap" / f"{uid('cap')}.jsonl")
+    db = tmp_path / "index.db"
+    run_index(db, [tmp_path / "p"])
+    text = _all_text(sqlite3.connect(db))
+    body = tok[4:]
+    assert not any(body[:n] in text for n in range(8, len(body) + 1)), "a piece of the token was stored"
