@@ -83,14 +83,19 @@ def load(db: Path) -> UserState:
 def save(db: Path, state: UserState) -> None:
     """Write atomically (temp file + rename), readable by the owner only."""
     path = path_for(db)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(orjson.dumps(state.to_json(), option=orjson.OPT_INDENT_2))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(orjson.dumps(state.to_json(), option=orjson.OPT_INDENT_2))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UserStateError(f"cannot write {path}: {exc.strerror or exc}",
+                             "free some disk space or fix the data directory's permissions; nothing was changed") from exc
 
 
 def sync_tombstones(conn: sqlite3.Connection, db: Path) -> int:

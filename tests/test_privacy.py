@@ -253,3 +253,19 @@ def test_writers_wait_for_the_lock(corpus: dict[str, Any], args: tuple[str, ...]
         holder.wait()
     assert err.startswith("error:") and "another" in err, err
     assert db.exists() and all_text(db) == before, "the index was written while another run held the lock"
+
+
+def test_an_unwritable_user_file_changes_nothing(corpus: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from index import userstate
+
+    def full(*_: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    db = corpus["db"]
+    monkeypatch.setattr(userstate.os, "replace", full)
+    err = cli(db, "forget", A, "--yes", code=2)
+    assert err.startswith("error: cannot write") and "nothing was changed" in err, err
+    assert session_rows(db, A)["messages"] > 0
+    assert not list(db.parent.glob(".index.user.json.*"))
