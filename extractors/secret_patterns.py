@@ -349,17 +349,25 @@ def code_ref(v: str) -> bool:
 
 def secret_path_head(v: str) -> int:
     """For an unquoted value that reads as a path (`<value>/app/app.py` after `TOKEN=` in a folder
-    name): the length of what comes before the trailing ordinary path pieces, 0 when every piece is
-    ordinary (`config/app.key`, `/etc/ssl/x.pem`: a real path)."""
+    name): the length of what comes before the trailing ordinary path pieces, 0 when the value starts
+    with an ordinary piece (`config/app.key`, `/etc/ssl/x.pem`, `LOGS/<uuid>.jsonl`: a real path)."""
     parts = v.split("/")
+    first = next((i for i, p in enumerate(parts) if p), len(parts))
+    if first == len(parts) or _ordinary_piece(parts[first]):
+        return 0
     k = len(parts)
-    while k and (not parts[k - 1] or (ORDINARY_PIECE.fullmatch(parts[k - 1]) and not looks_random(parts[k - 1]))):
+    while k > first + 1 and (not parts[k - 1] or _ordinary_piece(parts[k - 1])
+                             or not parts[k - 1].split(".", 1)[0].strip(ID_CHARS)):
         k -= 1
     return len("/".join(parts[:k]))
 
 
-# A path piece a person names: lower-case, Capitalized or UPPER, with optional extensions. Random
-# token material mixes cases inside a piece.
+def _ordinary_piece(piece: str) -> bool:
+    """A path piece a person names: lower-case, Capitalized or UPPER, with optional extensions; random
+    token material mixes cases, or letters and digits, inside a piece."""
+    return bool(ORDINARY_PIECE.fullmatch(piece)) and not looks_random(piece)
+
+
 ORDINARY_PIECE = re.compile(r"(?:[a-z][a-z0-9_-]*|[0-9]+|[A-Z][a-z]+(?:[-_][A-Za-z0-9]+)*|[A-Z0-9_-]+)"
                             r"(?:\.[A-Za-z0-9_-]{1,10})*")
 

@@ -523,5 +523,7 @@ def test_key_value_inside_a_file_path() -> None:
         b64 = rnd(40, B64)
         out = scrub_text(f"/srv/AWS_SECRET_ACCESS_KEY={b64}/src/main.py")
         assert not any(piece in out for piece in b64.split("/") if len(piece) >= 8), out
-    for kept in ("CONFIG=config/settings/app.py", "secret_file=config/app.key", "client_secret=src/app.py"):
+    for kept in ("CONFIG=config/settings/app.py", "secret_file=config/app.key", "client_secret=src/app.py",
+                 "398 twilio-api-key: CHAT_LOGS/c7d2069e-c561-4759-8adf-b0745be78c29.jsonl",
+                 "api_key=/etc/keys/3f2a9c1d4e5b6a7f8091a2b3c4d5e6f7.pem"):
         assert scrub_text(kept) == kept
