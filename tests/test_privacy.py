@@ -160,6 +160,7 @@ def test_rebuild_keeps_forget_promote_and_demote(corpus: dict[str, Any]) -> None
     assert user_file.exists()
     cli(db, "rebuild", "--yes", "--projects-root", str(root))
     assert set(session_rows(db, A).values()) == {0} and MARK not in all_text(db)
+    assert db_bytes(db).count(MARK.encode()) == 0
     mem = json.loads(cli(db, "memories", "list", "--mined", "--json"))
     assert [p["content"] for p in mem["promoted"]] == [promoted["content"]]
     assert not any("linter" in m["content"] for m in mem["mined"]), "a demoted memory came back"
@@ -172,6 +173,7 @@ def test_rebuild_keeps_forget_promote_and_demote(corpus: dict[str, Any]) -> None
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     cli(db, "index", "--projects-root", str(root))
     assert set(session_rows(db, A).values()) == {0} and MARK not in all_text(db)
+    assert db_bytes(db).count(MARK.encode()) == 0
     mem = json.loads(cli(db, "memories", "list", "--mined", "--json"))
     assert [p["content"] for p in mem["promoted"]] == [promoted["content"]]
     assert not any("linter" in m["content"] for m in mem["mined"])
