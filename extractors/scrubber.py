@@ -14,21 +14,18 @@ holds a secret is redacted whole, so `echo <token> | base64` output does not car
 
 from __future__ import annotations
 
-import binascii
 import re
-from collections.abc import Callable
 from typing import Any
 
 from extractors import secret_patterns as sp
+from extractors.scrub_base64 import CACHE_MAX, blob_spans, has_blob_candidate
+from extractors.scrub_base64 import MIN_RUN as _B64_MIN_RUN
+from extractors.scrub_base64 import plain as _b64_plain
+from extractors.scrub_tokens import TOKEN_HANDLERS as _TOKEN_HANDLERS
+from extractors.scrub_tokens import Handler
+from extractors.secret_patterns import Span
 
-Span = tuple[int, int, str]  # (start, end, replacement) in the original text
-Handler = Callable[[str, "re.Match[str]"], "Span | None"]
-
-_DIGITS = frozenset("0123456789")
-
-
-def _marker(label: str) -> str:
-    return sp.MARKER_FMT.format(label)
+_marker = sp.marker
 
 
 def _label_for(value: str, label: str) -> str:
@@ -54,73 +51,6 @@ def _scheme_marker(scheme: str, cred: str) -> str:
 
 
 # --- handlers: each gets the scan match and returns the span to replace, or None -------------------
-
-
-def _token(text: str, m: re.Match[str]) -> Span | None:
-    rule = sp.TOKEN_RULES_BY_NAME[m.lastgroup or ""]
-    start = m.start() - rule.back
-    if start < 0 or (start and text[start - 1] in sp.ALNUM):
-        return None
-    for rx, label, mixed in rule.precise:
-        pm = rx.match(text, start)
-        if pm is None:
-            continue
-        end = pm.end()
-        if rule.fixed_end and end < len(text) and text[end] in sp.ALNUM:
-            continue
-        if mixed and not sp.mixed_alnum(text[start + rule.back + 1 : end]):
-            continue
-        return start, end, _marker(label)
-    return None
-
-
-def _pem(text: str, m: re.Match[str]) -> Span | None:
-    start = m.start()
-    head = sp.PEM_HEAD.match(text, start)
-    if head is None:
-        return None
-    end = sp.PEM_END.search(text, head.end(), head.end() + 40_000)
-    if end is None:  # truncated block (e.g. a clipped tool result): redact what is left of the body
-        body = sp.PEM_BODY.match(text, head.end())
-        return start, body.end() if body else head.end(), _marker("private_key")
-    return start, end.end(), _marker("private_key")
-
-
-def _jwt(text: str, m: re.Match[str]) -> Span | None:
-    dot = m.start()
-    lo = max(0, dot - 8192)
-    s = text.rfind("eyJ", lo, dot)
-    while s > 0 and text[s - 1] in sp.ALNUM:
-        s = text.rfind("eyJ", lo, s)
-    if s < 0:
-        return None
-    jm = sp.JWT.match(text, s)
-    if jm is None or jm.end() <= dot:
-        return None
-    return s, jm.end(), _marker("jwt")
-
-
-def _slack_hook(text: str, m: re.Match[str]) -> Span | None:
-    hm = sp.SLACK_HOOK.match(text, m.start() - 5)
-    return (hm.start(1), hm.end(1), _marker("slack_webhook")) if hm else None
-
-
-def _telegram(text: str, m: re.Match[str]) -> Span | None:
-    colon = m.start() - 1
-    i = colon
-    while i > 0 and colon - i <= 12 and text[i - 1] in _DIGITS:
-        i -= 1
-    if not 6 <= colon - i <= 12 or (i and text[i - 1] in sp.ALNUM and text[i - 3 : i] != "bot"):
-        return None
-    bm = sp.TELEGRAM_BODY.match(text, colon + 1)
-    if bm is None or (bm.end() < len(text) and text[bm.end()] in sp.ALNUM) or not sp.mixed_alnum(bm.group()):
-        return None
-    return bm.start(), bm.end(), _marker("telegram_bot_token")
-
-
-def _sas(text: str, m: re.Match[str]) -> Span | None:
-    vm = sp.SAS_VALUE.match(text, m.start() + 1)
-    return (vm.start(), vm.end(), _marker("azure_sas")) if vm else None
 
 
 def _url(text: str, m: re.Match[str]) -> Span | None:
@@ -273,87 +203,8 @@ def _bearer(text: str, m: re.Match[str]) -> Span | None:
     return i, i + len(v), _marker("bearer")
 
 
-def _b64_spans(text: str) -> list[Span]:
-    """Base64 blobs that decode to text holding a secret (`echo <token> | base64`, a docker `auth`).
-
-    Candidates are found in C (encode + translate + find, see secret_patterns.B64_TABLE); each is
-    decoded at most four times and the decoded text goes through the whole scrubber, so every format
-    above counts when encoded.
-    """
-    marks = text.encode("ascii", "replace").translate(sp.B64_TABLE)
-    out: list[Span] = []
-    i = marks.find(sp.B64_CORE)
-    while i >= 0:
-        start = marks.rfind(b" ", 0, i) + 1
-        end = marks.find(b" ", i)
-        end = len(text) if end < 0 else end
-        if end - start >= sp.B64_MIN:
-            run = text[start:end]
-            if run not in _b64_plain:  # identifiers, paths and digests repeat across a transcript
-                hit = _b64_run(text, marks, start, end, i)
-                if hit is not None:
-                    out.append(hit)
-                elif len(_b64_plain) < _CACHE_MAX:
-                    _b64_plain.add(run)
-                else:
-                    _b64_plain.clear()
-        i = marks.find(sp.B64_CORE, end)
-    return out
-
-
-_b64_plain: set[str] = set()  # runs known to hold no encoded secret
-
-
-def _b64_run(text: str, marks: bytes, start: int, end: int, core: int) -> Span | None:
-    """The blob in a run of base64 characters, if it decodes to text holding a secret.
-
-    The run may carry a path or an identifier stuck to the blob (`/home/dev/<blob>/app`,
-    `token-<blob>`): when the whole run does not decode to text, the piece holding the candidate's core
-    (between `/ - _` separators) is tried, alone and run to either end of the run.
-    """
-    if end - start > 65_536:  # too big to be a credential (an image)
-        return None
-    hit = _b64_blob(text, start, end)
-    if hit is not None:
-        return hit
-    a = marks.rfind(b"b", start, core) + 1 or start
-    b = marks.find(b"b", core, end)
-    b = end if b < 0 else b
-    for x, y in ((a, b), (a, end), (start, b)):
-        if y - x >= sp.B64_MIN and (x, y) != (start, end):
-            hit = _b64_blob(text, x, y)
-            if hit is not None:
-                return hit
-    return None
-
-
-def _b64_blob(text: str, start: int, end: int) -> Span | None:
-    run = text[start:end]
-    # Each 4-char group of base64 over printable text starts with one of 24 letters (the top 6 bits of
-    # an ASCII byte): random runs, digests and identifiers fail this before anything is decoded.
-    if not sp.B64_TEXT_LEADS.issuperset(run[::4]):
-        return None
-    n = len(text)
-    while end < n and text[end] == "=" and end - start < len(run) + 2:
-        end += 1  # padding belongs to the blob
-    body = run[: len(run) - len(run) % 4] if len(run) % 4 == 1 else run
-    try:
-        raw = binascii.a2b_base64((body + "=" * (-len(body) % 4)).translate(sp.B64_URL_TO_STD))
-    except (ValueError, binascii.Error):
-        return None
-    if not raw.isascii():
-        return None
-    spans = _spans(raw.decode("ascii"))
-    if not spans:
-        return None
-    return start, end, spans[0][2] if len(spans) == 1 else _marker("secret")
-
-
-_TOKEN_HANDLERS: dict[str, Handler] = {r.name: _token for r in sp.TOKEN_RULES}
-_TOKEN_HANDLERS.update(pem=_pem, jwt=_jwt, telegram=_telegram)
 _HANDLERS: dict[str, Handler] = dict(_TOKEN_HANDLERS)
-_HANDLERS.update(flag=_flag, slackhook=_slack_hook, kvcolon=_key_value, sas=_sas, kveq=_key_value, url=_url,
-                 bearer=_bearer)
+_HANDLERS.update(flag=_flag, kvcolon=_key_value, kveq=_key_value, url=_url, bearer=_bearer)
 
 
 def _candidates(text: str) -> list[re.Match[str]]:
@@ -393,8 +244,8 @@ def _spans(text: str, scan: bool = True) -> list[Span]:
             continue
         out.append(hit)
         live.append(hit)
-    if len(text) >= sp.B64_MIN:
-        b64 = _b64_spans(text)
+    if len(text) >= _B64_MIN_RUN:
+        b64 = blob_spans(text, _spans)
         if b64:
             out.extend(h for h in b64 if not _overlaps(h, out))
     out.sort()
@@ -412,7 +263,6 @@ def _overlaps(hit: Span, accepted: list[Span]) -> bool:
 
 
 _SCAN_SEARCH = sp.SCAN.search
-_B64_FIND, _B64_TABLE, _B64_CORE = bytes.find, sp.B64_TABLE, sp.B64_CORE
 _API_ID = sp.API_ID.fullmatch
 _MIN_LEN = 8  # nothing this scrubber redacts fits in fewer characters
 
@@ -420,7 +270,6 @@ _MIN_LEN = 8  # nothing this scrubber redacts fits in fewer characters
 # Short strings repeat a lot in transcripts (types, roles, model and tool names, session ids, cwd):
 # remember their verdicts. Bounded; cleared wholesale when full.
 _SHORT = 128
-_CACHE_MAX = 100_000
 _short_cache: dict[str, str] = {}
 
 
@@ -435,14 +284,19 @@ def scrub_text(text: str) -> str:
             if not text.strip(sp.ID_CHARS) or _API_ID(text):
                 return text  # uuids, timestamps, API ids: unique (not worth caching) and never secret
             hit = _scrub(text, _SCAN_SEARCH(text) is not None)
-            if len(_short_cache) >= _CACHE_MAX:
+            if len(_short_cache) >= CACHE_MAX:
                 _short_cache.clear()
             _short_cache[text] = hit
         return hit
-    if n < sp.LONG_TEXT and _SCAN_SEARCH(text) is None:  # the common case: two C passes, no candidate
-        return text if _B64_FIND(text.encode("ascii", "replace").translate(_B64_TABLE), _B64_CORE) < 0 \
-            else _scrub(text, False)
+    if n < sp.LONG_TEXT and _SCAN_SEARCH(text) is None:  # the common case: a few C passes, no candidate
+        return text if not has_blob_candidate(text) else _scrub(text, False)
     return _scrub(text)
+
+
+def clear_caches() -> None:
+    """Forget remembered verdicts (benchmarks start cold, as an indexing run does)."""
+    _short_cache.clear()
+    _b64_plain.clear()
 
 
 def _scrub(text: str, scan: bool = True) -> str:

@@ -15,6 +15,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 MARKER_FMT = "[REDACTED:{}]"
+
+
+Span = tuple[int, int, str]  # a replacement: (start, end, marker) in the original text
+
+
+def marker(label: str) -> str:
+    return MARKER_FMT.format(label)
+
+
 MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 
 ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -197,16 +206,6 @@ def scans() -> tuple[re.Pattern[str], ...]:
 
 LONG_TEXT = 2048
 
-# Base64 blobs (decoded and scrubbed again, see scrubber._b64_spans): bytes of the text map to "a" for
-# letters, digits and "+", to "b" for "/ - _" (base64 characters that also separate path pieces and
-# identifiers) and to " " otherwise, so candidates are found in C: a core of 24 "a" (paths, UUIDs and
-# snake_case names have none), widened to the whole run of "a" and "b".
-_B64_CORE_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+"
-B64_TABLE = bytes(ord("a") if i in _B64_CORE_CHARS else ord("b") if i in b"/-_" else ord(" ") for i in range(256))
-B64_MIN = 26  # the unpadded base64 of the shortest token formats above (AKIA…, 20 characters)
-B64_CORE = b"a" * 24
-B64_TEXT_LEADS = frozenset("CDIJKLMNOPQRSTUVWXYZabcdef")  # first char of a group encoding tab, LF, CR or ' '..'~'
-B64_URL_TO_STD = str.maketrans("-_", "+/")
 
 # Short strings that are identifiers by shape and cannot hold a secret, checked first (they are unique,
 # so the short-string cache does not help with them): made only of these characters (UUIDs, hex
