@@ -90,7 +90,7 @@ def _rate(label: str, nbytes: int, fn: Any, repeat: int = 3) -> None:
     """Best of `repeat` runs in CPU time (robust when other processes share the machine)."""
     best = float("inf")
     for _ in range(repeat):
-        scrubber._short_cache.clear()  # each run starts cold, as an indexing run would
+        scrubber.clear_caches()  # each run starts cold, as an indexing run would
         t0 = time.process_time()
         fn()
         best = min(best, time.process_time() - t0)

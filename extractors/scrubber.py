@@ -8,24 +8,24 @@ Speed: the scan regexes (see secret_patterns) only start matches at a few anchor
 almost every position with C-level lookarounds, so text with no secrets costs one regex pass per anchor
 (one pass in all for short strings); the rare candidates are confirmed by the small handlers below.
 Handlers return a span to replace or None; they never scan far, so adversarial input stays linear.
+Base64 blobs are found in C as well (runs of base64 characters) and decoded once; a blob whose text
+holds a secret is redacted whole, so `echo <token> | base64` output does not carry the token through.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from extractors import secret_patterns as sp
+from extractors.scrub_base64 import CACHE_MAX, blob_spans, has_blob_candidate
+from extractors.scrub_base64 import MIN_RUN as _B64_MIN_RUN
+from extractors.scrub_base64 import plain as _b64_plain
+from extractors.scrub_tokens import TOKEN_HANDLERS as _TOKEN_HANDLERS
+from extractors.scrub_tokens import Handler
+from extractors.secret_patterns import Span
 
-Span = tuple[int, int, str]  # (start, end, replacement) in the original text
-Handler = Callable[[str, "re.Match[str]"], "Span | None"]
-
-_DIGITS = frozenset("0123456789")
-
-
-def _marker(label: str) -> str:
-    return sp.MARKER_FMT.format(label)
+_marker = sp.marker
 
 
 def _label_for(value: str, label: str) -> str:
@@ -51,73 +51,6 @@ def _scheme_marker(scheme: str, cred: str) -> str:
 
 
 # --- handlers: each gets the scan match and returns the span to replace, or None -------------------
-
-
-def _token(text: str, m: re.Match[str]) -> Span | None:
-    rule = sp.TOKEN_RULES_BY_NAME[m.lastgroup or ""]
-    start = m.start() - rule.back
-    if start < 0 or (start and text[start - 1] in sp.ALNUM):
-        return None
-    for rx, label, mixed in rule.precise:
-        pm = rx.match(text, start)
-        if pm is None:
-            continue
-        end = pm.end()
-        if rule.fixed_end and end < len(text) and text[end] in sp.ALNUM:
-            continue
-        if mixed and not sp.mixed_alnum(text[start + rule.back + 1 : end]):
-            continue
-        return start, end, _marker(label)
-    return None
-
-
-def _pem(text: str, m: re.Match[str]) -> Span | None:
-    start = m.start()
-    head = sp.PEM_HEAD.match(text, start)
-    if head is None:
-        return None
-    end = sp.PEM_END.search(text, head.end(), head.end() + 40_000)
-    if end is None:  # truncated block (e.g. a clipped tool result): redact what is left of the body
-        body = sp.PEM_BODY.match(text, head.end())
-        return start, body.end() if body else head.end(), _marker("private_key")
-    return start, end.end(), _marker("private_key")
-
-
-def _jwt(text: str, m: re.Match[str]) -> Span | None:
-    dot = m.start()
-    lo = max(0, dot - 8192)
-    s = text.rfind("eyJ", lo, dot)
-    while s > 0 and text[s - 1] in sp.ALNUM:
-        s = text.rfind("eyJ", lo, s)
-    if s < 0:
-        return None
-    jm = sp.JWT.match(text, s)
-    if jm is None or jm.end() <= dot:
-        return None
-    return s, jm.end(), _marker("jwt")
-
-
-def _slack_hook(text: str, m: re.Match[str]) -> Span | None:
-    hm = sp.SLACK_HOOK.match(text, m.start() - 5)
-    return (hm.start(1), hm.end(1), _marker("slack_webhook")) if hm else None
-
-
-def _telegram(text: str, m: re.Match[str]) -> Span | None:
-    colon = m.start() - 1
-    i = colon
-    while i > 0 and colon - i <= 12 and text[i - 1] in _DIGITS:
-        i -= 1
-    if not 6 <= colon - i <= 12 or (i and text[i - 1] in sp.ALNUM and text[i - 3 : i] != "bot"):
-        return None
-    bm = sp.TELEGRAM_BODY.match(text, colon + 1)
-    if bm is None or (bm.end() < len(text) and text[bm.end()] in sp.ALNUM) or not sp.mixed_alnum(bm.group()):
-        return None
-    return bm.start(), bm.end(), _marker("telegram_bot_token")
-
-
-def _sas(text: str, m: re.Match[str]) -> Span | None:
-    vm = sp.SAS_VALUE.match(text, m.start() + 1)
-    return (vm.start(), vm.end(), _marker("azure_sas")) if vm else None
 
 
 def _url(text: str, m: re.Match[str]) -> Span | None:
@@ -224,9 +157,14 @@ def _key_value(text: str, m: re.Match[str]) -> Span | None:
         return None
     vs, ve, quoted = span
     v = text[vs:ve]
+    if not quoted and "/" in v and sp.PATH_RE.fullmatch(v):  # `/home/dev/TOKEN=<value>/app/app.py`
+        head = v[: sp.secret_path_head(v)]
+        if not sp.looks_random(head) or head.startswith(sp.PLACEHOLDER_START):
+            return None  # a path
+        return vs, vs + len(head), _label_for(head, label)
     if not sp.plausible_value(v, label, 4 if quoted else 6):
         return None
-    if not quoted and not sp.unquoted_value_ok(text, v, ve, sep, spaced):
+    if not quoted and not sp.unquoted_value_ok(text, v, ve, sep, spaced, text[k:j]):
         return None
     return vs, ve, _label_for(v, label)
 
@@ -251,10 +189,22 @@ def _flag(text: str, m: re.Match[str]) -> Span | None:
     return span[0], span[1], _label_for(v, label)
 
 
-_TOKEN_HANDLERS: dict[str, Handler] = {r.name: _token for r in sp.TOKEN_RULES}
-_TOKEN_HANDLERS.update(pem=_pem, jwt=_jwt, telegram=_telegram)
+def _bearer(text: str, m: re.Match[str]) -> Span | None:
+    """`Bearer <token>` in prose or a bare header value: the token must look random (not a word)."""
+    i, n = m.start() + 6, len(text)
+    while i < n and text[i] in " \t":
+        i += 1
+    cm = sp.AUTH_CRED.match(text, i, i + _PROBE)
+    if cm is None:
+        return None
+    v = cm.group().rstrip(".,;:)]}`")
+    if not sp.plausible_value(v, "secret", 8) or not sp.looks_random(v):
+        return None
+    return i, i + len(v), _marker("bearer")
+
+
 _HANDLERS: dict[str, Handler] = dict(_TOKEN_HANDLERS)
-_HANDLERS.update(flag=_flag, slackhook=_slack_hook, kvcolon=_key_value, sas=_sas, kveq=_key_value, url=_url)
+_HANDLERS.update(flag=_flag, kvcolon=_key_value, kveq=_key_value, url=_url, bearer=_bearer)
 
 
 def _candidates(text: str) -> list[re.Match[str]]:
@@ -263,7 +213,7 @@ def _candidates(text: str) -> list[re.Match[str]]:
         first = sp.SCAN.search(text)  # the common no-candidate case costs one C call
         return [] if first is None else list(sp.SCAN.finditer(text, first.start()))
     found: list[re.Match[str]] = []
-    for rx in sp.SCANS:  # one fast single-literal pass per anchor char
+    for rx in sp.scans():  # one fast single-literal pass per anchor char
         found.extend(rx.finditer(text))
     found.sort(key=_start)
     return found
@@ -273,8 +223,8 @@ def _start(m: re.Match[str]) -> int:
     return m.start()
 
 
-def _spans(text: str) -> list[Span]:
-    """Non-overlapping replacement spans in text order.
+def _spans(text: str, scan: bool = True) -> list[Span]:
+    """Non-overlapping replacement spans in text order (`scan=False`: the scan regex found nothing).
 
     Candidates are judged in text order; one inside an accepted span is skipped (keeps long redacted
     values linear), and a hit overlapping an accepted span is dropped (first come wins). A candidate
@@ -283,7 +233,7 @@ def _spans(text: str) -> list[Span]:
     """
     out: list[Span] = []
     live: list[Span] = []  # accepted spans that end after the current candidate
-    for m in _candidates(text):
+    for m in _candidates(text) if scan else ():
         p = m.start()
         if live:
             live = [h for h in live if h[1] > p]
@@ -294,6 +244,10 @@ def _spans(text: str) -> list[Span]:
             continue
         out.append(hit)
         live.append(hit)
+    if len(text) >= _B64_MIN_RUN:
+        b64 = blob_spans(text, _spans)
+        if b64:
+            out.extend(h for h in b64 if not _overlaps(h, out))
     out.sort()
     return out
 
@@ -309,13 +263,13 @@ def _overlaps(hit: Span, accepted: list[Span]) -> bool:
 
 
 _SCAN_SEARCH = sp.SCAN.search
+_API_ID = sp.API_ID.fullmatch
 _MIN_LEN = 8  # nothing this scrubber redacts fits in fewer characters
 
 
 # Short strings repeat a lot in transcripts (types, roles, model and tool names, session ids, cwd):
 # remember their verdicts. Bounded; cleared wholesale when full.
 _SHORT = 128
-_CACHE_MAX = 100_000
 _short_cache: dict[str, str] = {}
 
 
@@ -327,18 +281,26 @@ def scrub_text(text: str) -> str:
             return text
         hit = _short_cache.get(text)
         if hit is None:
-            hit = text if _SCAN_SEARCH(text) is None else _scrub(text)
-            if len(_short_cache) >= _CACHE_MAX:
+            if not text.strip(sp.ID_CHARS) or _API_ID(text):
+                return text  # uuids, timestamps, API ids: unique (not worth caching) and never secret
+            hit = _scrub(text, _SCAN_SEARCH(text) is not None)
+            if len(_short_cache) >= CACHE_MAX:
                 _short_cache.clear()
             _short_cache[text] = hit
         return hit
-    if n < sp.LONG_TEXT and _SCAN_SEARCH(text) is None:
-        return text  # the common case for short strings: one C call
+    if n < sp.LONG_TEXT and _SCAN_SEARCH(text) is None:  # the common case: a few C passes, no candidate
+        return text if not has_blob_candidate(text) else _scrub(text, False)
     return _scrub(text)
 
 
-def _scrub(text: str) -> str:
-    spans = _spans(text)
+def clear_caches() -> None:
+    """Forget remembered verdicts (benchmarks start cold, as an indexing run does)."""
+    _short_cache.clear()
+    _b64_plain.clear()
+
+
+def _scrub(text: str, scan: bool = True) -> str:
+    spans = _spans(text, scan)
     if not spans:
         return text
     parts: list[str] = []

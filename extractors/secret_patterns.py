@@ -3,7 +3,7 @@ decide whether a key name or a value looks secret.
 
 Why the split: Python's `re` is slow when a pattern has many alternatives that start with common
 letters, so the scan regex only ever starts a match at a handful of rare anchor characters
-(`_ - . : = A K`) and checks the few characters around them with cheap lookarounds. Text without
+(`_ - . : = A B K`) and checks the few characters around them with cheap lookarounds. Text without
 secrets is rejected in C at a few hundred MB/s; the rare candidates are then confirmed in Python by the
 precise regexes below (matched at a known offset, so they never scan).
 """
@@ -15,6 +15,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 MARKER_FMT = "[REDACTED:{}]"
+
+
+Span = tuple[int, int, str]  # a replacement: (start, end, marker) in the original text
+
+
+def marker(label: str) -> str:
+    return MARKER_FMT.format(label)
+
+
 MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 
 ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -44,8 +53,10 @@ def _p(rx: str, label: str, mixed: bool = False) -> tuple[re.Pattern[str], str, 
 
 TOKEN_RULES: tuple[TokenRule, ...] = (
     # underscore-delimited prefixes
-    TokenRule("gh", "_", r"(?<=gh[pousr]_)(?=[A-Za-z0-9]{30})", 3,
-              (_p(r"gh[pousr]_[A-Za-z0-9]{30,}", "github_token"),)),
+    # classic `ghp_<36>` and the stateless App installation format `ghs_<app id>_<JWT>` (2026)
+    TokenRule("gh", "_", r"(?<=gh[pousr]_)(?=[A-Za-z0-9]{30}|[0-9]{1,12}_[A-Za-z0-9_-]{10})", 3,
+              (_p(r"gh[pousr]_[0-9]{1,12}_[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,}){1,2}", "github_token"),
+               _p(r"gh[pousr]_[A-Za-z0-9]{30,}", "github_token"))),
     TokenRule("ghpat", "_", r"(?<=github_pat_)(?=[A-Za-z0-9_]{30})", 10,
               (_p(r"github_pat_[A-Za-z0-9_]{30,}", "github_token"),)),
     TokenRule("npm", "_", r"(?<=npm_)(?=[A-Za-z0-9]{30})", 3, (_p(r"npm_[A-Za-z0-9]{30,}", "npm_token"),)),
@@ -158,6 +169,8 @@ SPECIAL_RULES: tuple[tuple[str, str, str], ...] = (
     ("kveq", "=", _kv_guard("=")),
     # scheme://user:PASSWORD@host -- the lookahead proves there is a userinfo before the C code gives up.
     ("url", ":", r"""//(?=[^\s/?#"'<>`@:\[\]\\]{0,128}:[^\s/?#"'<>`\[\]\\]{1,256}@)"""),
+    # `Bearer <token>` anywhere (prose, a header value without its name); the word starts the match
+    ("bearer", "B", r"(?<![A-Za-z0-9_]B)(?=(?:earer|EARER)[ \t]+[A-Za-z0-9._~+/-]{8})"),
 )
 
 # Cheap first checks per anchor (the two chars before it, or what follows) so that the common
@@ -183,8 +196,23 @@ _PATTERNS = _anchor_patterns()
 # Short strings: one search over all anchors (one call). Long strings: one pass per anchor, since
 # sre's single-literal search loop is ~10x faster than its character-set loop.
 SCAN = re.compile("|".join(_PATTERNS.values()))
-SCANS = tuple(re.compile(p) for p in _PATTERNS.values())
+
+
+@lru_cache(maxsize=1)
+def scans() -> tuple[re.Pattern[str], ...]:
+    """The per-anchor passes, compiled on first use (hooks that scrub a path never need them)."""
+    return tuple(re.compile(p) for p in _PATTERNS.values())
+
+
 LONG_TEXT = 2048
+
+
+# Short strings that are identifiers by shape and cannot hold a secret, checked first (they are unique,
+# so the short-string cache does not help with them): made only of these characters (UUIDs, hex
+# digests, ISO timestamps, numbers: no format above fits), or an Anthropic API message / request /
+# tool-use id.
+ID_CHARS = "0123456789abcdef-:.TZ+"
+API_ID = re.compile(r"(?:msg|req|toolu|srvtoolu)_[A-Za-z0-9]{8,64}")
 
 # --- key-name classification ---------------------------------------------------------------------
 _KEY_QUALIFIERS = (
@@ -318,8 +346,37 @@ def code_ref(v: str) -> bool:
     return bool(DOTTED_RE.fullmatch(v)) and not any(_random_segment(seg) for seg in v.split("."))
 
 
-def unquoted_value_ok(text: str, v: str, end: int, sep: str, spaced: bool) -> bool:
-    """Unquoted values only count in env/shell/config style, never when they look like code."""
+def secret_path_head(v: str) -> int:
+    """For an unquoted value that reads as a path (`<value>/app/app.py` after `TOKEN=` in a folder
+    name): the length of what comes before the trailing ordinary path pieces, 0 when the value starts
+    with an ordinary piece (`config/app.key`, `/etc/ssl/x.pem`, `LOGS/<uuid>.jsonl`: a real path)."""
+    parts = v.split("/")
+    first = next((i for i, p in enumerate(parts) if p), len(parts))
+    if first == len(parts) or _ordinary_piece(parts[first]):
+        return 0
+    k = len(parts)
+    while k > first + 1 and (not parts[k - 1] or _ordinary_piece(parts[k - 1])
+                             or not parts[k - 1].split(".", 1)[0].strip(ID_CHARS)):
+        k -= 1
+    return len("/".join(parts[:k]))
+
+
+def _ordinary_piece(piece: str) -> bool:
+    """A path piece a person names: lower-case, Capitalized or UPPER, with optional extensions; random
+    token material mixes cases, or letters and digits, inside a piece."""
+    return bool(ORDINARY_PIECE.fullmatch(piece)) and not looks_random(piece)
+
+
+ORDINARY_PIECE = re.compile(r"(?:[a-z][a-z0-9_-]*|[0-9]+|[A-Z][a-z]+(?:[-_][A-Za-z0-9]+)*|[A-Z0-9_-]+)"
+                            r"(?:\.[A-Za-z0-9_-]{1,10})*")
+
+
+def unquoted_value_ok(text: str, v: str, end: int, sep: str, spaced: bool, name: str = "") -> bool:
+    """Unquoted values only count in env/shell/config style, never when they look like code.
+
+    `name` is the key name: an upper-case (environment style) name marks a setting, not a keyword
+    argument, so `API_KEY=value, next` counts where `f(token=tok, x)` does not.
+    """
     if text[end : end + 1] in ("(", "["):
         return False
     if PATH_RE.fullmatch(v) or code_ref(v):
@@ -328,12 +385,12 @@ def unquoted_value_ok(text: str, v: str, end: int, sep: str, spaced: bool) -> bo
         if KEYWORDISH_RE.search(v) or v in CODE_WORDS or (sep == ":" and CAMEL_TYPE_RE.fullmatch(v)):
             return False
         rest = text[end : end + 40].lstrip(" \t")
-        if rest[:1] in (",", ")", "}"):
+        if rest[:1] in (")", "}") or (rest[:1] == "," and not (name.isupper() or looks_random(v))):
             return False  # call keyword argument or object literal: `f(token=tok)`, `{token: tok}`
         if spaced and sep == "=" and not looks_random(v):
             return False  # `token = other_variable`
-    if spaced and sep == "=":  # INI style `password = hunter2`: the value must end the line
-        rest_of_line = text[end : end + 256].partition("\n")[0]
-        if rest_of_line.strip():
+    if spaced and sep == "=":  # INI style `password = hunter2`: the value ends the line or a clause
+        rest_of_line = text[end : end + 256].partition("\n")[0].lstrip(" \t")
+        if rest_of_line and rest_of_line[0] not in ";,#" and not looks_random(v):
             return False
     return True

@@ -15,6 +15,7 @@ from extractors.confidence import bundle_threshold
 from extractors.patterns import make_view
 from index.budget import Section, clip, fit_sections
 from index.bundle import goals, safe_text
+from index.scope import stored_cwd
 from index.textstore import unpack
 from lib.discovery import file_key
 from lib.model import Message
@@ -206,6 +207,7 @@ def continuation(conn: sqlite3.Connection | None, session_id: str, *, cwd: str |
     from lib.tail import tail_messages
 
     now = now or datetime.now(timezone.utc)
+    cwd = stored_cwd(cwd)  # shown in the packet and compared with stored (scrubbed) paths
     rows: list[Row] = []
     goal = title = None
     after = 0

@@ -11,6 +11,7 @@ import orjson
 
 from detector.escalation import PastPrompt, Signals
 from detector.escalation import assess as detect
+from index.scope import stored_cwd
 from index.textstore import unpack
 from lib.project import project_key
 
@@ -84,7 +85,7 @@ def learned_typos(conn: sqlite3.Connection) -> list[tuple[str, str]]:
 def gather(conn: sqlite3.Connection, *, prompt: str, session_id: str | None = None, cwd: str | None = None,
            now: datetime | None = None) -> Signals:
     now = now or datetime.now(timezone.utc)
-    key = project_key(cwd) if cwd else None
+    key = project_key(stored_cwd(cwd)) if cwd else None
     if key is None and session_id:
         row = conn.execute("SELECT project_key FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
         key = row[0] if row else None

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
 
+from index.scope import stored_cwd
+
 # Longer than any id, path or project key, so a longer filter value matches nothing; and short enough
 # for a LIKE pattern (SQLite refuses patterns over 50 KB: "LIKE or GLOB pattern too complex").
 MAX_KEY_CHARS = 4096
@@ -86,7 +88,7 @@ class Filters:
             args += [self.project, f"%{self.project}%"]
         if self.cwd:
             where.append(f"{s}.cwd = ?")
-            args.append(self.cwd)
+            args.append(stored_cwd(self.cwd))
         if self.since:
             where.append(f"{m}.ts >= ?")
             args.append(self.since)

@@ -13,6 +13,7 @@ import sqlite3
 from index.operator import refold_pending
 from index.profiles import materialise
 from index.session_docs import refresh as refresh_session_docs
+from index.userstate import reapply_memories
 
 
 def mark_pending(conn: sqlite3.Connection) -> None:
@@ -32,6 +33,7 @@ def finalize(conn: sqlite3.Connection) -> bool:
         refold_pending(conn)
         materialise(conn)
         conn.execute("DELETE FROM pending WHERE what='finalize'")
+        reapply_memories(conn)  # promoted memories missing from a new file, demoted ones that came back
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

@@ -1,18 +1,55 @@
-"""Maintenance writes: forget (I5), consolidate (decay and tidy-up), export of one session."""
+"""Maintenance writes: forget (I5), consolidate (decay and tidy-up), export of one session.
+
+Every maintenance writer holds the index lock (`maintenance`), as index runs do: a hook-spawned
+index run and a `forget` must never interleave.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
+from index import userstate
+from index.db import open_existing_writer
 from index.idents import identifier_parts
+from index.lock import writer_lock
+from index.memories import delete_extractions, in_transaction
+from index.profiles import materialise
 from index.textstore import unpack
 
 # Goals untouched this long decay (design: time-based decay of the goal state machine).
 PAUSE_AFTER_DAYS = 14
 ABANDON_AFTER_DAYS = 60
-_SESSION_TABLES = ("turns", "turn_durations", "compactions", "agents", "task_spawns")
+_SESSION_TABLES = ("turns", "turn_durations", "compactions", "agents", "task_spawns", "bans", "standing_decisions",
+                   "failed_attempts", "goal_stack")
+WAIT_S = 120.0  # as `index --wait`
+
+
+@contextmanager
+def maintenance(db: Path, wait: float = WAIT_S) -> Iterator[sqlite3.Connection]:
+    """The writer connection for a maintenance command, under the index lock (waits up to `wait` s for
+    an index run, then raises IndexBusy)."""
+    with writer_lock(db, wait=wait):
+        conn = open_existing_writer(db)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+
+def reapply(db: Path) -> dict[str, int]:
+    """Apply the user-state file to the index (after a rebuild): counts of what it holds."""
+    conn = open_existing_writer(db)  # opening syncs the tombstones
+    try:
+        in_transaction(conn, lambda: userstate.reapply_memories(conn, db))
+    finally:
+        conn.close()
+    state = userstate.load(db)
+    return {"forgotten": len(state.forgotten), "promoted": len(state.promoted), "demoted": len(state.demoted)}
 
 
 def sessions_for(conn: sqlite3.Connection, session: str | None, project: str | None) -> list[str]:
@@ -24,36 +61,99 @@ def sessions_for(conn: sqlite3.Connection, session: str | None, project: str | N
     return []
 
 
-def forget(conn: sqlite3.Connection, session_ids: list[str], reason: str = "user request") -> dict[str, int]:
-    """Delete everything stored for these sessions and remember not to store them again."""
-    counts = {"sessions": 0, "messages": 0, "extractions": 0}
+def forget(conn: sqlite3.Connection, db: Path, session_ids: list[str], reason: str = "user request") -> dict[str, Any]:
+    """Delete everything stored for these sessions, remember not to store them again (in the index and
+    in the user-state file, which a rebuild keeps), then compact so the text is gone from the file."""
+    leaves = {sid: _summary_leaves(conn, sid) for sid in session_ids}
+    state = userstate.load(db)
+    at = userstate.now_iso()
+    for sid in session_ids:
+        state.forgotten[sid] = {"at": at, "reason": reason, "leaves": leaves[sid]}
+    state.promoted = [p for p in state.promoted if p.get("session_id") not in leaves]
+    userstate.save(db, state)  # first: if anything below fails, the next run still honours it
+    counts = {"sessions": 0, "messages": 0, "extractions": 0, "summaries": 0}
+    conn.execute("PRAGMA secure_delete=ON")  # deleted cells and freed pages are overwritten with zeros
     conn.execute("BEGIN IMMEDIATE")
     try:
         for sid in session_ids:
-            # files holding the session are re-read next run (their rows dropped first), so per-file
-            # profile counters are recomputed without it
-            conn.execute("""UPDATE ingest_state SET head_hash='0:forget', mtime_ns=-1 WHERE id IN (
-                              SELECT file_id FROM messages WHERE session_id=? UNION
-                              SELECT file_id FROM sessions WHERE session_id=?)""", (sid, sid))
-            rows = conn.execute("SELECT id, body FROM messages WHERE session_id=?", (sid,)).fetchall()
-            conn.executemany("INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
-                             [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)])
-            counts["messages"] += conn.execute("DELETE FROM messages WHERE session_id=?", (sid,)).rowcount
-            conn.execute("""INSERT INTO extractions_fts(extractions_fts, rowid, content, context)
-                            SELECT 'delete', id, content, context FROM extractions WHERE session_id=?""", (sid,))
-            counts["extractions"] += conn.execute("DELETE FROM extractions WHERE session_id=?", (sid,)).rowcount
-            for table in ("bans", "standing_decisions", "failed_attempts", "goal_stack"):
-                conn.execute(f"DELETE FROM {table} WHERE session_id=?", (sid,))
-            for table in _SESSION_TABLES:
-                conn.execute(f"DELETE FROM {table} WHERE session_id=?", (sid,))
-            counts["sessions"] += conn.execute("DELETE FROM sessions WHERE session_id=?", (sid,)).rowcount
-            conn.execute("INSERT OR REPLACE INTO forgotten VALUES(?, strftime('%Y-%m-%dT%H:%M:%fZ','now'), ?)",
-                         (sid, reason))
+            for k, n in _delete_session(conn, sid, leaves[sid]).items():
+                counts[k] += n
+            conn.executemany("INSERT OR REPLACE INTO forgotten(session_id, at, reason) VALUES(?,?,?)",
+                             [(k, at, reason) for k in [sid, *(userstate.LEAF + u for u in leaves[sid])]])
+        materialise(conn)  # profiles, projects, machines and vocabulary without them
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    return counts
+    return {**counts, "vectors_removed": _prune_vectors(db), **compact(conn)}
+
+
+def _summary_leaves(conn: sqlite3.Connection, sid: str) -> list[str]:
+    """Leaf uuids of `summary` records (usually in another session's file) about this session."""
+    return [r[0] for r in conn.execute(
+        """SELECT DISTINCT leaf_uuid FROM summaries WHERE leaf_uuid IN (
+             SELECT uuid FROM messages WHERE session_id=?1 UNION
+             SELECT a.uuid FROM aliases a JOIN sessions s ON s.file_id = a.file_id WHERE s.session_id=?1)
+           ORDER BY leaf_uuid""", (sid,))]
+
+
+def _delete_session(conn: sqlite3.Connection, sid: str, leaves: list[str]) -> dict[str, int]:
+    files = [r[0] for r in conn.execute(
+        """SELECT file_id FROM messages WHERE session_id=?1 UNION SELECT file_id FROM sessions WHERE session_id=?1
+           UNION SELECT file_id FROM extractions WHERE session_id=?1""", (sid,)) if r[0] is not None]
+    fmarks = ",".join("?" * len(files))
+    # The files that held the session are re-read next run (their rows dropped first, the forgotten
+    # session skipped), so per-file counters and the carried context are rebuilt without it; until
+    # then nothing derived from those files is kept.
+    conn.execute(f"""UPDATE ingest_state SET head_hash='0:forget', mtime_ns=-1, carry=NULL
+                     WHERE id IN ({fmarks})""", files)
+    for table in ("profile_counters", "aliases"):
+        conn.execute(f"DELETE FROM {table} WHERE file_id IN ({fmarks})", files)
+    n_sum = conn.executemany("DELETE FROM summaries WHERE leaf_uuid=?", [(u,) for u in leaves]).rowcount
+    rows = conn.execute("SELECT id, body FROM messages WHERE session_id=?", (sid,)).fetchall()
+    conn.executemany("INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
+                     [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)])
+    n_msg = conn.execute("DELETE FROM messages WHERE session_id=?", (sid,)).rowcount
+    n_ext = delete_extractions(conn, [r[0] for r in conn.execute("SELECT id FROM extractions WHERE session_id=?",
+                                                                   (sid,))])
+    for table in _SESSION_TABLES:
+        conn.execute(f"DELETE FROM {table} WHERE session_id=?", (sid,))
+    n_ses = conn.execute("DELETE FROM sessions WHERE session_id=?", (sid,)).rowcount
+    return {"sessions": n_ses, "messages": n_msg, "extractions": n_ext, "summaries": max(n_sum, 0)}
+
+
+def _prune_vectors(db: Path) -> int:
+    """Drop the vectors of deleted rows (embeddings are derived from the text); -1 when a vector store
+    exists but cannot be opened here (the `vec` extra is not installed)."""
+    from vec.backfill import store_exists
+    from vec.driver import connect
+    from vec.store import Store, VectorsUnavailable
+
+    if not store_exists(db):
+        return 0
+    try:
+        conn = connect(db)
+    except VectorsUnavailable:
+        return -1
+    try:
+        conn.execute("PRAGMA secure_delete=ON")
+        conn.execute("BEGIN IMMEDIATE")
+        n = Store(conn).prune()
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return n
+
+
+def compact(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Make deleted text unrecoverable from the files: merge the FTS indexes (a deleted term stays in
+    its old segment until a merge), VACUUM (no free page or page gap keeps old bytes), then fold the
+    WAL into the database and truncate it. `wal_truncated` is False when a reader kept it open."""
+    conn.execute("INSERT INTO messages_fts(messages_fts) VALUES('optimize')")
+    conn.execute("INSERT INTO extractions_fts(extractions_fts) VALUES('optimize')")
+    conn.execute("VACUUM")
+    busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    return {"wal_truncated": not busy}
 
 
 def consolidate(conn: sqlite3.Connection, now: datetime | None = None) -> dict[str, Any]:
@@ -93,45 +193,3 @@ def session_transcript(conn: sqlite3.Connection, session_id: str, include_tools:
             for r in conn.execute(
                 f"""SELECT uuid, ts, role, kind, body, on_main, agent_id FROM messages
                     WHERE session_id=? AND kind IN ({marks}) ORDER BY id""", (session_id, *kinds))]
-
-
-PROMOTABLE = ("ban", "standing_decision", "goal", "implicit_preference", "domain_fact")
-
-
-def promote(conn: sqlite3.Connection, kind: str, *, text: str | None = None, extraction_id: int | None = None,
-            cwd: str | None = None) -> dict[str, Any]:
-    """Make a memory durable on request: free text, or an existing extraction (e.g. a one-off decision),
-    becomes a ban / standing decision / goal / preference for the project, folded like any other row.
-    The new row's source is the original message, or `manual:<id>` for typed text."""
-    import uuid as uuidlib
-
-    from index.operator import fold_new
-    from index.writer import write_extractions
-    from lib.project import project_key
-
-    if kind not in PROMOTABLE:
-        raise ValueError(f"kind {kind!r}: use one of {', '.join(PROMOTABLE)}")
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    if extraction_id is not None:
-        row = conn.execute("SELECT content, session_id, source_uuid, cwd, project_key FROM extractions WHERE id=?",
-                           (extraction_id,)).fetchone()
-        if row is None:
-            raise LookupError(f"no extraction with id {extraction_id}")
-        content, session_id, source, cwd_, project = row
-    else:
-        if not text or not text.strip():
-            raise ValueError("nothing to promote: give a text or an extraction id")
-        content, session_id, source, cwd_, project = text.strip(), None, f"manual:{uuidlib.uuid4()}", cwd, \
-            project_key(cwd)
-    ordinal = conn.execute("SELECT count(*) FROM extractions WHERE kind=? AND source_uuid=?", (kind, source)).fetchone()[0]
-    ctx = '{"promoted": true}' if kind != "goal" else '{"promoted": true, "status": "active"}'
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
-        write_extractions(conn, [(kind, content, ctx, 1.0, session_id, source, ordinal, cwd_, project, now)], None)
-        fold_new(conn, last)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return {"kind": kind, "content": content, "project": project, "source_uuid": source, "ts": now}

@@ -1,11 +1,17 @@
-"""Worker side of indexing: parse a file chunk, run the extractors, scrub every stored string.
+"""Worker side of indexing: parse a file chunk, scrub every string, run the extractors.
 
 Pure and picklable: runs in worker processes (`--jobs N`); the result goes to the single writer.
-The scrubber is applied here, centrally, to every string that will be stored; nothing reaches
-the writer unscrubbed.
+The scrubber is applied here, centrally, to every string field of every row of the chunk (text,
+paths, cwd, git branch, titles, summaries, tool names and targets, subagent descriptions, ids) *before*
+anything is derived from it, so extractions, profile counters, project keys and the carried context
+are built from scrubbed text; nothing reaches the writer unscrubbed.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import fields
+from typing import Any
 
 import orjson
 
@@ -15,20 +21,23 @@ from extractors.profiles import chunk_counters
 from extractors.scrubber import scrub_obj, scrub_text
 from extractors.summaries import extract_summary
 from index.tasks import Task, head_hash
+from index.userstate import LEAF
 from index.writer import Prepared, fts_fields
 from lib.context import Context, iter_contexts
 from lib.model import Carry, FileChunk, Message
 from lib.project import project_key
 from lib.walker import parse_file
 
+FIRST_PROMPT_CHARS = 300  # as lib/records.py keeps it
+
 
 def prepare(task: Task) -> Prepared:
     chunk = parse_file(task.path, task.start, Carry.from_json(task.carry), task.info)
     if task.forgotten:
         _drop_sessions(chunk, task.forgotten)
+    scrub_chunk(chunk)
     rows, prompts = _extract(chunk)
     counters = chunk_counters(chunk.messages, prompts)
-    _scrub_chunk(chunk)
     bodies = {m.uuid: fts_fields(m.text) for m in chunk.messages}
     for m in chunk.messages:
         m.text = ""  # travels packed in `bodies`; no need to pickle it twice
@@ -39,7 +48,13 @@ def prepare(task: Task) -> Prepared:
 
 
 def _drop_sessions(chunk: FileChunk, gone: frozenset[str]) -> None:
-    """Sessions the user asked to forget (I5) are dropped before anything is derived from them."""
+    """Sessions the user asked to forget (I5) are dropped before anything is derived from them, with the
+    `summary` records about them: those naming one of their records, or a leaf remembered when the
+    session was forgotten (`leaf:<uuid>` rows of `forgotten`; summaries usually sit in another file)."""
+    dropped = {m.uuid for m in chunk.messages if m.session_id in gone}
+    dropped.update(a.uuid for a in chunk.aliases if a.session_id in gone)
+    chunk.summaries = [(leaf, title) for leaf, title in chunk.summaries
+                       if leaf not in dropped and LEAF + leaf not in gone]
     chunk.messages = [m for m in chunk.messages if m.session_id not in gone]
     chunk.aliases = [a for a in chunk.aliases if a.session_id not in gone]
     chunk.turns = [t for t in chunk.turns if t.session_id not in gone]
@@ -77,18 +92,47 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple], list[tuple[Message, Context
     return rows, prompts
 
 
-def _scrub_chunk(chunk: FileChunk) -> None:
-    """Every stored string of the chunk goes through the one scrubber."""
-    for m in chunk.messages:
-        m.text = scrub_text(m.text)
-        if m.tool_target:
-            m.tool_target = scrub_text(m.tool_target)
+def _scrub_rows(rows: Iterable[Any], memo: dict[str, str]) -> None:
+    """Every string field of each row (a slots dataclass) through the one scrubber, in place. `memo`
+    holds this chunk's verdicts: session ids, cwds, branches, models and versions repeat on every row."""
+    for row in rows:
+        for name in _str_fields(type(row)):
+            v = getattr(row, name)
+            if type(v) is str and v:  # a damaged record can put anything where text belongs
+                clean = memo.get(v)
+                if clean is None:
+                    clean = memo[v] = scrub_text(v)
+                if clean is not v and clean != v:
+                    setattr(row, name, clean)
+
+
+def _str_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a row type that hold text (`str` or `str | None`)."""
+    names = _STR_FIELDS.get(cls)
+    if names is None:
+        names = _STR_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.type in ("str", "str | None"))
+    return names
+
+
+_STR_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def scrub_chunk(chunk: FileChunk) -> None:
+    """Every stored string of the chunk goes through the one scrubber (the file path is the only
+    exception: it is where the transcript is, needed to read it again)."""
+    memo: dict[str, str] = {}
+    for rows in (chunk.messages, chunk.aliases, chunk.turns, chunk.durations, chunk.compactions, chunk.spawns,
+                 chunk.agents, chunk.sessions.values()):
+        _scrub_rows(rows, memo)
+    first: dict[str, str] = {}
+    for m in chunk.messages:  # lib cut the raw text; cut the scrubbed one so no token is split
+        if m.kind == "prompt" and m.session_id not in first:
+            first[m.session_id] = m.text[:FIRST_PROMPT_CHARS]
     for d in chunk.sessions.values():
         if d.first_prompt:
-            d.first_prompt = scrub_text(d.first_prompt)
+            d.first_prompt = first.get(d.session_id) or d.first_prompt
+        d.models = {scrub_text(x) for x in d.models}
         d.titles = {k: scrub_text(v) for k, v in d.titles.items()}
-    chunk.summaries = [(leaf, scrub_text(title)) for leaf, title in chunk.summaries]
-    for s in chunk.spawns:
-        if s.description:
-            s.description = scrub_text(s.description)
+    chunk.summaries = [(scrub_text(leaf), scrub_text(title)) for leaf, title in chunk.summaries]
     chunk.carry.threads = scrub_obj(chunk.carry.threads)
+    chunk.carry.inline = {scrub_text(k): scrub_text(v) for k, v in chunk.carry.inline.items()}

@@ -16,6 +16,7 @@ from index.bundle import HEADER, operator_wide, safe_text
 from index.filters import Filters
 from index.fts_query import STOPWORDS
 from index.recall import recall
+from index.scope import stored_cwd
 from index.search import search_messages
 from lib.project import display_name, project_key
 
@@ -141,7 +142,7 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
         stale = ", superseded" if h.stale else ""
         line = f"[{label}{stale}, {_day(h.ts) or '?'}{', ' + where if where else ''}] {safe_text(h.content, 220)}"
         out.append(Recalled(h.source_uuid, line, "memory", _day(h.ts), h.session_id, h.project))
-    key = project_key(cwd) if cwd else None
+    key = project_key(stored_cwd(cwd)) if cwd else None
     t0 = time.perf_counter()
     if search_budget_s is not None:
         until = time.monotonic() + search_budget_s

@@ -15,6 +15,16 @@ class BadScope(ValueError):
     pass
 
 
+def stored_cwd(cwd: str | None) -> str | None:
+    """A working directory as the index stores it: scrubbed like every stored string, so a cwd that
+    holds a token matches its own rows (and is never shown back with the token)."""
+    if not cwd:
+        return cwd
+    from extractors.scrubber import scrub_text  # the regexes load only when a cwd is given
+
+    return scrub_text(cwd)
+
+
 @dataclass(slots=True)
 class Scope:
     name: str
@@ -27,6 +37,7 @@ def scope_chain(scope: str, cwd: str | None, alias: str = "e") -> list[Scope]:
     if scope not in SCOPES:
         raise BadScope(f"scope {scope!r}: use one of {', '.join(SCOPES)}")
     chain: list[Scope] = []
+    cwd = stored_cwd(cwd)
     start = SCOPES.index(scope)
     for name in SCOPES[start:]:
         if name == "this_cwd":

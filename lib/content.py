@@ -94,31 +94,48 @@ def tool_summary(name: str, inp: Any) -> tuple[str | None, str]:
         return None, f"{name}"
     target: str | None = None
     if "command" in inp and isinstance(inp["command"], str):
-        target = inp["command"][:300]
+        target = cut(inp["command"], 300)
     for key in ("file_path", "notebook_path", "path", "url", "pattern", "query", "skill"):
         v = inp.get(key)
         if isinstance(v, str) and v:
-            target = target or v[:300]
+            target = target or cut(v, 300)
             break
     if name in ("Task", "Agent"):
-        target = str(inp.get("subagent_type") or inp.get("description") or "")[:300] or None
+        target = cut(str(inp.get("subagent_type") or inp.get("description") or ""), 300) or None
     if name == "TodoWrite" and isinstance(inp.get("todos"), list):
         items = [f"[{t.get('status', '')}] {t.get('content', '')}" for t in inp["todos"] if isinstance(t, dict)]
-        return None, f"{name}: " + "; ".join(items)[:TOOL_INPUT_CAP]
+        return None, f"{name}: " + cut("; ".join(items), TOOL_INPUT_CAP)
     if name in ("Edit", "MultiEdit", "Write"):
         body = inp.get("new_string") or inp.get("content") or ""
         if name == "MultiEdit" and isinstance(inp.get("edits"), list):
             body = "\n".join(str(e.get("new_string", "")) for e in inp["edits"] if isinstance(e, dict))
-        return target, f"{name} {target or ''}\n{str(body)[:TOOL_INPUT_CAP]}"
+        return target, f"{name} {target or ''}\n{cut(str(body), TOOL_INPUT_CAP)}"
     if name == "Bash":
         desc = inp.get("description") or ""
-        return target, f"{name}: {inp.get('command', '')}\n{desc}"[:TOOL_INPUT_CAP]
+        return target, cut(f"{name}: {inp.get('command', '')}\n{desc}", TOOL_INPUT_CAP)
     try:
         dumped = orjson.dumps(inp).decode("utf-8", "replace")
     except orjson.JSONEncodeError:  # integers beyond 64 bits (lines recovered by the stdlib decoder)
         dumped = str(inp)
-    return target, f"{name}: {dumped[:TOOL_INPUT_CAP]}"
+    return target, f"{name}: {cut(dumped, TOOL_INPUT_CAP)}"
 
 
 def clip(text: str, cap: int) -> str:
-    return text if len(text) <= cap else text[:cap] + " …"
+    return text if len(text) <= cap else cut(text, cap) + " …"
+
+
+_BOUNDARY = frozenset(" \t\r\n\"'`,;&|<>()[]{}")
+_CUT_BACK = 160
+
+
+def cut(text: str, cap: int) -> str:
+    """`text[:cap]`, moved back to the end of the last whole word when one straddles the cap: a token
+    cut short no longer has the shape the scrubber recognises, and would be stored in part."""
+    if len(text) <= cap:
+        return text
+    if text[cap - 1] in _BOUNDARY or text[cap] in _BOUNDARY:
+        return text[:cap]
+    for i in range(cap - 1, max(0, cap - _CUT_BACK) - 1, -1):
+        if text[i] in _BOUNDARY:
+            return text[: i + 1]
+    return text[:cap]

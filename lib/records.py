@@ -143,7 +143,7 @@ class RecordState:
         m = Message(
             uuid=uuid, session_id=sid, parent_uuid=parent, role=role, kind=kind,
             ts=rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None,
-            text=C.strip_private(text)[: C.TEXT_CAP], cwd=rec.get("cwd") if isinstance(rec.get("cwd"), str) else None,
+            text=C.cut(C.strip_private(text), C.TEXT_CAP), cwd=rec.get("cwd") if isinstance(rec.get("cwd"), str) else None,
             git_branch=rec.get("gitBranch") or None, agent_id=aid, is_sidechain=side,
             version=rec.get("version") if isinstance(rec.get("version"), str) else None, byte_offset=offset,
         )

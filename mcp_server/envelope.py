@@ -24,7 +24,7 @@ from pydantic import Field
 from index.budget import ERROR_CHARS, cap_fields, clip, estimate_tokens
 from index.db import IndexCorrupt, IndexError_, IndexMissing, open_failure, open_reader
 from index.filters import BadFilter, parse_since
-from index.scope import BadScope
+from index.scope import BadScope, stored_cwd
 from index.scoped import EXTRACTION_KINDS
 from lib.paths import db_path
 
@@ -102,7 +102,11 @@ class Runtime:
     # --- shared parameters -------------------------------------------------------------------------
     def where(self, cwd: str | None) -> str:
         """The `cwd` parameter, or the server's own; relative paths resolve against the server's cwd,
-        absolute ones (POSIX or Windows, as stored in transcripts) are kept as given."""
+        absolute ones (POSIX or Windows, as stored in transcripts) are kept as given. Scrubbed, as
+        stored paths are (index.scope.stored_cwd)."""
+        return stored_cwd(self._where(cwd)) or ""
+
+    def _where(self, cwd: str | None) -> str:
         if not cwd or not cwd.strip():
             return self.cwd
         c = cwd.strip()

@@ -85,7 +85,7 @@ def register(server: MCPServer, rt: Runtime) -> None:  # noqa: C901 - one closur
         other projects. Call it to see how this project relates to the others it depends on."""
         meta: dict[str, Any] = {}
         n = rt.limit(limit, meta, 20)
-        graph = onto.project_graph(rt.conn(), focus=project or rt.cwd, limit=n)
+        graph = onto.project_graph(rt.conn(), focus=project or rt.where(None), limit=n)
         return rt.answer(graph, meta)
 
     @tool

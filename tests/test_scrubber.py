@@ -1,114 +1,35 @@
 """The central secrets scrubber: every format, every place a transcript carries it, and look-alikes.
 
-Fake credentials are built at runtime from random characters (never committed verbatim), so push
-protection has nothing to flag and every run exercises fresh values.
+Fake credentials come from tests/fixtures/secrets.py (built at runtime from random characters).
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import random
-import string
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from fixtures.secrets import (
+    ALNUM,
+    B64,
+    B64URL,
+    DIGITS,
+    HEX,
+    KEYED,
+    PREFIXED,
+    RNG,
+    UPPER,
+    b64url,
+    pem,
+    rnd,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extractors.scrubber import contains_secret, scrub_obj, scrub_text
-
-LOWER, UPPER, DIGITS = string.ascii_lowercase, string.ascii_uppercase, string.digits
-ALNUM = LOWER + UPPER + DIGITS
-HEX = "0123456789abcdef"
-B64 = ALNUM + "+/"
-B64URL = ALNUM + "-_"
-
-_rng = random.Random(20240611)
-
-
-def rnd(n: int, alphabet: str = ALNUM, rng: random.Random = _rng) -> str:
-    """n random chars; alphanumeric alphabets always get a digit, an upper and a lower letter."""
-    chars = [rng.choice(alphabet) for _ in range(n)]
-    if n >= 6:
-        for i, cls in enumerate((DIGITS, UPPER, LOWER)):
-            pool = "".join(c for c in cls if c in alphabet)
-            if pool:
-                chars[i * 2 + 1] = rng.choice(pool)
-    return "".join(chars)
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def jwt() -> str:
-    header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    payload = b64url(json.dumps({"sub": rnd(12), "iat": _rng.randint(10**9, 2 * 10**9)}).encode())
-    return f"{header}.{payload}.{b64url(_rng.randbytes(32))}"
-
-
-def pem(kind: str = "RSA ", lines: int = 6, sep: str = "\n") -> str:
-    body = sep.join(rnd(64, B64) for _ in range(lines))
-    return f"-----BEGIN {kind}PRIVATE KEY-----{sep}{body}{sep}-----END {kind}PRIVATE KEY-----"
-
-
-# name -> (factory, marker label when the token is seen on its own)
-PREFIXED: dict[str, tuple[Callable[[], str], str]] = {
-    "aws_akia": (lambda: "AKIA" + rnd(16, UPPER + DIGITS), "aws_access_key"),
-    "aws_asia": (lambda: "ASIA" + rnd(16, UPPER + DIGITS), "aws_access_key"),
-    "ghp": (lambda: "ghp_" + rnd(36), "github_token"),
-    "gho": (lambda: "gho_" + rnd(36), "github_token"),
-    "ghu": (lambda: "ghu_" + rnd(36), "github_token"),
-    "ghs": (lambda: "ghs_" + rnd(36), "github_token"),
-    "ghr": (lambda: "ghr_" + rnd(36), "github_token"),
-    "github_pat": (lambda: f"github_pat_{rnd(22)}_{rnd(59)}", "github_token"),
-    "glpat": (lambda: "glpat-" + rnd(20, ALNUM + "_-"), "gitlab_token"),
-    "xoxb": (lambda: f"xoxb-{rnd(12, DIGITS)}-{rnd(13, DIGITS)}-{rnd(24)}", "slack_token"),
-    "xoxp": (lambda: f"xoxp-{rnd(12, DIGITS)}-{rnd(12, DIGITS)}-{rnd(13, DIGITS)}-{rnd(32, HEX)}", "slack_token"),
-    "xoxa": (lambda: f"xoxa-2-{rnd(12, DIGITS)}-{rnd(40)}", "slack_token"),
-    "xoxs": (lambda: f"xoxs-{rnd(12, DIGITS)}-{rnd(40)}", "slack_token"),
-    "xapp": (lambda: f"xapp-1-A{rnd(10, UPPER + DIGITS)}-{rnd(13, DIGITS)}-{rnd(64, HEX)}", "slack_token"),
-    "sk_live": (lambda: "sk_live_" + rnd(24), "stripe_key"),
-    "rk_live": (lambda: "rk_live_" + rnd(24), "stripe_key"),
-    "sk_test": (lambda: "sk_test_" + rnd(24), "stripe_key"),
-    "openai_legacy": (lambda: f"sk-{rnd(20)}T3BlbkFJ{rnd(20)}", "openai_key"),
-    "openai_proj": (lambda: "sk-proj-" + rnd(120, B64URL), "openai_key"),
-    "openai_svcacct": (lambda: "sk-svcacct-" + rnd(80, B64URL), "openai_key"),
-    "anthropic": (lambda: f"sk-ant-api03-{rnd(93, B64URL)}AA", "anthropic_key"),
-    "google_api": (lambda: "AIza" + rnd(35, B64URL), "google_api_key"),
-    "google_oauth": (lambda: "GOCSPX-" + rnd(28, B64URL), "google_oauth_secret"),
-    "jwt": (jwt, "jwt"),
-    "npm": (lambda: "npm_" + rnd(36), "npm_token"),
-    "pypi": (lambda: "pypi-AgEIcHlwaS5vcmc" + rnd(70, B64URL), "pypi_token"),
-    "huggingface": (lambda: "hf_" + rnd(34), "huggingface_token"),
-    "twilio_sk": (lambda: "SK" + rnd(32, HEX), "twilio_key"),
-    "sendgrid": (lambda: f"SG.{rnd(22, B64URL)}.{rnd(43, B64URL)}", "sendgrid_key"),
-    "mailgun": (lambda: "key-" + rnd(32, HEX), "mailgun_key"),
-    "digitalocean_pat": (lambda: "dop_v1_" + rnd(64, HEX), "digitalocean_token"),
-    "digitalocean_oauth": (lambda: "doo_v1_" + rnd(64, HEX), "digitalocean_token"),
-    "shpat": (lambda: "shpat_" + rnd(32, HEX), "shopify_token"),
-    "shpss": (lambda: "shpss_" + rnd(32, HEX), "shopify_token"),
-    "shpca": (lambda: "shpca_" + rnd(32, HEX), "shopify_token"),
-    "shppa": (lambda: "shppa_" + rnd(32, HEX), "shopify_token"),
-    "vault_hvs": (lambda: "hvs." + rnd(90, B64URL), "vault_token"),
-    "vault_hvb": (lambda: "hvb." + rnd(120, B64URL), "vault_token"),
-    "linear": (lambda: "lin_api_" + rnd(40), "linear_key"),
-}
-
-# Formats only recognisable next to their key name: (factory, key name, marker label).
-KEYED: dict[str, tuple[Callable[[], str], str, str]] = {
-    "aws_secret": (lambda: rnd(40, B64), "AWS_SECRET_ACCESS_KEY", "secret"),
-    "twilio_auth": (lambda: rnd(32, HEX), "TWILIO_AUTH_TOKEN", "twilio_token"),
-    "vault_legacy": (lambda: "s." + rnd(24), "VAULT_TOKEN", "vault_token"),
-    "password": (lambda: rnd(14, ALNUM + "!#%^*"), "DB_PASSWORD", "password"),
-    "slack_bot": (lambda: rnd(24), "SLACK_BOT_TOKEN", "secret"),
-    "client_secret": (lambda: rnd(32), "client_secret", "secret"),
-    "api_key": (lambda: rnd(32, HEX), "api_key", "secret"),
-    "private_key_b64": (lambda: rnd(44, B64), "PRIVATE_KEY", "secret"),
-}
 
 
 def _assert_redacted(out: str, secret: str, *survivors: str) -> None:
@@ -234,7 +155,7 @@ def test_azure_connection_strings() -> None:
 
 
 def test_telegram_bot_token() -> None:
-    tok = f"{_rng.randint(10**8, 10**10)}:AA{rnd(33, B64URL)}"
+    tok = f"{RNG.randint(10**8, 10**10)}:AA{rnd(33, B64URL)}"
     bot_id = tok.split(":")[0]
     out = scrub_text(f"curl https://api.telegram.org/bot{tok}/getMe")
     assert out == f"curl https://api.telegram.org/bot{bot_id}:[REDACTED:telegram_bot_token]/getMe"
@@ -381,11 +302,11 @@ def test_twilio_account_sid_is_not_a_secret() -> None:
 
 def test_integrity_and_digests_survive() -> None:
     for _ in range(20):
-        sri = "sha512-" + base64.b64encode(_rng.randbytes(64)).decode()
-        sri256 = "sha256-" + base64.b64encode(_rng.randbytes(32)).decode()
+        sri = "sha512-" + base64.b64encode(RNG.randbytes(64)).decode()
+        sri256 = "sha256-" + base64.b64encode(RNG.randbytes(32)).decode()
         lock = f'"integrity": "{sri}",\n"resolved": "https://registry.npmjs.org/x/-/x-1.0.0.tgz"\n{sri256}'
         assert scrub_text(lock) == lock
-        digests = f"{_rng.randbytes(32).hex()}  dist/app.js\n{_rng.randbytes(64).hex()}\n{_rng.randbytes(20).hex()}"
+        digests = f"{RNG.randbytes(32).hex()}  dist/app.js\n{RNG.randbytes(64).hex()}\n{RNG.randbytes(20).hex()}"
         assert scrub_text(digests) == digests
 
 
@@ -401,7 +322,7 @@ def test_random_shas_uuids_and_digests_survive(sha1: bytes, u: bytes, sha256: by
 
 
 def test_base64_image_data_does_not_crash() -> None:
-    blob = base64.b64encode(_rng.randbytes(300_000)).decode()
+    blob = base64.b64encode(RNG.randbytes(300_000)).decode()
     text = json.dumps({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": blob}})
     t0 = time.perf_counter()
     out = scrub_text(text)
@@ -492,3 +413,117 @@ def test_token_in_url_user_and_password_both_redacted() -> None:
     assert tok not in out and pw not in out and "AKIA" not in out
     assert out.startswith("https://[REDACTED:github_token]:[REDACTED:password]@github.com/org/repo.git")
     assert scrub_text(out) == out
+
+
+# --- issue 10: shapes that used to pass the scrubber ---------------------------------------------------
+
+
+def test_spaced_assignment_followed_by_more_text() -> None:
+    """INI/shell style `key = value` with more text on the line (`; then ...`, a comment)."""
+    secret = rnd(40, B64)
+    for tail in (" ; then run the deploy", "; echo done", "  # rotated monthly", ", region us-east-1"):
+        text = f"aws_secret_access_key = {secret}{tail}"
+        out = scrub_text(text)
+        assert out == f"aws_secret_access_key = [REDACTED:secret]{tail}", out
+    pw = "hunter2x"  # short, no digit-letter mix beyond the minimum: still a literal, not code
+    assert scrub_text(f"password = {pw} ; then login") == "password = [REDACTED:password] ; then login"
+
+
+@pytest.mark.parametrize("value", ["quietlemonadestand", "s3cr3tValue99", "Xk9fLq2mZp", "hunterhunter2"])
+def test_env_style_assignment_followed_by_comma(value: str) -> None:
+    """`API_KEY=VALUE, next`: an upper-case (env style) name, or a random-looking value, is a secret
+    even when a comma follows; `f(token=tok, ...)` keyword arguments stay code."""
+    out = scrub_text(f"API_KEY={value}, next")
+    assert out == "API_KEY=[REDACTED:secret], next", out
+    assert scrub_text(f"set DB_PASSWORD={value}, then restart") == "set DB_PASSWORD=[REDACTED:password], then restart"
+
+
+def test_keyword_arguments_still_survive() -> None:
+    for code in ("connect(password=password, user=user)", "f(token=tok, retries=3)", "Client(api_key=api_key, x=1)",
+                 "dict(secret=shared_value, n=2)", "login(password=self.pw, remember=True)"):
+        assert scrub_text(code) == code
+
+
+def _ghs_jwt_token() -> str:
+    head = b64url(json.dumps({"alg": "RS256", "typ": "JWT"}).encode())
+    body = b64url(json.dumps({"iid": RNG.randint(10**6, 10**8), "aid": RNG.randint(10**5, 10**7),
+                              "exp": RNG.randint(10**9, 2 * 10**9), "n": rnd(180)}).encode())
+    return f"ghs_{RNG.randint(10**5, 10**7)}_{head}.{body}.{b64url(RNG.randbytes(256))}"
+
+
+@pytest.mark.parametrize("prefix", ["ghs", "ghu", "ghr", "gho", "ghp"])
+def test_github_tokens_old_and_new_formats(prefix: str) -> None:
+    old = f"{prefix}_{rnd(36)}"
+    assert scrub_text(f"token {old} leaked") == "token [REDACTED:github_token] leaked"
+    new = _ghs_jwt_token().replace("ghs_", prefix + "_", 1)
+    for text in (f"GH_TOKEN={new}\n", f"the app token is {new}. Rotate it", f'{{"token": "{new}"}}'):
+        out = scrub_text(text)
+        assert new.split("_")[1] not in out and new[-30:] not in out, out
+        assert "[REDACTED:github_token]" in out or "[REDACTED:secret]" in out, out
+    assert scrub_text(f"the app token is {new}. Rotate it") == "the app token is [REDACTED:github_token]. Rotate it"
+
+
+@pytest.mark.parametrize("fmt", ["ghp", "ghs", "github_pat", "glpat", "xoxb", "anthropic", "openai_proj", "aws_akia",
+                                 "npm", "google_api", "sk_live", "huggingface"])
+def test_base64_of_a_known_token(fmt: str) -> None:
+    secret = PREFIXED[fmt][0]()
+    for plain in (secret, secret + "\n", f"x-access-token:{secret}", f"user:{secret}", f"{{\"t\":\"{secret}\"}}"):
+        enc = base64.b64encode(plain.encode()).decode()
+        for text in (f"echo {enc} | base64 -d", f"data:\n  config: {enc}\n", f"the blob {enc}, decoded later"):
+            out = scrub_text(text)
+            assert enc not in out and "[REDACTED:" in out, (plain, out)
+            assert scrub_text(out) == out
+    url = base64.urlsafe_b64encode(secret.encode()).decode().rstrip("=")
+    assert url not in scrub_text(f"token={url}&x=1 and {url} again")
+
+
+def test_base64_lookalikes_survive() -> None:
+    blobs = [base64.b64encode(RNG.randbytes(n)).decode() for n in (30, 48, 90, 300)]
+    blobs += [base64.b64encode(b"just some ordinary text that is not a secret at all").decode(),
+              base64.b64encode(json.dumps({"user": "dev", "theme": "dark"}).encode()).decode()]
+    for b in blobs:
+        text = f"payload {b} end"
+        assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("tok", [lambda: rnd(40), lambda: rnd(32, HEX), lambda: rnd(24, B64URL) + "." + rnd(12),
+                                 lambda: "abc" + rnd(20, DIGITS)])
+def test_bearer_in_prose(tok: Callable[[], str]) -> None:
+    value = tok()
+    for text in (f"call it with Bearer {value} and it works", f"use `Bearer {value}` as the header value",
+                 f"BEARER {value}", f"-H Bearer {value}"):
+        out = scrub_text(text)
+        assert value not in out and "Bearer [REDACTED:bearer]" in out.replace("BEARER", "Bearer"), out
+        assert scrub_text(out) == out
+
+
+def test_bearer_prose_lookalikes_survive() -> None:
+    for text in ("the Bearer token goes in the Authorization header", "Bearer authentication is simpler",
+                 "send Bearer <token> with each call", "Bearer $TOKEN", "Bearer ${ACCESS_TOKEN}",
+                 "a Bearer scheme (RFC 6750)", "Bearer tokens expire after one hour."):
+        assert scrub_text(text) == text
+
+
+def test_base64_blob_inside_a_path_or_identifier() -> None:
+    tok = PREFIXED["ghp"][0]()
+    for enc in (base64.b64encode(tok.encode()).decode(), base64.b64encode(f"u:{tok}".encode()).decode().rstrip("=")):
+        for text in (f"/home/dev/{enc}/app", f"/srv/{enc}", f"cache-{enc}-v2", f"build_{enc}"):
+            out = scrub_text(text)
+            assert enc.rstrip("=") not in out and "[REDACTED:" in out, (text, out)
+
+
+def test_key_value_inside_a_file_path() -> None:
+    """`/home/dev/DB_PASSWORD=<value>/app/app.py`: the value is a path segment; the rest of the path stays."""
+    for _ in range(20):
+        v, two = rnd(14), rnd(20) + "/" + rnd(19)
+        out = scrub_text(f"/home/dev/DB_PASSWORD={v}/app/app.py")
+        assert out == "/home/dev/DB_PASSWORD=[REDACTED:password]/app/app.py", out
+        out = scrub_text(f"/srv/AWS_SECRET_ACCESS_KEY={two}/src/main.py")
+        assert out == "/srv/AWS_SECRET_ACCESS_KEY=[REDACTED:secret]/src/main.py", out
+        b64 = rnd(40, B64)
+        out = scrub_text(f"/srv/AWS_SECRET_ACCESS_KEY={b64}/src/main.py")
+        assert not any(piece in out for piece in b64.split("/") if len(piece) >= 8), out
+    for kept in ("CONFIG=config/settings/app.py", "secret_file=config/app.key", "client_secret=src/app.py",
+                 "398 twilio-api-key: CHAT_LOGS/c7d2069e-c561-4759-8adf-b0745be78c29.jsonl",
+                 "api_key=/etc/keys/3f2a9c1d4e5b6a7f8091a2b3c4d5e6f7.pem"):
+        assert scrub_text(kept) == kept

@@ -254,36 +254,6 @@ def inspect(obj: Ctx, session_id: str, messages: int, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--yes", is_flag=True, help="Confirm: delete the index and rebuild it from the transcripts.")
-@click.option("--projects-root", "roots", multiple=True)
-@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 64))
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_obj
-def rebuild(obj: Ctx, yes: bool, roots: tuple[str, ...], jobs: int, as_json: bool) -> None:
-    """Delete the index and rebuild it from scratch (vectors too, when the index had them)."""
-    from index.ingest import run_index
-    from vec.backfill import backfill, store_exists
-
-    if not yes:
-        fail("rebuild deletes the index", "re-run with --yes to confirm")
-    paths = _roots(roots)
-    had_vectors = store_exists(obj.db)
-    for suffix in ("", "-wal", "-shm"):
-        p = Path(str(obj.db) + suffix)
-        if p.exists():
-            p.unlink()
-    report = run_index(obj.db, paths, full=True, jobs=jobs)
-    out = report.to_json()
-    if had_vectors:
-        out["vectors"] = backfill(obj.db).to_json()
-    if as_json:
-        emit_json(out)
-    else:
-        click.echo(f"rebuilt: {report.records} records, {report.messages_added} messages in {report.elapsed_s:.2f}s"
-                   + (f"; re-embedded {out['vectors'].get('vectors_added', 0)} vectors" if had_vectors else ""))
-
-
-@cli.command()
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def doctor(obj: Ctx, as_json: bool) -> None:
@@ -312,7 +282,15 @@ def version() -> None:
 def _register() -> None:
     """Command modules import their heavy dependencies inside the commands, so this stays cheap."""
     from mcp_server.cli import register as register_mcp
-    from total_recall import cmd_context, cmd_install, cmd_manage, cmd_metrics, cmd_refine, cmd_vec
+    from total_recall import (
+        cmd_context,
+        cmd_install,
+        cmd_manage,
+        cmd_memories,
+        cmd_metrics,
+        cmd_refine,
+        cmd_vec,
+    )
     from total_recall.cmd_eval import eval_group
     from total_recall.cmd_recall import dump, extractors, recall
     from total_recall.demo import demo
@@ -322,6 +300,7 @@ def _register() -> None:
     eval_group.add_command(extractors)
     cli.add_command(eval_group)
     cmd_manage.register(cli)
+    cmd_memories.register(cli)
     cmd_metrics.register(cli)
     cmd_vec.register(cli)
     cmd_install.register(cli)

@@ -1,5 +1,5 @@
-"""`context` (the session-start bundle), `profile`, `check-banned` and `promote`: what the slash
-commands and skills call."""
+"""`context` (the session-start bundle), `profile` and `check-banned`: what the slash commands and skills
+call (`promote` is in cmd_memories)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from total_recall.output import emit_json, fail
+from total_recall.output import emit_json
 
 PROFILES = {"operator": "operator_profile", "voice": "voice_profile", "workflow": "workflow_profile",
             "satisfaction": "satisfaction_profile", "preferences": "implicit_preferences"}
@@ -73,32 +73,6 @@ def check_banned(obj: Any, action: tuple[str, ...], scope: str, cwd: str | None,
         click.echo(f"  - {b['content']}  ({str(b.get('date') or b.get('last_ts') or '')[:10]})")
 
 
-@click.command()
-@click.argument("text", nargs=-1)
-@click.option("--as", "kind", required=True,
-              type=click.Choice(["ban", "standing_decision", "goal", "implicit_preference", "domain_fact"]))
-@click.option("--id", "extraction_id", type=int, help="Promote an existing extraction (see `recall --json`).")
-@click.option("--cwd", help="Project directory for typed text (default: the current one).")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_obj
-def promote(obj: Any, text: tuple[str, ...], kind: str, extraction_id: int | None, cwd: str | None,
-            as_json: bool) -> None:
-    """Make a memory durable: a ban, standing decision, goal or preference for this project."""
-    from index.db import open_existing_writer
-    from index.manage import promote as do_promote
-
-    try:
-        res = do_promote(open_existing_writer(obj.db), kind, text=" ".join(text) or None, extraction_id=extraction_id,
-                         cwd=cwd or os.getcwd())
-    except (ValueError, LookupError) as exc:
-        fail(str(exc), "pass TEXT or --id N (ids are in `total-recall recall --json`)")
-        return
-    if as_json:
-        emit_json(res)
-    else:
-        click.echo(f"promoted to {res['kind']}: {res['content']}")
-
-
 def register(cli: click.Group) -> None:
-    for cmd in (context, profile, check_banned, promote):
+    for cmd in (context, profile, check_banned):
         cli.add_command(cmd)

@@ -1,4 +1,5 @@
-"""`forget`, `consolidate` and `export`: maintenance commands over the index."""
+"""`forget`, `consolidate` and `export`: maintenance commands over the index. Writers hold the index
+lock (`--wait` seconds at most for a running index)."""
 
 from __future__ import annotations
 
@@ -10,49 +11,111 @@ import click
 
 from total_recall.output import emit_json, fail, json_text
 
+wait_option = click.option(
+    "--wait", default=120.0, show_default=True, type=click.FloatRange(0, 3600),
+    help="Seconds to wait for an index run that holds the index (e.g. one a hook started).")
+
 
 @click.command()
 @click.argument("session", required=False)
 @click.option("--project", help="Forget every session of this project (key or its last path part).")
 @click.option("--yes", is_flag=True, help="Confirm.")
+@wait_option
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def forget(obj: Any, session: str | None, project: str | None, yes: bool, as_json: bool) -> None:
-    """Remove a session (or a whole project) from the index, and never store it again."""
-    from index.db import open_existing_writer
+def forget(obj: Any, session: str | None, project: str | None, yes: bool, wait: float, as_json: bool) -> None:
+    """Remove a session (or a whole project) from the index and its files, and never store it again."""
     from index.manage import forget as do_forget
-    from index.manage import sessions_for
+    from index.manage import maintenance, sessions_for
 
     if not session and not project:
         fail("say what to forget", "pass a SESSION id (or prefix) or --project P")
-    conn = open_existing_writer(obj.db)
-    ids = sessions_for(conn, session, project)
-    if not ids:
-        fail(f"no session matches {session or project!r}", "find one with `total-recall search --sessions TOPIC`")
-    if not yes:
-        fail(f"this forgets {len(ids)} session(s) for good", "re-run with --yes to confirm")
-    counts = do_forget(conn, ids)
+    with maintenance(obj.db, wait) as conn:
+        ids = sessions_for(conn, session, project)
+        if not ids:
+            fail(f"no session matches {session or project!r}", "find one with `total-recall search --sessions TOPIC`")
+        if not yes:
+            fail(f"this forgets {len(ids)} session(s) for good", "re-run with --yes to confirm")
+        counts = do_forget(conn, obj.db, ids)
+    _drop_hook_state(obj.db, ids)
     if as_json:
         emit_json({**counts, "session_ids": ids})
-    else:
-        click.echo(f"forgot {counts['sessions']} session(s): {counts['messages']} messages, "
-                   f"{counts['extractions']} extractions; they will not be indexed again")
+        return
+    click.echo(f"forgot {counts['sessions']} session(s): {counts['messages']} messages, "
+               f"{counts['extractions']} extractions; they will not be indexed again")
+    if not counts["wal_truncated"]:
+        click.echo("warning: another process kept the write-ahead log open; old pages stay in "
+                   f"{obj.db}-wal until it closes — run `total-recall forget` again then", err=True)
+    if counts["vectors_removed"] < 0:
+        click.echo("warning: the vector store could not be opened to drop their vectors; "
+                   "install total-recall[vec] and run `total-recall vec rebuild`", err=True)
+
+
+def _drop_hook_state(db: Path, session_ids: list[str]) -> None:
+    """The hooks' per-session files (policy state, continuation packet) hold text of the session too."""
+    from hooks.state import continuation_file, session_file
+    from lib.paths import state_dir
+
+    for sid in session_ids:
+        for path in (session_file(state_dir(db), sid), continuation_file(state_dir(db), sid)):
+            path.unlink(missing_ok=True)
 
 
 @click.command()
+@wait_option
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def consolidate(obj: Any, as_json: bool) -> None:
+def consolidate(obj: Any, wait: float, as_json: bool) -> None:
     """Decay stale goals (paused after 14 days, abandoned after 60), close duplicates, optimise FTS."""
-    from index.db import open_existing_writer
     from index.manage import consolidate as do_consolidate
+    from index.manage import maintenance
 
-    res = do_consolidate(open_existing_writer(obj.db))
+    with maintenance(obj.db, wait) as conn:
+        res = do_consolidate(conn)
     if as_json:
         emit_json(res)
     else:
         click.echo(f"goals paused {res['goals_paused']}, abandoned {res['goals_abandoned']}, duplicates closed "
                    f"{res['duplicate_goals_closed']}; now {res['goals_by_status']}; FTS optimised")
+
+
+@click.command()
+@click.option("--yes", is_flag=True, help="Confirm: delete the index and rebuild it from the transcripts.")
+@click.option("--projects-root", "roots", multiple=True)
+@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 64))
+@wait_option
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float, as_json: bool) -> None:
+    """Delete the index and rebuild it from scratch (vectors too, when the index had them). Your own
+    decisions (forgotten sessions, promoted and demoted memories, in index.user.json) are applied again."""
+    from index.ingest import run_index
+    from index.lock import writer_lock
+    from index.manage import reapply
+    from index.userstate import load
+    from total_recall.cli import _roots
+    from vec.backfill import backfill, store_exists
+
+    if not yes:
+        fail("rebuild deletes the index", "re-run with --yes to confirm")
+    paths = _roots(roots)
+    load(obj.db)  # a damaged user-state file stops us before anything is deleted
+    with writer_lock(obj.db, wait=wait):
+        had_vectors = store_exists(obj.db)
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(obj.db) + suffix).unlink(missing_ok=True)
+        report = run_index(obj.db, paths, full=True, jobs=jobs)
+        applied = reapply(obj.db)
+    out = {**report.to_json(), "reapplied": applied}
+    if had_vectors:
+        out["vectors"] = backfill(obj.db).to_json()
+    if as_json:
+        emit_json(out)
+    else:
+        click.echo(f"rebuilt: {report.records} records, {report.messages_added} messages in {report.elapsed_s:.2f}s"
+                   + (f"; re-embedded {out['vectors'].get('vectors_added', 0)} vectors" if had_vectors else "")
+                   + f"; your decisions kept: {applied['forgotten']} forgotten session(s), "
+                     f"{applied['promoted']} promoted, {applied['demoted']} demoted")
 
 
 @click.command()
@@ -94,5 +157,5 @@ def export(obj: Any, session_id: str, fmt: str, tools: bool, out: str | None) ->
 
 
 def register(cli: click.Group) -> None:
-    for cmd in (forget, consolidate, export):
+    for cmd in (forget, consolidate, rebuild, export):
         cli.add_command(cmd)

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from total_recall.cmd_manage import wait_option
 from total_recall.output import emit_json, fail, short
 
 
@@ -17,13 +18,15 @@ from total_recall.output import emit_json, fail, short
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(1, 600),
               help="Seconds per request.")
 @click.option("--dry-run", is_flag=True, help="Print what would be sent; call nothing, write nothing.")
+@wait_option
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def refine(obj: Any, model: str | None, url: str | None, limit: int, kind: str | None, timeout: float,
-           dry_run: bool, as_json: bool) -> None:
+           dry_run: bool, wait: float, as_json: bool) -> None:
     """Let a local LLM confirm or doubt uncertain extractions; it only nudges scores (heuristics win)."""
-    from index.db import open_existing_writer, open_reader
+    from index.db import open_reader
     from index.llm_client import LLMError, OllamaClient, check_url, config_model, config_url
+    from index.manage import maintenance
     from index.refine import dry_run as plan
     from index.refine import refine as do_refine
 
@@ -45,7 +48,8 @@ def refine(obj: Any, model: str | None, url: str | None, limit: int, kind: str |
         client = OllamaClient(model, check_url(url or config_url()), timeout=timeout)
     except LLMError as exc:
         fail(str(exc), "point --url or TOTAL_RECALL_LLM_URL at a local Ollama, e.g. http://127.0.0.1:11434")
-    report = do_refine(open_existing_writer(obj.db), client, limit, kind)
+    with maintenance(obj.db, wait) as conn:  # the index lock, like every writer
+        report = do_refine(conn, client, limit, kind)
     if report.stopped and report.considered == 0:
         fail(report.stopped, "start it with `ollama serve` (and `ollama pull MODEL`), or check --url")
     if as_json:

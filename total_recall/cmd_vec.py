@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from total_recall.cmd_manage import wait_option
 from total_recall.output import console, emit_json, fail, short
 
 
@@ -104,28 +105,34 @@ def status(obj: Any, as_json: bool) -> None:
 
 
 @vec_group.command()
+@wait_option
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def backfill(obj: Any, as_json: bool) -> None:
+def backfill(obj: Any, wait: float, as_json: bool) -> None:
     """Embed what the index gained since the last backfill (creates the store the first time)."""
+    from index.lock import writer_lock
     from vec.backfill import backfill as run
 
     _need_vectors()
-    _report(_run_with_bar(as_json, "embedding", lambda tick: run(obj.db, progress=tick)), as_json, "backfill")
+    with writer_lock(obj.db, wait=wait):  # a writer, like index runs (whose own backfill holds the lock too)
+        _report(_run_with_bar(as_json, "embedding", lambda tick: run(obj.db, progress=tick)), as_json, "backfill")
 
 
 @vec_group.command()
+@wait_option
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def rebuild(obj: Any, as_json: bool) -> None:
+def rebuild(obj: Any, wait: float, as_json: bool) -> None:
     """Drop the vector store and embed everything again with the configured model."""
     from index.db import IndexMissing
+    from index.lock import writer_lock
     from vec.backfill import rebuild as run
 
     _need_vectors()
     if not Path(obj.db).exists():
         raise IndexMissing(f"no index at {obj.db}")
-    _report(_run_with_bar(as_json, "re-embedding", lambda tick: run(obj.db, progress=tick)), as_json, "rebuild")
+    with writer_lock(obj.db, wait=wait):
+        _report(_run_with_bar(as_json, "re-embedding", lambda tick: run(obj.db, progress=tick)), as_json, "rebuild")
 
 
 @vec_group.command()
