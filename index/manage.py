@@ -19,6 +19,7 @@ from index.idents import identifier_parts
 from index.lock import writer_lock
 from index.memories import delete_extractions, in_transaction
 from index.profiles import materialise
+from index.schema import FTS_TABLES
 from index.textstore import unpack
 
 # Goals untouched this long decay (design: time-based decay of the goal state machine).
@@ -149,8 +150,8 @@ def compact(conn: sqlite3.Connection) -> dict[str, Any]:
     """Make deleted text unrecoverable from the files: merge the FTS indexes (a deleted term stays in
     its old segment until a merge), VACUUM (no free page or page gap keeps old bytes), then fold the
     WAL into the database and truncate it. `wal_truncated` is False when a reader kept it open."""
-    conn.execute("INSERT INTO messages_fts(messages_fts) VALUES('optimize')")
-    conn.execute("INSERT INTO extractions_fts(extractions_fts) VALUES('optimize')")
+    for fts in FTS_TABLES:
+        conn.execute(f"INSERT INTO {fts}({fts}) VALUES('optimize')")
     conn.execute("VACUUM")
     busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
     return {"wal_truncated": not busy}

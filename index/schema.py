@@ -232,6 +232,9 @@ CREATE TRIGGER IF NOT EXISTS session_docs_gone AFTER DELETE ON sessions BEGIN
 END;
 """
 
+# Every FTS5 index: forget merges them all so no deleted term survives in an old segment.
+FTS_TABLES = ("messages_fts", "extractions_fts", "session_fts")
+
 Migration = str | Callable[[sqlite3.Connection], None]
 MIGRATIONS: dict[int, Migration] = {
     1: _V1,
