@@ -374,3 +374,53 @@ def test_hot_path_imports_stay_lean(past: Past) -> None:
         loaded = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in p.stderr.splitlines() if "|" in line}
         assert not loaded & {"click", "rich", "numpy", "fastembed", "onnxruntime", "sqlite_vec", "mcp"}, loaded
     wait_idle(past.db.parent)
+
+
+# ---- derived index roots (issue 10 #11) -------------------------------------------------------------
+
+def _roots_for(transcript: str, tmp_path: Path) -> tuple[list[Path], dict[str, object]]:
+    from hooks.handlers import Ctx, roots
+
+    ctx = Ctx("stop", {"transcript_path": transcript}, tmp_path / "i.db", tmp_path, time.monotonic() + 3)
+    return roots(ctx), ctx.rec
+
+
+def test_stray_transcript_never_makes_the_file_system_a_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lib.paths import projects_roots
+
+    configured = tmp_path / "claude" / "projects"
+    stray = tmp_path / "deep" / "stray.jsonl"
+    stray.parent.mkdir(parents=True)
+    stray.write_text("{}\n")
+    for path in (str(stray), "/stray.jsonl", str(Path.home() / "x" / "stray.jsonl"),
+                 str(tmp_path / "projects" / "-p" / "s.jsonl"), "relative/dir/s.jsonl"):
+        got, rec = _roots_for(path, tmp_path)
+        assert got == projects_roots() == [configured], path
+        assert rec["refused_root"], path  # logged in the hook's event
+    (tmp_path / "projects" / "-p").mkdir(parents=True)
+    got, rec = _roots_for(str(tmp_path / "projects" / "-p" / "s.jsonl"), tmp_path)
+    assert got == [configured] and rec["refused_root"] == str(tmp_path / "projects")
+
+
+def test_projects_folder_of_an_agent_home_is_accepted(tmp_path: Path) -> None:
+    other = tmp_path / "other-user" / ".claude" / "projects"
+    (other / "-w-p" / "sid" / "subagents").mkdir(parents=True)
+    got, rec = _roots_for(str(other / "-w-p" / "sid.jsonl"), tmp_path)
+    assert got[-1] == other and "refused_root" not in rec
+    got, rec = _roots_for(str(other / "-w-p" / "sid" / "subagents" / "agent-1.jsonl"), tmp_path)
+    assert got[-1] == other and "refused_root" not in rec
+    configured = tmp_path / "claude" / "projects"
+    (configured / "-w-p").mkdir(parents=True)
+    got, rec = _roots_for(str(configured / "-w-p" / "sid.jsonl"), tmp_path)
+    assert got == [configured] and "refused_root" not in rec  # already configured: not added twice
+
+
+def test_session_start_with_a_stray_transcript_logs_the_refusal(past: Past, tmp_path: Path) -> None:
+    stray = tmp_path / "elsewhere" / "stray.jsonl"
+    stray.parent.mkdir()
+    stray.write_text("{}\n")
+    hook("session-start", {"session_id": "s1", "cwd": past.cwd, "transcript_path": str(stray),
+                           "hook_event_name": "SessionStart", "source": "startup"}, past.db, past.root)
+    ev = [e for e in read_events(past.db.parent) if e.get("hook") == "session-start"][-1]
+    assert ev["ok"] and ev["refused_root"] == str(stray.parent.parent)
+    wait_idle(past.db.parent)
