@@ -46,13 +46,10 @@ def answer(event_name: str, text: str) -> str:
 
 
 def open_db(ctx: Ctx) -> sqlite3.Connection:
-    """Read-only connection whose queries stop at the hook's deadline."""
+    """Read-only connection whose queries and lock waits stop at the hook's deadline."""
     from index.db import open_reader
 
-    conn = open_reader(ctx.db)
-    deadline = ctx.deadline
-    conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10000)
-    return conn
+    return open_reader(ctx.db, deadline=ctx.deadline)
 
 
 def roots(ctx: Ctx) -> list[Path]:

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 
 from index.budget import Section, clip, fit_sections
 from index.bundle import HEADER, safe_text
+from index.db import limit_to
 from index.filters import Filters
 from index.fts_query import STOPWORDS
 from index.recall import recall
@@ -94,14 +95,6 @@ def _day(ts: str | None) -> str | None:
     return ts[:10] if ts else None
 
 
-def _limit_time(conn: sqlite3.Connection, until: float | None) -> None:
-    """Abort queries past `until` (time.monotonic); None removes the limit."""
-    if until is None:
-        conn.set_progress_handler(None, 0)
-    else:
-        conn.set_progress_handler(lambda: 1 if time.monotonic() > until else 0, 5000)
-
-
 def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id: str | None,
            idents: list[str], now: datetime | None = None, search_budget_s: float | None = None,
            deadline: float | None = None, notes: list[str] | None = None) -> list[Recalled]:
@@ -136,7 +129,7 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
     t0 = time.perf_counter()
     if search_budget_s is not None:
         until = time.monotonic() + search_budget_s
-        _limit_time(conn, min(until, deadline) if deadline is not None else until)
+        limit_to(conn, min(until, deadline) if deadline is not None else until)
     hits = []
     try:
         hits = search_messages(conn, query, Filters(project=key) if key else None, limit=10, now=now,
@@ -151,7 +144,7 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
             notes.append("search_timeout")
     finally:
         if search_budget_s is not None:
-            _limit_time(conn, deadline)
+            limit_to(conn, deadline)
     titles = _titles(conn, {m.session_id for m in hits})
     seen: set[str] = {r.key for r in out}  # a message already recalled as memory
     for m in hits:

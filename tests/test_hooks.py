@@ -337,6 +337,18 @@ def test_overlapping_index_ticks_collapse(past: Past) -> None:
     assert not (state / "index.pending").exists()
     runs = [e for e in read_events(state) if e.get("event") == "index"]
     assert runs and all(e["ok"] for e in runs)
+    assert all(e["nice"] >= 10 for e in runs)  # background work yields the CPU to the hooks
+
+
+def test_detached_index_lowers_its_own_autogroup(past: Past) -> None:
+    from hooks.spawn import spawn_index
+
+    assert spawn_index(past.db, [past.root], trigger="t-nice") == "spawned"
+    wait_idle(past.db.parent)
+    ev = [e for e in read_events(past.db.parent) if e.get("trigger") == "t-nice"][-1]
+    assert ev["ok"] and ev["nice"] >= 10
+    if Path("/proc/self/autogroup").exists():  # Linux with autogroups: nice alone would not count
+        assert ev["autogroup_nice"] == 10
 
 
 def test_deadline_prints_nothing(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
@@ -424,3 +436,44 @@ def test_session_start_with_a_stray_transcript_logs_the_refusal(past: Past, tmp_
     ev = [e for e in read_events(past.db.parent) if e.get("hook") == "session-start"][-1]
     assert ev["ok"] and ev["refused_root"] == str(stray.parent.parent)
     wait_idle(past.db.parent)
+
+
+# ---- lock waits stay inside the hook's deadline (issue 10 #14) ---------------------------------------
+
+HOLD_EXCLUSIVE = """
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("PRAGMA locking_mode=EXCLUSIVE")
+c.execute("BEGIN EXCLUSIVE")
+c.execute("SELECT count(*) FROM sessions").fetchone()
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("event", ["session-start", "user-prompt-submit"])
+def test_a_locked_index_never_makes_a_hook_overshoot(event: str, past: Past, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    from hooks import runner
+
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_EXCLUSIVE, str(past.db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        monkeypatch.setitem(runner.DEADLINE, event, 0.6)
+        monkeypatch.setenv("TOTAL_RECALL_DB", str(past.db))
+        (past.db.parent / "index.last").write_text("0")  # fresh: no background index in this test
+        payload = {"session_id": "lk", "cwd": past.cwd, "source": "startup",
+                   "prompt": "what did we decide last time about config parsing?"}
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode())))
+        t0 = time.perf_counter()
+        assert runner.run_hook(event) == 0
+        took = time.perf_counter() - t0
+    finally:
+        holder.kill()
+        holder.wait()
+    assert took < 0.9, took  # the deadline, not SQLite's 5 s busy timeout
+    assert capsys.readouterr().out == ""
+    ev = [e for e in read_events(past.db.parent) if e.get("hook") == event][-1]
+    assert ev["ok"] is False and "locked" in ev["error"]
