@@ -20,7 +20,8 @@ MAX_CONTEXT = 9500  # Claude Code spills additionalContext over 10,000 chars to 
 STARTUP_REINDEX_AFTER_S = 120
 BANNER = ("total-recall: first run — indexing your Claude Code history in the background. "
           "Memory from past sessions will appear in your next sessions.")
-PRECOMPACT_LEAD = "Keep in the summary where this session stood; total-recall recorded it from the transcript:"
+PRECOMPACT_LEAD = ("Keep in the summary where this session stood; total-recall recorded it from the transcript "
+                   "(copy the block with its total-recall-memory tags):")
 
 
 @dataclass

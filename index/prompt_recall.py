@@ -1,6 +1,7 @@
 """Prompt-relevant recall for the UserPromptSubmit hook (H3): durable knowledge (extractions) and past
 messages about what the prompt mentions, from the one search and recall implementations, fitted
-into a small character budget and framed as untrusted history."""
+into a small character budget and framed as untrusted history: fenced with the total-recall marker,
+each item «quoted» with its kind, date and session (issue 10 #15)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from index.budget import Section, clip, fit_sections
-from index.bundle import HEADER, safe_text
+from index.budget import Section, fit_fenced
+from index.bundle import HEADER, quote, safe_text
 from index.db import limit_to
 from index.filters import Filters
 from index.fts_query import STOPWORDS
@@ -120,10 +121,9 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
         if (h.session_id and h.session_id == session_id) or norm in same or h.source_uuid in same:
             continue
         same.update((norm, h.source_uuid))
-        label = KIND_LABEL.get(h.kind, h.kind)
-        where = display_name(h.project) if h.project else ""
-        stale = ", superseded" if h.stale else ""
-        line = f"[{label}{stale}, {_day(h.ts) or '?'}{', ' + where if where else ''}] {safe_text(h.content, 220)}"
+        label = KIND_LABEL.get(h.kind, h.kind) + (", superseded" if h.stale else "")
+        line = f"[{_tags(label, h.ts, safe_text(display_name(h.project), 40) if h.project else '', h.session_id)}] " \
+               f"{quote(h.content, 220)}"
         out.append(Recalled(h.source_uuid, line, "memory", _day(h.ts), h.session_id, h.project))
     key = project_key(cwd) if cwd else None
     t0 = time.perf_counter()
@@ -151,12 +151,17 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
         if m.session_id == session_id or m.kind in SKIP_MESSAGE_KINDS or m.uuid in seen:
             continue
         seen.add(m.uuid)
-        who = ROLE_LABEL.get(m.role, m.role)
         title = titles.get(m.session_id)
-        ctx = f'{who}, {_day(m.ts) or "?"}' + (f', "{clip(title, 50)}"' if title else "")
-        out.append(Recalled(m.uuid, f"[{ctx}] {unmark(safe_text(m.snippet, 260))}", "messages", _day(m.ts),
+        tags = _tags(ROLE_LABEL.get(m.role, m.role), m.ts, quote(title, 50) if title else "", m.session_id)
+        out.append(Recalled(m.uuid, f"[{tags}] «{unmark(safe_text(m.snippet, 260))}»", "messages", _day(m.ts),
                             m.session_id, m.project))
     return out
+
+
+def _tags(label: str, ts: str | None, where: str, session_id: str | None) -> str:
+    """What an item is and where it comes from: label, date, project or title, session."""
+    parts = [label, _day(ts) or "?", where, f"session {session_id[:8]}" if session_id else ""]
+    return ", ".join(p for p in parts if p)
 
 
 def _titles(conn: sqlite3.Connection, ids: set[str]) -> dict[str, str]:
@@ -167,8 +172,9 @@ def _titles(conn: sqlite3.Connection, ids: set[str]) -> dict[str, str]:
         f"SELECT session_id, title FROM sessions WHERE session_id IN ({marks}) AND title IS NOT NULL", list(ids))}
 
 
-def render(items: list[Recalled], budget: int) -> PromptRecall:
-    """Fit the items into `budget` characters; memory lines outrank message lines."""
+def render(items: list[Recalled], budget: int, footer: str = "") -> PromptRecall:
+    """Fit the items (and a `footer` note) into `budget` characters, fenced; memory lines outrank
+    message lines."""
     mem = [i for i in items if i.section == "memory"][:4]
     msgs = [i for i in items if i.section == "messages"][:4]
     sections = []
@@ -178,7 +184,7 @@ def render(items: list[Recalled], budget: int) -> PromptRecall:
         sections.append(Section("Related past messages", [i.line for i in msgs], 2))
     if not sections:
         return PromptRecall("")
-    fitted = fit_sections(sections, budget, header=HEADER)
+    fitted = fit_fenced(sections, budget, header=HEADER, footer=footer)
     kept_lines = set(fitted.text.splitlines())
     kept = [i for i in mem + msgs if f"- {i.line}" in kept_lines]
     if not kept:
