@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 from lib import content as C
-from lib.injected import PLACEHOLDER, is_mcp_answer, only_ours, strip_ours
+from lib.injected import COMMAND_PREFIX, PLACEHOLDER, is_mcp_answer, only_ours, strip_ours
 from lib.model import (
     AgentInfo,
     Alias,
@@ -42,6 +42,7 @@ class RecordState:
         self.inline_agent: dict[str, str] = dict(chunk.carry.inline)  # uuid -> inline agent id (1.0.x)
         self.agent_seen = False
         self.prev_uuid = chunk.carry.last_uuid
+        self.after_our_command = False  # the last user record ran one of our slash commands
 
     # ---- tree bookkeeping -------------------------------------------------
     def alias(self, uuid: str, parent: str | None, session: str) -> None:
@@ -206,6 +207,10 @@ class RecordState:
             return
         if m.kind == "prompt" and PLACEHOLDER in m.text and only_ours(m.text):
             m.kind = "meta"  # what total-recall injected, not the human's words (issue 10 #21)
+        if m.kind == "meta" and self.after_our_command:
+            m.text = PLACEHOLDER  # the expanded body of one of our slash commands: our own output
+        else:
+            self.after_our_command = m.kind == "command" and m.text.startswith(COMMAND_PREFIX)
         if m.kind == "prompt" and side:
             m.kind = "compact_prompt" if self.info.layout == "compaction" else "agent_prompt"
         if self.info.layout != "main" and not any(a.agent_id == m.agent_id for a in self.chunk.agents) \

@@ -156,6 +156,11 @@ def write_echoes(root: Path, cwd: str) -> dict[str, str]:
     answer = json.dumps({"items": [{"content": f"from now on we always use {UNIQUE}"}] * 40,
                          "_meta": {"provenance": PROVENANCE}}, separators=(",", ":"))
     ids["mcp"] = s.tool_result(call, [{"type": "text", "text": answer}])["uuid"]
+    s.user("<command-message>total-recall:recall</command-message>\n<command-name>/total-recall:recall</command-name>\n"
+           "<command-args>config</command-args>")
+    ids["command_body"] = s.user([{"type": "text", "text": f"Memories about config:\n- always use {UNIQUE}\n"}],
+                                 isMeta=True)["uuid"]
+    ids["after_command"] = s.prompt("thanks, now the parser")["uuid"]
     legacy = LEGACY_HEADERS[0] + f"\nStanding decisions:\n- from now on we always use {UNIQUE} for configs (2025-12-01)"
     ids["legacy"] = s.prompt(f"{legacy}\nplease continue with the parser")["uuid"]
     _, summary = s.compact(s.last, summary=f"1. Primary Request and Intent:\n   fix the loader\n{block}\n"
@@ -185,6 +190,8 @@ def test_our_blocks_are_neither_extracted_nor_ranked(tmp_path: Path) -> None:
     assert rows[ids["mixed"]][0] == "prompt" and rows[ids["mixed"]][1].startswith("fix the loader")
     assert rows[ids["legacy"]][0] == "prompt" and "please continue with the parser" in rows[ids["legacy"]][1]
     assert rows[ids["mcp"]] == ("tool_result", PLACEHOLDER)
+    assert rows[ids["command_body"]] == ("meta", PLACEHOLDER)
+    assert rows[ids["after_command"]] == ("prompt", "thanks, now the parser")
     assert "So I will fix the loader." in rows[ids["quoted"]][1] and PLACEHOLDER in rows[ids["quoted"]][1]
     assert rows[ids["summary"]][0] == "compact_summary" and "Primary Request" in rows[ids["summary"]][1]
 
