@@ -213,6 +213,7 @@ def test_context_reaches_the_model_and_stop_indexes(world: dict[str, Any], api: 
     out = claude(world, api, "what did we decide last time about config parsing?")
     sent = "\n".join(api.texts())
     assert "SessionStart hook additional context" in sent and HEADER in sent
+    assert sent.count('<total-recall-memory id=\\"') >= 2  # the bundle and the per-prompt recall, fenced
     assert "UserPromptSubmit hook additional context" in sent
     assert "tomllib" in sent and "zorblax integration tests" in sent  # decision and ban from the past session
     prompt_ev = hook_events(world, "user-prompt-submit")
@@ -235,7 +236,7 @@ def test_compaction_saves_and_restores_the_packet(world: dict[str, Any], api: Fa
     starts = [e for e in hook_events(world, "session-start") if e.get("source") == "compact"]
     assert starts and starts[-1]["packet_chars"] > 0
     # PreCompact's text reached the summariser; the restored packet is in the session as hook context.
-    assert any(PRECOMPACT_LEAD in t for t in api.texts())
+    assert any(PRECOMPACT_LEAD in t and '<total-recall-memory id=\\"' in t for t in api.texts())
     transcript = next(world["env_config"].glob(f"projects/*/{sid}.jsonl"))
     assert "before compaction" in transcript.read_text()
     wait_idle(world["state"])
