@@ -16,7 +16,8 @@ measures the same hooks while a full re-index of the same index runs, started th
 start one (`--during-index hook`: the detached `python -m hooks.spawn --full --jobs 2` of a first
 run), from a terminal (`--during-index cli`: `total-recall index --full --jobs 2` in a session of its
 own) or from the hooks' own session (`cli-here`, as an agent's Bash tool would run it); the index is
-restarted whenever it finishes, and only calls that began and ended while it ran are counted.
+restarted whenever it finishes, only calls that began and ended while it ran are counted, and the
+run still going at the end is stopped (a full re-index commits per batch: cutting it is safe).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import json
 import os
 import random
 import resource
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -97,7 +99,8 @@ def during_index(db: Path, projects: str, via: str, runs: int, prompts: list[str
         else:
             cli = subprocess.Popen([*_exe(), "--db", str(db), "index", "--full", "--jobs", "2", "--projects-root",
                                     projects, "--json"], env=env, stdout=subprocess.DEVNULL,
-                                   start_new_session=via == "cli")  # "cli": as from another terminal
+                                   start_new_session=via == "cli",  # "cli": as from another terminal
+                                   preexec_fn=os.setpgrp if via == "cli-here" else None)  # same session
         end = time.time() + 10
         while not lock_held(state) and time.time() < end:
             time.sleep(0.02)
@@ -131,13 +134,28 @@ def during_index(db: Path, projects: str, via: str, runs: int, prompts: list[str
         event, dt = call(i)
         if lock_held(state):  # it ran the whole time (the lock was taken before the call began)
             series[event].append(dt)
-    while lock_held(state):  # let the last run finish before anything else reads the index
-        time.sleep(0.1)
+    for pgid in ([cli.pid] if cli is not None else []) + _bench_workers(db):
+        os.killpg(pgid, signal.SIGKILL)  # the runs this benchmark started, each its own process group
     if cli is not None:
         cli.wait()
     return {"via": via, "index_runs_started": restarts, "load_avg": os.getloadavg(),
             "idle": {h: _stats(v) for h, v in idle.items()}, **{h: _stats(v) for h, v in series.items()},
             "pass": {h: _stats(v)["p95_ms"] <= TARGETS_MS["user-prompt-submit"] for h, v in series.items()}}
+
+
+def _bench_workers(db: Path) -> list[int]:
+    """Process ids of the detached index workers this benchmark started (`--trigger bench` on `db`);
+    each leads its own session and process group."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+            if proc.name.isdigit() and b"hooks.spawn" in args and str(db).encode() in args \
+                    and b"bench" in args and os.getpgid(int(proc.name)) == int(proc.name):
+                out.append(int(proc.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return out
 
 
 def raw_bytes(db: Path) -> int:
