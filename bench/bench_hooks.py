@@ -9,6 +9,15 @@ Prompts are real prompts sampled from the index, each sent as the first prompt o
 the policy fires and the full recall path is measured; a second series measures prompts the policy
 skips (trivial and in-session follow-ups). Byte-code caching is left on (`PYTHONDONTWRITEBYTECODE`
 unset), as after a normal install. Prints one JSON document.
+
+    python bench/bench_hooks.py --db /tmp/hbench/index.db --during-index hook
+
+measures the same hooks while a full re-index of the same index runs, started the way the hooks
+start one (`--during-index hook`: the detached `python -m hooks.spawn --full --jobs 2` of a first
+run), from a terminal (`--during-index cli`: `total-recall index --full --jobs 2` in a session of its
+own) or from the hooks' own session (`cli-here`, as an agent's Bash tool would run it); the index is
+restarted whenever it finishes, only calls that began and ended while it ran are counted, and the
+run still going at the end is stopped (a full re-index commits per batch: cutting it is safe).
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import json
 import os
 import random
 import resource
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -71,6 +81,83 @@ def sample(db: Path, n: int, seed: int) -> tuple[list[str], list[str], str]:
     return prompts, words or ["parser"], cwd[0] if cwd else str(ROOT)
 
 
+def during_index(db: Path, projects: str, via: str, runs: int, prompts: list[str], cwd: str,
+                 env: dict[str, str]) -> dict[str, Any]:
+    """Hook latency while a full index of `db` is running (restarted until `runs` calls are counted)."""
+    sys.path.insert(0, str(ROOT))
+    from hooks.spawn import lock_held
+
+    state = db.parent
+    cli: subprocess.Popen[bytes] | None = None
+
+    def start() -> None:
+        nonlocal cli
+        if via == "hook":
+            subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from hooks.spawn import "
+                            "spawn_index; spawn_index(Path(sys.argv[1]), [Path(sys.argv[2])], full=True, jobs=2, "
+                            "trigger='bench')", str(db), projects], check=True, env=env, cwd=ROOT)
+        else:
+            cli = subprocess.Popen([*_exe(), "--db", str(db), "index", "--full", "--jobs", "2", "--projects-root",
+                                    projects, "--json"], env=env, stdout=subprocess.DEVNULL,
+                                   start_new_session=via == "cli",  # "cli": as from another terminal
+                                   preexec_fn=os.setpgrp if via == "cli-here" else None)  # same session
+        end = time.time() + 10
+        while not lock_held(state) and time.time() < end:
+            time.sleep(0.02)
+
+    def call(i: int) -> tuple[str, float]:
+        if i % 2:
+            event, payload = "session-start", {"session_id": str(uuid.uuid4()), "cwd": cwd, "source": "clear",
+                                               "hook_event_name": "SessionStart"}
+        else:
+            event, payload = "user-prompt-submit", {"session_id": str(uuid.uuid4()), "cwd": cwd,
+                                                    "prompt": prompts[i % len(prompts)],
+                                                    "hook_event_name": "UserPromptSubmit"}
+        return event, run(event, payload, env)[0]
+
+    # The same calls with no index running first: the machine's own load is part of both figures.
+    idle: dict[str, list[float]] = {"session-start": [], "user-prompt-submit": []}
+    for i in range(2 * runs):
+        event, dt = call(i)
+        idle[event].append(dt)
+    series: dict[str, list[float]] = {"session-start": [], "user-prompt-submit": []}
+    restarts = 0
+    i = 0
+    while min(len(v) for v in series.values()) < runs:
+        if not lock_held(state):
+            if cli is not None:
+                cli.wait()
+            start()
+            restarts += 1
+            time.sleep(0.3)  # past the run's planning phase, into parsing and writing
+        i += 1
+        event, dt = call(i)
+        if lock_held(state):  # it ran the whole time (the lock was taken before the call began)
+            series[event].append(dt)
+    for pgid in ([cli.pid] if cli is not None else []) + _bench_workers(db):
+        os.killpg(pgid, signal.SIGKILL)  # the runs this benchmark started, each its own process group
+    if cli is not None:
+        cli.wait()
+    return {"via": via, "index_runs_started": restarts, "load_avg": os.getloadavg(),
+            "idle": {h: _stats(v) for h, v in idle.items()}, **{h: _stats(v) for h, v in series.items()},
+            "pass": {h: _stats(v)["p95_ms"] <= TARGETS_MS["user-prompt-submit"] for h, v in series.items()}}
+
+
+def _bench_workers(db: Path) -> list[int]:
+    """Process ids of the detached index workers this benchmark started (`--trigger bench` on `db`);
+    each leads its own session and process group."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+            if proc.name.isdigit() and b"hooks.spawn" in args and str(db).encode() in args \
+                    and b"bench" in args and os.getpgid(int(proc.name)) == int(proc.name):
+                out.append(int(proc.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return out
+
+
 def raw_bytes(db: Path) -> int:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     return int(conn.execute("SELECT coalesce(sum(size), 0) FROM ingest_state").fetchone()[0])
@@ -83,6 +170,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--during-index", choices=("hook", "cli", "cli-here"),
+                    help="measure while a full index runs, started by a hook or from a terminal")
     a = ap.parse_args()
     db = Path(a.db)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE",)}
@@ -91,6 +180,11 @@ def main() -> None:
         subprocess.run([*_exe(), "--db", str(db), "index", "--projects-root", a.projects, "--jobs", "2"], check=True,
                        env=env, stdout=subprocess.DEVNULL)
     prompts, words, cwd = sample(db, a.runs, a.seed)
+    if a.during_index:
+        res = during_index(db, a.projects, a.during_index, a.runs, prompts, cwd, env)
+        print(json.dumps({"corpus_mb": round(raw_bytes(db) / 1e6, 1), "runs": a.runs, "cpu_count": os.cpu_count(),
+                          "target_p95_ms": TARGETS_MS["user-prompt-submit"], "during_index": res}, indent=2))
+        return
     rng = random.Random(a.seed)
     state = db.parent
     for _ in range(a.warmup):

@@ -5,6 +5,7 @@ own fields to `ctx.rec`. Everything heavy is imported inside the handler that ne
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -19,7 +20,8 @@ MAX_CONTEXT = 9500  # Claude Code spills additionalContext over 10,000 chars to 
 STARTUP_REINDEX_AFTER_S = 120
 BANNER = ("total-recall: first run — indexing your Claude Code history in the background. "
           "Memory from past sessions will appear in your next sessions.")
-PRECOMPACT_LEAD = "Keep in the summary where this session stood; total-recall recorded it from the transcript:"
+PRECOMPACT_LEAD = ("Keep in the summary where this session stood; total-recall recorded it from the transcript "
+                   "(copy the block with its total-recall-memory tags):")
 
 
 @dataclass
@@ -45,26 +47,57 @@ def answer(event_name: str, text: str) -> str:
 
 
 def open_db(ctx: Ctx) -> sqlite3.Connection:
-    """Read-only connection whose queries stop at the hook's deadline."""
+    """Read-only connection whose queries and lock waits stop at the hook's deadline."""
     from index.db import open_reader
 
-    conn = open_reader(ctx.db)
-    deadline = ctx.deadline
-    conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10000)
-    return conn
+    return open_reader(ctx.db, deadline=ctx.deadline)
 
 
 def roots(ctx: Ctx) -> list[Path]:
-    """Transcript roots to index: the configured ones, plus the one holding this session's transcript."""
+    """Transcript roots to index: the configured ones, plus the `projects` folder holding this
+    session's transcript when it belongs to a known agent home. Anything else (a stray
+    `/tmp/x/stray.jsonl` would make `/tmp` a root, `/stray.jsonl` the whole disk) is refused and
+    logged as `refused_root`."""
     from lib.paths import projects_roots
 
     out = projects_roots()
     tp = ctx.str_field("transcript_path")
-    if tp:
-        root = Path(tp).expanduser().parent.parent
-        if root.is_dir() and not any(root == r or r in root.parents for r in out):
-            out.append(root)
+    if not tp:
+        return out
+    root, refused = derived_root(tp, out)
+    if refused is not None:
+        ctx.rec["refused_root"] = refused
+    elif root is not None and root.is_dir() and not any(root == r or r in root.parents for r in out):
+        out.append(root)
     return out
+
+
+def agent_homes(configured: list[Path]) -> set[Path]:
+    """Claude Code config dirs we know of: CLAUDE_CONFIG_DIR, ~/.claude, the parents of the configured roots."""
+    homes = {Path.home() / ".claude", *(r.parent for r in configured)}
+    if os.environ.get("CLAUDE_CONFIG_DIR"):
+        homes.add(Path(os.environ["CLAUDE_CONFIG_DIR"]).expanduser())
+    return homes
+
+
+def derived_root(transcript_path: str, configured: list[Path]) -> tuple[Path | None, str | None]:
+    """(root, None) when the transcript sits in `<agent home>/projects/<project>/` (a main session file)
+    or `…/<project>/<session>/subagents/`, where the agent home is a known one or a `.claude` folder;
+    else (None, the folder that would have been walked)."""
+    path = Path(transcript_path).expanduser()
+    guess = path.parent.parent
+    if not path.is_absolute():
+        return None, str(guess)
+    homes = agent_homes(configured)
+    for root in (path.parents[1] if len(path.parents) > 1 else None,
+                 path.parents[3] if len(path.parents) > 3 else None):
+        if root is None or root.name != "projects":
+            continue
+        home = root.parent
+        if home in (Path(home.anchor), Path.home()) or not (home in homes or home.name == ".claude"):
+            return None, str(root)
+        return root, None
+    return None, str(guess)
 
 
 def _bootstrap(ctx: Ctx) -> str:

@@ -43,8 +43,11 @@ def escalation_note(esc: dict[str, object]) -> str:
                      f"{_ACTION_TEXT.get(str(esc.get('action')), 'proceed')}.")
     typos = esc.get("typos") or []
     if isinstance(typos, list) and typos:
-        lines.append("Known typos of this operator in the prompt: "
-                     + ", ".join(f"{t['typo']}→{t['meant']}" for t in typos[:5] if isinstance(t, dict)) + ".")
+        from index.bundle import safe_text  # typos come from the index: recalled text like any other
+
+        lines.append("Known typos of this operator in the prompt: " + ", ".join(
+            f"{safe_text(str(t['typo']), 40)}→{safe_text(str(t['meant']), 40)}" for t in typos[:5]
+            if isinstance(t, dict)) + ".")
     return "\n".join(lines)
 
 
@@ -122,10 +125,7 @@ def _recall(conn: sqlite3.Connection, prompt: str, cwd: str | None, sid: str, id
     kept = [i for i in items if i.key in kept_keys]
     if not kept:
         return "", [], why + ["no_results" if not items else "nothing_new"]
-    note = escalation_note(esc)
-    budget = PROMPT_BUDGET - (len(note) + 1 if note else 0)
-    rendered = render(kept, budget)
+    rendered = render(kept, PROMPT_BUDGET, footer=escalation_note(esc))  # the note inside the fence
     if not rendered.text:
         return "", [], why + ["over_budget"]
-    text = rendered.text + ("\n" + note if note else "")
-    return text, [i.key for i in rendered.items], why
+    return rendered.text, [i.key for i in rendered.items], why

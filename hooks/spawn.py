@@ -6,6 +6,11 @@ lock on `index.lock` beside the DB; a tick that finds the lock held only leaves 
 mark, and the running worker does one more pass when it sees it, so overlapping ticks collapse into
 one trailing run. SIGTERM/SIGHUP/SIGINT never cut a run short: the worker finishes the pass it is in
 (rows and cursor commit together anyway) and then exits.
+
+The worker runs at low CPU priority (nice 10, and, as the leader of its own session, its Linux
+autogroup too — without that, nice means nothing against processes of other sessions such as the
+hooks Claude Code starts), so a hook that starts while it parses and writes is not left waiting
+for a CPU.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ PENDING = "index.pending"
 LAST = "index.last"
 MAX_PASSES = 5
 PRUNE_DAYS = 30
+NICE = 10
 
 
 def lock_held(state: Path) -> bool:
@@ -91,6 +97,24 @@ def _defer(signum: int, frame: object) -> None:
     _stop = True
 
 
+def lower_priority(nice: int = NICE) -> dict[str, int]:
+    """Yield the CPU to interactive work (the hooks); returns the niceness now in effect (and the
+    autogroup's, when this process leads its own session and the kernel has autogroups)."""
+    out: dict[str, int] = {}
+    with contextlib.suppress(OSError):
+        current = os.nice(0)
+        if current < nice:
+            os.nice(nice - current)
+        out["nice"] = os.nice(0)
+    if os.getsid(0) == os.getpid():  # our own session, hence our own autogroup: lower it too
+        with contextlib.suppress(OSError, ValueError):
+            with open("/proc/self/autogroup", "w") as f:
+                f.write(str(nice))
+            with open("/proc/self/autogroup") as f:  # "/autogroup-42 nice 10"
+                out["autogroup_nice"] = int(f.read().split()[-1])
+    return out
+
+
 def _prune(state: Path, days: int = PRUNE_DAYS) -> None:
     """Old per-session policy state and continuation packets go after `days`."""
     cutoff = time.time() - days * 86400
@@ -112,19 +136,21 @@ def worker(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str) -> 
     _main_pid = os.getpid()
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, _defer)
+    priority = lower_priority()
     from index.lock import IndexBusy, writer_lock
 
     state = state_dir(db)
     state.mkdir(parents=True, exist_ok=True)
     try:
         with writer_lock(db, wait=0):
-            return _passes(db, roots, full, jobs, trigger, state)
+            return _passes(db, roots, full, jobs, trigger, state, priority)
     except IndexBusy:
         _mark_pending(state)  # the running worker will do one more pass
         return 0
 
 
-def _passes(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str, state: Path) -> int:
+def _passes(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str, state: Path,
+            priority: dict[str, int]) -> int:
     """Index passes while ticks keep arriving (each tick leaves `index.pending`)."""
     from index.ingest import run_index
     from lib.paths import projects_roots
@@ -134,7 +160,8 @@ def _passes(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str, st
         with contextlib.suppress(OSError):
             os.unlink(state / PENDING)
         t0 = time.perf_counter()
-        rec: dict[str, object] = {"event": "index", "trigger": trigger, "pass": n + 1, "full": full and n == 0}
+        rec: dict[str, object] = {"event": "index", "trigger": trigger, "pass": n + 1, "full": full and n == 0,
+                                  **priority}
         try:
             existing = [p for p in paths if p.is_dir()]
             report = run_index(db, existing, full=full and n == 0, jobs=jobs)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from lib.injected import FENCE_CHARS, fence
+
 ELLIPSIS = "…"
 ERROR_CHARS = 600  # an error's message, and its fix, on every surface: arguments are echoed clipped
 
@@ -72,6 +74,13 @@ def fit_sections(sections: list[Section], budget: int, header: str = "", footer:
     if len(text) > budget:
         text = clip(text, budget)
     return Fitted(text, dropped)
+
+
+def fit_fenced(sections: list[Section], budget: int, header: str = "", footer: str = "") -> Fitted:
+    """`fit_sections` inside the total-recall fence (lib/injected.py), which counts against the budget:
+    how every block a hook injects is rendered."""
+    fitted = fit_sections(sections, budget - FENCE_CHARS, header=header, footer=footer)
+    return Fitted(fence(fitted.text) if fitted.text else "", fitted.dropped)
 
 
 def cap_fields(obj: Any, field_cap: int, cut: dict[str, int] | None = None, path: str = "") -> Any:

@@ -1,7 +1,8 @@
 """The continuation packet (H5): where a session stood when it was compacted — goal, last user
 directive, files in flight, last actions with success/failure, the open plan from the latest todo
 list, and the next step. Built from the index for the session plus the freshest, not yet indexed
-tail of the transcript (read by lib.tail, scrubbed here)."""
+tail of the transcript (read by lib.tail, scrubbed here). Rendered like every injected block: fenced
+with the total-recall marker, each item «quoted» (issue 10 #15)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from typing import Any
 
 from extractors.confidence import bundle_threshold
 from extractors.patterns import make_view
-from index.budget import Section, clip, fit_sections
-from index.bundle import goals, safe_text
+from index.budget import Section, clip, fit_fenced
+from index.bundle import goals, quote, safe_text
 from index.scope import stored_cwd
 from index.textstore import unpack
 from lib.discovery import file_key
@@ -77,21 +78,21 @@ class Packet:
             return ""
         secs = []
         if self.goal:
-            secs.append(Section("Goal", [safe_text(self.goal, 200)], 1))
+            secs.append(Section("Goal", [quote(self.goal, 200)], 1))
         if self.last_directive:
             when = f" ({self.last_directive_ts[:16].replace('T', ' ')})" if self.last_directive_ts else ""
-            secs.append(Section("Last user directive", [safe_text(self.last_directive, 300) + when], 1))
+            secs.append(Section("Last user directive", [quote(self.last_directive, 300) + when], 1))
         if self.next_step:
-            secs.append(Section("Next step", [safe_text(self.next_step, 200)], 1))
+            secs.append(Section("Next step", [quote(self.next_step, 200)], 1))
         if self.open_plan:
             secs.append(Section("Open plan (latest todo list)",
-                                [f"[{t['status']}] {safe_text(t['content'], 120)}" for t in self.open_plan[:8]], 2))
+                                [f"[{safe_text(t['status'], 20)}] {quote(t['content'], 120)}" for t in self.open_plan[:8]], 2))
         if self.files_in_flight:
-            secs.append(Section("Files in flight", [", ".join(self.files_in_flight[:10])], 2))
+            secs.append(Section("Files in flight", [quote(", ".join(self.files_in_flight[:10]), 600)], 2))
         if self.last_actions:
-            secs.append(Section("Last actions", [f"{a['tool']} {safe_text(a.get('target') or '', 90)} → {a['result']}"
-                                                 for a in self.last_actions[-6:]], 3))
-        return fit_sections(secs, budget, header=HEADER).text
+            secs.append(Section("Last actions", [f"{quote(a['tool'], 40)} {quote(a.get('target') or '', 90)} → "
+                                                 f"{safe_text(a['result'], 20)}" for a in self.last_actions[-6:]], 3))
+        return fit_fenced(secs, budget, header=HEADER).text
 
 
 def indexed_offset(conn: sqlite3.Connection, path: str) -> int:

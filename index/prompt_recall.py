@@ -1,6 +1,7 @@
 """Prompt-relevant recall for the UserPromptSubmit hook (H3): durable knowledge (extractions) and past
 messages about what the prompt mentions, from the one search and recall implementations, fitted
-into a small character budget and framed as untrusted history."""
+into a small character budget and framed as untrusted history: fenced with the total-recall marker,
+each item «quoted» with its kind, date and session (issue 10 #15)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from extractors.confidence import bundle_threshold
-from index.budget import Section, clip, fit_sections
-from index.bundle import HEADER, operator_wide, safe_text
+from index.budget import Section, fit_fenced
+from index.bundle import HEADER, operator_wide, quote, safe_text
+from index.db import limit_to
 from index.filters import Filters
 from index.fts_query import STOPWORDS
 from index.recall import recall
@@ -99,14 +101,6 @@ def _day(ts: str | None) -> str | None:
     return ts[:10] if ts else None
 
 
-def _limit_time(conn: sqlite3.Connection, until: float | None) -> None:
-    """Abort queries past `until` (time.monotonic); None removes the limit."""
-    if until is None:
-        conn.set_progress_handler(None, 0)
-    else:
-        conn.set_progress_handler(lambda: 1 if time.monotonic() > until else 0, 5000)
-
-
 def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id: str | None,
            idents: list[str], now: datetime | None = None, search_budget_s: float | None = None,
            deadline: float | None = None, notes: list[str] | None = None) -> list[Recalled]:
@@ -137,16 +131,15 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
         if here and h.project != here and h.kind in PROJECT_KINDS and not operator_wide(h.content):
             continue  # another project's decisions, bans and goals stay there
         same.update((norm, h.source_uuid))
-        label = KIND_LABEL.get(h.kind, h.kind)
-        where = display_name(h.project) if h.project else ""
-        stale = ", superseded" if h.stale else ""
-        line = f"[{label}{stale}, {_day(h.ts) or '?'}{', ' + where if where else ''}] {safe_text(h.content, 220)}"
+        label = KIND_LABEL.get(h.kind, h.kind) + (", superseded" if h.stale else "")
+        line = f"[{_tags(label, h.ts, safe_text(display_name(h.project), 40) if h.project else '', h.session_id)}] " \
+               f"{quote(h.content, 220)}"
         out.append(Recalled(h.source_uuid, line, "memory", _day(h.ts), h.session_id, h.project))
     key = project_key(stored_cwd(cwd)) if cwd else None
     t0 = time.perf_counter()
     if search_budget_s is not None:
         until = time.monotonic() + search_budget_s
-        _limit_time(conn, min(until, deadline) if deadline is not None else until)
+        limit_to(conn, min(until, deadline) if deadline is not None else until)
     hits = []
     try:
         hits = search_messages(conn, query, Filters(project=key) if key else None, limit=10, now=now,
@@ -161,19 +154,24 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
             notes.append("search_timeout")
     finally:
         if search_budget_s is not None:
-            _limit_time(conn, deadline)
+            limit_to(conn, deadline)
     titles = _titles(conn, {m.session_id for m in hits})
     seen: set[str] = {r.key for r in out}  # a message already recalled as memory
     for m in hits:
         if m.session_id == session_id or m.kind in SKIP_MESSAGE_KINDS or m.uuid in seen:
             continue
         seen.add(m.uuid)
-        who = ROLE_LABEL.get(m.role, m.role)
         title = titles.get(m.session_id)
-        ctx = f'{who}, {_day(m.ts) or "?"}' + (f', "{clip(title, 50)}"' if title else "")
-        out.append(Recalled(m.uuid, f"[{ctx}] {unmark(safe_text(m.snippet, 260))}", "messages", _day(m.ts),
+        tags = _tags(ROLE_LABEL.get(m.role, m.role), m.ts, quote(title, 50) if title else "", m.session_id)
+        out.append(Recalled(m.uuid, f"[{tags}] «{unmark(safe_text(m.snippet, 260))}»", "messages", _day(m.ts),
                             m.session_id, m.project))
     return out
+
+
+def _tags(label: str, ts: str | None, where: str, session_id: str | None) -> str:
+    """What an item is and where it comes from: label, date, project or title, session."""
+    parts = [label, _day(ts) or "?", where, f"session {session_id[:8]}" if session_id else ""]
+    return ", ".join(p for p in parts if p)
 
 
 def _titles(conn: sqlite3.Connection, ids: set[str]) -> dict[str, str]:
@@ -184,8 +182,9 @@ def _titles(conn: sqlite3.Connection, ids: set[str]) -> dict[str, str]:
         f"SELECT session_id, title FROM sessions WHERE session_id IN ({marks}) AND title IS NOT NULL", list(ids))}
 
 
-def render(items: list[Recalled], budget: int) -> PromptRecall:
-    """Fit the items into `budget` characters; memory lines outrank message lines."""
+def render(items: list[Recalled], budget: int, footer: str = "") -> PromptRecall:
+    """Fit the items (and a `footer` note) into `budget` characters, fenced; memory lines outrank
+    message lines."""
     mem = [i for i in items if i.section == "memory"][:4]
     msgs = [i for i in items if i.section == "messages"][:4]
     sections = []
@@ -195,7 +194,7 @@ def render(items: list[Recalled], budget: int) -> PromptRecall:
         sections.append(Section("Related past messages", [i.line for i in msgs], 2))
     if not sections:
         return PromptRecall("")
-    fitted = fit_sections(sections, budget, header=HEADER)
+    fitted = fit_fenced(sections, budget, header=HEADER, footer=footer)
     kept_lines = set(fitted.text.splitlines())
     kept = [i for i in mem + msgs if f"- {i.line}" in kept_lines]
     if not kept:

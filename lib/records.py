@@ -7,6 +7,7 @@ import hashlib
 from typing import Any
 
 from lib import content as C
+from lib.injected import COMMAND_PREFIX, PLACEHOLDER, is_mcp_answer, only_ours, strip_ours
 from lib.model import (
     AgentInfo,
     Alias,
@@ -41,6 +42,7 @@ class RecordState:
         self.inline_agent: dict[str, str] = dict(chunk.carry.inline)  # uuid -> inline agent id (1.0.x)
         self.agent_seen = False
         self.prev_uuid = chunk.carry.last_uuid
+        self.after_our_command = False  # the last user record ran one of our slash commands
 
     # ---- tree bookkeeping -------------------------------------------------
     def alias(self, uuid: str, parent: str | None, session: str) -> None:
@@ -143,7 +145,8 @@ class RecordState:
         m = Message(
             uuid=uuid, session_id=sid, parent_uuid=parent, role=role, kind=kind,
             ts=rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None,
-            text=C.cut(C.strip_private(text), C.TEXT_CAP), cwd=rec.get("cwd") if isinstance(rec.get("cwd"), str) else None,
+            text=C.cut(strip_ours(C.strip_private(text))[0], C.TEXT_CAP),
+            cwd=rec.get("cwd") if isinstance(rec.get("cwd"), str) else None,
             git_branch=rec.get("gitBranch") or None, agent_id=aid, is_sidechain=side,
             version=rec.get("version") if isinstance(rec.get("version"), str) else None, byte_offset=offset,
         )
@@ -202,6 +205,12 @@ class RecordState:
         else:
             self.alias(uuid, parent, sid)
             return
+        if m.kind == "prompt" and PLACEHOLDER in m.text and only_ours(m.text):
+            m.kind = "meta"  # what total-recall injected, not the human's words (issue 10 #21)
+        if m.kind == "meta" and self.after_our_command:
+            m.text = PLACEHOLDER  # the expanded body of one of our slash commands: our own output
+        else:
+            self.after_our_command = m.kind == "command" and m.text.startswith(COMMAND_PREFIX)
         if m.kind == "prompt" and side:
             m.kind = "compact_prompt" if self.info.layout == "compaction" else "agent_prompt"
         if self.info.layout != "main" and not any(a.agent_id == m.agent_id for a in self.chunk.agents) \
@@ -227,7 +236,9 @@ class RecordState:
             tool_use_id = tool_use_id or b.get("tool_use_id")
             is_error = is_error or bool(b.get("is_error"))
             texts.append(C.block_text(b.get("content")))
-        text = C.clip("\n".join(texts), C.TOOL_RESULT_CAP)
+        joined = "\n".join(texts)
+        # An answer of our MCP server is our own words: recognised before the cap cuts its _meta off.
+        text = PLACEHOLDER if is_mcp_answer(joined) else C.clip(joined, C.TOOL_RESULT_CAP)
         m = self._base(rec, uuid, sid, parent, "user", "tool_result", text, offset)
         m.tool_use_id = tool_use_id if isinstance(tool_use_id, str) else None
         m.is_error = is_error

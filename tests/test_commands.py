@@ -4,6 +4,7 @@ exists, and the plugin still validates with the real Claude Code CLI."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shlex
@@ -73,8 +74,27 @@ def check_parses(args: list[str]) -> None:
         group, rest = cmd, remaining(ctx) if isinstance(cmd, click.Group) else []
 
 
+def skill_names() -> set[str]:
+    return {frontmatter(p)[0].get("name") or p.parent.name for p in (ROOT / "skills").glob("*/SKILL.md")}
+
+
+def readme_slash_names() -> set[str]:
+    """Every slash command the README tells the user to type for this plugin (`/x` or `/plugin:x`)."""
+    text = (ROOT / "README.md").read_text()
+    return set(re.findall(r"(?<![\w./<>-])/((?:[a-z-]+:)?(?:recall|speak)[a-z-]*)", text))
+
+
 def test_all_commands_present() -> None:
     assert {p.stem for p in COMMANDS.glob("*.md")} == EXPECTED
+
+
+def test_no_command_shares_a_name_with_a_skill() -> None:
+    """A skill wins over a command of the same name: one of them would be unreachable."""
+    assert skill_names() and not skill_names() & EXPECTED
+
+
+def test_readme_gives_every_command_its_namespace() -> None:
+    assert readme_slash_names() == {f"total-recall:{n}" for n in EXPECTED | skill_names()}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -121,6 +141,10 @@ def test_plugin_validates_strict(tmp_path: Path) -> None:
         pytest.skip("Claude Code CLI not installed (scripts/node-tools.sh installs it)")
     env = {**os.environ, "HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / ".claude"),
            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
-    out = subprocess.run([str(claude), "plugin", "validate", "--strict", str(ROOT)], capture_output=True,
+    out = subprocess.run([str(claude), "plugin", "validate", "--strict", "--json", str(ROOT)], capture_output=True,
                          text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
+    provides = json.loads(out.stdout)["provides"]
+    commands, skills = set(provides["commands"]), set(provides["skills"])
+    assert commands and skills and not commands & skills  # Claude Code's own names: none listed twice
+    assert commands | skills == readme_slash_names()

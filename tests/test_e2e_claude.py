@@ -189,9 +189,10 @@ def world(tmp_path: Path) -> dict[str, Any]:
     return {"env": env, "env_config": config, "proj": proj, "db": db, "state": trhome, "past_sid": sid, "projects": projects}
 
 
-def claude(world: dict[str, Any], api: FakeAPI, *args: str, plugin_dir: bool = True) -> dict[str, Any]:
+def claude(world: dict[str, Any], api: FakeAPI, *args: str, plugin_dir: bool | Path = True) -> dict[str, Any]:
     env = {**world["env"], "ANTHROPIC_BASE_URL": api.url}
-    cmd = [str(CLAUDE), "-p", *args, "--output-format", "json"] + (["--plugin-dir", str(ROOT)] if plugin_dir else [])
+    where = ROOT if plugin_dir is True else plugin_dir
+    cmd = [str(CLAUDE), "-p", *args, "--output-format", "json"] + (["--plugin-dir", str(where)] if where else [])
     p = subprocess.run(cmd, cwd=world["proj"], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT,
                        stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
@@ -212,6 +213,7 @@ def test_context_reaches_the_model_and_stop_indexes(world: dict[str, Any], api: 
     out = claude(world, api, "what did we decide last time about config parsing?")
     sent = "\n".join(api.texts())
     assert "SessionStart hook additional context" in sent and HEADER in sent
+    assert sent.count('<total-recall-memory id=\\"') >= 2  # the bundle and the per-prompt recall, fenced
     assert "UserPromptSubmit hook additional context" in sent
     assert "tomllib" in sent and "zorblax integration tests" in sent  # decision and ban from the past session
     prompt_ev = hook_events(world, "user-prompt-submit")
@@ -234,7 +236,7 @@ def test_compaction_saves_and_restores_the_packet(world: dict[str, Any], api: Fa
     starts = [e for e in hook_events(world, "session-start") if e.get("source") == "compact"]
     assert starts and starts[-1]["packet_chars"] > 0
     # PreCompact's text reached the summariser; the restored packet is in the session as hook context.
-    assert any(PRECOMPACT_LEAD in t for t in api.texts())
+    assert any(PRECOMPACT_LEAD in t and '<total-recall-memory id=\\"' in t for t in api.texts())
     transcript = next(world["env_config"].glob(f"projects/*/{sid}.jsonl"))
     assert "before compaction" in transcript.read_text()
     wait_idle(world["state"])
@@ -268,6 +270,26 @@ def test_install_registers_the_plugin_and_hooks_run(world: dict[str, Any], api: 
                             timeout=RUN_TIMEOUT)
     assert not json.loads(listed.stdout)
     wait_idle(world["state"])
+
+
+@pytest.mark.e2e
+def test_without_the_cli_on_path_hooks_exit_0_and_say_how_to_install_once(world: dict[str, Any], api: FakeAPI,
+                                                                          tmp_path: Path) -> None:
+    """A marketplace install (a plugin copy without .venv) on a machine where the CLI is not installed."""
+    from total_recall.cmd_install import stage
+
+    plugin = stage(ROOT, tmp_path / "staged")
+    bare = {**world, "env": {**world["env"], "PATH": "/usr/bin:/bin"}}
+    for _ in range(2):
+        claude(bare, api, "what did we decide last time about config parsing?", plugin_dir=plugin)
+    lines = [json.loads(x) for f in world["env_config"].glob("projects/*/*.jsonl") for x in f.read_text().splitlines()]
+    attachments = [x["attachment"] for x in lines if x.get("type") == "attachment"]
+    kinds = {a.get("type") for a in attachments}
+    assert "hook_non_blocking_error" not in kinds, [a for a in attachments if "error" in a.get("type", "")]
+    told = [a for a in attachments if a.get("type") == "hook_system_message" and "pipx install" in json.dumps(a)]
+    assert len(told) == 1 and str(plugin) in json.dumps(told[0])  # shown to the user once, across two sessions
+    assert not any(HEADER in t for t in api.texts())  # nothing injected, nothing broken
+    assert not hook_events(world, "session-start")
 
 
 @pytest.mark.e2e

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from test_e2e_claude import wait_for_session, wait_idle, write_past_session
+from test_injection import fenced_body
 
 from detector import escalation as esc
 from detector import policy as pol
@@ -38,14 +39,19 @@ class Past:
     transcript: Path
 
 
-@pytest.fixture
-def past(tmp_path: Path) -> Past:
+def make_past(tmp_path: Path) -> Past:
+    """A past session, indexed."""
     cwd = str(tmp_path / "work" / "zorblax")
     root = tmp_path / "projects"
     sid, path = write_past_session(root, cwd)
     db = tmp_path / "data" / "index.db"
     run_index(db, [root])
     return Past(root, db, cwd, sid, path)
+
+
+@pytest.fixture
+def past(tmp_path: Path) -> Past:
+    return make_past(tmp_path)
 
 
 def hook(event: str, payload: object, db: Path, projects: Path, raw: bytes | None = None) -> subprocess.CompletedProcess[str]:
@@ -73,7 +79,7 @@ def test_bundle_sections_framing_and_budget(past: Past, monkeypatch: pytest.Monk
     monkeypatch.setattr("index.bundle.bundle_threshold", lambda kind: 0.0)
     conn = open_reader(past.db)
     oc = operator_context(conn, past.cwd, now=NOW)
-    assert oc.text.splitlines()[0] == HEADER
+    assert fenced_body(oc.text)[0] == HEADER
     assert len(oc.text) <= 1800 and not oc.text.lstrip().startswith("{")
     assert "tomllib" in oc.text and "zorblax integration tests" in oc.text
     assert "ship the zorblax config loader" in oc.text  # the active goal of this project
@@ -212,7 +218,8 @@ def test_continuation_packet_from_rows() -> None:
     assert p.open_plan == [{"status": "in_progress", "content": "B step"}, {"status": "pending", "content": "C"}]
     assert p.next_step == "B step"
     text = p.render(600)
-    assert len(text) <= 600 and "ship it" in text and "pytest -q → failed" in text
+    assert len(text) <= 600 and "«ship it»" in text and "«Bash» «pytest -q» → failed" in text
+    assert fenced_body(text)[0].startswith("Where this session stood before compaction")
     assert parse_todos("TodoWrite: [pending] x; y; [completed] z") == [
         {"status": "pending", "content": "x; y"}, {"status": "completed", "content": "z"}]
 
@@ -234,11 +241,11 @@ def test_session_start_and_prompt_hooks(past: Past) -> None:
     base = {"session_id": "live-1", "cwd": past.cwd, "transcript_path": str(past.transcript)}
     p = hook("session-start", {**base, "hook_event_name": "SessionStart", "source": "fork"}, past.db, past.root)
     text = context_of(p, "SessionStart")
-    assert text.startswith(HEADER) and len(text) <= 1800 and "tomllib" in text
+    assert fenced_body(text)[0] == HEADER and len(text) <= 1800 and "tomllib" in text
     ask = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "what did we decide last time about config parsing?"}
     p = hook("user-prompt-submit", ask, past.db, past.root)
     text = context_of(p, "UserPromptSubmit")
-    assert text.startswith(HEADER) and len(text) <= 1600 and "tomllib" in text
+    assert fenced_body(text)[0] == HEADER and len(text) <= 1600 and "tomllib" in text
     assert hook("user-prompt-submit", {**ask, "prompt": "ok"}, past.db, past.root).stdout == ""
     first_lines = {ln for ln in text.splitlines() if ln.startswith("- ")}
     again = hook("user-prompt-submit", ask, past.db, past.root)  # the same items are not injected twice
@@ -340,6 +347,7 @@ def test_overlapping_index_ticks_collapse(past: Past) -> None:
     assert not (state / "index.pending").exists()
     runs = [e for e in read_events(state) if e.get("event") == "index"]
     assert runs and all(e["ok"] for e in runs)
+    assert all(e["nice"] >= 10 for e in runs)  # background work yields the CPU to the hooks
 
 
 def test_deadline_prints_nothing(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],

@@ -1,4 +1,4 @@
-"""skills/recall/SKILL.md documents the MCP tools with their real parameters: its tool list, each
+"""skills/recall-tools/SKILL.md documents the MCP tools with their real parameters: its tool list, each
 tool's parameter names, which are required, and their defaults must match the server's schemas."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-SKILL = Path(__file__).resolve().parent.parent / "skills" / "recall" / "SKILL.md"
+SKILL = Path(__file__).resolve().parent.parent / "skills" / "recall-tools" / "SKILL.md"
 _HEAD = re.compile(r"^### `(\w+)`\n`(\w+)\((.*)\)`$", re.M)
 
 
@@ -55,7 +55,7 @@ def served() -> dict[str, dict[str, Any]]:
 
 def test_skill_frontmatter_is_valid() -> None:
     fm = frontmatter(SKILL.read_text(encoding="utf-8"))
-    assert fm["name"] == "recall"
+    assert fm["name"] == "recall-tools"
     assert fm["description"] and len(fm["description"]) + len(fm.get("when_to_use", "")) <= 1536
     assert set(fm) <= {"name", "description", "when_to_use", "argument-hint", "allowed-tools", "license",
                        "compatibility", "metadata"}

@@ -111,8 +111,10 @@ def _roots(given: tuple[str, ...]) -> list[Path]:
 @click.pass_obj
 def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: float, as_json: bool) -> None:
     """Index new transcript bytes (incremental; O(appended bytes))."""
+    from hooks.spawn import lower_priority
     from index.ingest import run_index
 
+    lower_priority()  # batch work: hooks that start meanwhile get the CPU first
     jobs = jobs or min(4, os.cpu_count() or 1)
     paths = _roots(roots)
     if as_json or not sys.stderr.isatty():

@@ -6,7 +6,8 @@ and installs the plugin (`claude plugin install total-recall --marketplace DIR`)
 `claude` CLI, writes the same entries into settings.json. By default it also sets
 `env.TOTAL_RECALL_DB` in Claude Code's user settings so the hooks and the MCP server use the same
 index as this CLI (otherwise they would use `$CLAUDE_PLUGIN_DATA/index.db`). The hooks and the MCP
-server run `total-recall` from PATH; install checks that it resolves, and can link it.
+server run the plugin's launcher `bin/total-recall`, which finds this CLI (PATH, pipx, uv tool, a
+venv); install checks that it resolves from PATH, and can link it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from total_recall.output import emit_json, fail
 PLUGIN = "total-recall"
 MARKETPLACE = "total-recall"
 PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
-STAGE_FILES = (".claude-plugin/plugin.json", ".claude-plugin/marketplace.json", "hooks/hooks.json", ".mcp.json")
+STAGE_FILES = (".claude-plugin/plugin.json", ".claude-plugin/marketplace.json", "hooks/hooks.json", ".mcp.json",
+               "bin/total-recall")
 STAGE_DIRS = ("commands", "skills")
 CLI_TIMEOUT = 120
 
