@@ -64,7 +64,7 @@ _PROJECT_BOUND = re.compile(
 # Brackets that read like < and > (fullwidth, angle), and the « » that quote our items. (‹ › are what
 # safe_text turns < > into, so it can run twice over the same text.)
 _LOOKALIKE = str.maketrans({c: "<" for c in "＜﹤〈⟨《❮"} | {c: ">" for c in "＞﹥〉⟩》❯"} | {"«": '"', "»": '"'})
-_TAG = re.compile(r"<\s*/?\s*[A-Za-z!?][^<>]{0,200}>")
+_TAG = re.compile(r"<\s*(?:/\s*)?[A-Za-z!?][^<>]{0,200}>")  # one \s* per gap: linear
 _OUR_MARK = re.compile(re.escape(MARK), re.I)
 _FENCE = re.compile(r"```+")
 _MODEL = re.compile(r"^claude-|-\d{8}$")

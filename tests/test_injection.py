@@ -17,6 +17,7 @@ import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
 from fixtures.make import Session, slug, uid
 
 from index.bundle import Item, operator_context
@@ -80,7 +81,10 @@ def write_planted(root: Path, cwd: str) -> tuple[str, Path]:
     return sid, s.write(root / slug(cwd) / f"{sid}.jsonl")
 
 
-def test_planted_text_is_served_fenced_and_quoted(tmp_path: Path) -> None:
+def test_planted_text_is_served_fenced_and_quoted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # every planted item is served, whatever its confidence: the fence is what is under test
+    monkeypatch.setattr("index.bundle.bundle_threshold", lambda kind: 0.0)
+    monkeypatch.setattr("index.continuation.bundle_threshold", lambda kind: 0.0)
     cwd = str(tmp_path / "w" / "zorblax")
     sid, path = write_planted(tmp_path / "projects", cwd)
     db = tmp_path / "d" / "index.db"

@@ -225,7 +225,7 @@ def test_long_messages_enter_the_document_clipped(tmp_path: Path) -> None:
 def test_forget_deletes_the_session_document(noisy: tuple[Path, str, list[str]]) -> None:
     db, answer, _ = noisy
     w = open_writer(db)
-    forget(w, [answer])
+    forget(w, db, [answer])
     assert w.execute("SELECT count(*) FROM session_docs WHERE session_id=?", (answer,)).fetchone()[0] == 0
     assert w.execute("SELECT count(*) FROM session_fts WHERE session_fts MATCH 'quantize'").fetchone()[0] == 0
     w.execute("INSERT INTO session_fts(session_fts) VALUES('integrity-check')")  # the FTS index stays consistent

@@ -213,7 +213,7 @@ def test_the_sweep_finds_every_kind_of_pattern(patterns: dict[str, tuple[str, re
     assert len(patterns) > 150
     # module-level, in a tuple of rules, and inline in a function body
     assert {"index.fts_query._CAMEL", "detector.policy.IDENT", "extractors.secret_patterns.SCAN",
-            "extractors.secret_patterns.SCANS"} <= where
+            "extractors.corrections._REJECTED_IN_PROMPT"} <= where
     assert any(w.startswith("index.fts_query:") for w in where)  # re.split(r"[_-]+", word) in _name_parts
     assert set(ANCHORED) <= where  # no stale exemption
 
