@@ -323,7 +323,11 @@ def test_tail_stops_cleanly_on_ctrl_c(corpus: Path, tmp_path: Path) -> None:
     root = Path(__file__).resolve().parent.parent
     p = subprocess.Popen([sys.executable, "-m", "total_recall", "--db", str(tmp_path / "w" / "index.db"), "tail",
                           "--projects-root", str(corpus), "--interval", "0.2"], cwd=root,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         # as from a terminal: a suite started in the background by a non-interactive
+                         # shell runs with SIGINT ignored, and children inherit that (Python then installs
+                         # no KeyboardInterrupt handler)
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert p.stdout is not None
     assert p.stdout.readline().startswith("watching ")
     time.sleep(0.5)
