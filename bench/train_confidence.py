@@ -62,7 +62,7 @@ BUNDLE_PRECISION = 0.87
 MODE = os.environ.get("TR_EMIT_MODE", "f1")
 VETO_FRACTION = float(os.environ.get("TR_VETO", "0.5"))
 NO_VETO = ("rule", "preference")
-L2 = 1.0
+L2 = 3.0
 MIN_WEIGHT = 1e-3
 
 

@@ -85,7 +85,12 @@ def _user(u: Utterance, v: View) -> Analysis:
         "preference": float(any(h.kind == "implicit_preference" for h in facts)),
         "fact": float(any(h.kind == "domain_fact" for h in facts)),
     }
-    return Analysis("user", hits, evidence, user_features(u, v, evidence))
+    feats = user_features(u, v, evidence)
+    if feats.get("act:approve_bare") and feats.get("act:approve&single"):
+        # "yes" / "go ahead" to the one thing the assistant proposed chooses nothing (eval README
+        # convention: a bare approval of a single proposal is not a decision; picking an option is).
+        hits = [h for h in hits if h.kind != "decision"]
+    return Analysis("user", hits, evidence, feats)
 
 
 def _assistant(u: Utterance, v: View) -> Analysis:
