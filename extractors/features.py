@@ -39,6 +39,15 @@ _SUGGEST_Q = re.compile(
 )
 
 
+# A short imperative step ("please fix these lint errors", "push it"): an instruction, not an objective.
+_STEP = re.compile(
+    r"^\W*(?:please |now |ok |okay |then )?(?:add|make|fix|use|run|create|update|change|remove|delete|write|move|"
+    r"rename|build|install|commit|push|deploy|review|check|test|continue|start|stop|try|show|explain|keep|leave|"
+    r"drop|skip|revert|merge|rebase|open|read|look|find|replace|put|give|tell)\b"
+)
+_STEP_WORDS = 8
+
+
 def _acts(v: View, prev_offers: bool) -> dict[str, float]:
     """Approval of a single proposal (none) vs picking among offered alternatives (a decision), and a
     counter-suggestion phrased as a question (pushback, not a neutral question)."""
@@ -58,6 +67,12 @@ def _acts(v: View, prev_offers: bool) -> dict[str, float]:
     if suggest:
         f["act:suggest_q"] = 1.0
     return f
+
+
+def short_step(v: View) -> bool:
+    """A short imperative step ("please fix these lint errors", "push it"): an instruction, not an
+    objective (eval README: mechanical steps are not goals)."""
+    return v.words <= _STEP_WORDS and not v.question and _STEP.match(v.low) is not None
 
 
 def _clip(x: float, lo: float = -2.0, hi: float = 4.0) -> float:
