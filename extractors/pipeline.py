@@ -139,9 +139,9 @@ def analyse(u: Utterance) -> Analysis | None:
 
 
 def decide(a: Analysis, role_models: dict[str, ClassModel]) -> list[Hit]:
-    """Keep the candidates whose class model gives at least its ``emit`` probability, or its lower
-    ``veto`` one when the heuristics accept them too, with that probability as their confidence;
-    kinds without a class model keep the heuristics' verdict."""
+    """Keep the candidates the heuristics accept whose class model gives at least its (lower) ``veto``
+    probability, and the others at ``emit`` and :data:`MODEL_ONLY_FLOOR` or more, with that
+    probability as their confidence; kinds without a class model keep the heuristics' verdict."""
     probs: dict[str, float] = {}
     kept: list[Hit] = []
     for h in a.hits:

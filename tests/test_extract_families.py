@@ -266,3 +266,11 @@ def test_picking_one_of_the_offered_alternatives_is_a_decision(tmp_path: Path) -
     got = _prompts(tmp_path)
     for p in picks:
         assert "decision" in _kinds(got[p]), p
+
+
+def test_short_imperative_steps_are_not_goals_on_the_models_word(tmp_path: Path) -> None:
+    steps = ["Please fix these lint errors", "push it to the branch", "run the tests again"]
+    _session(tmp_path, [(CLAIM, s) for s in steps], "steps")
+    got = _prompts(tmp_path)
+    for s in steps:
+        assert "goal" not in _kinds(got[s]), s
