@@ -50,6 +50,7 @@ from extractors.evaluation import (  # noqa: E402
     score,
     score_by_source,
 )
+from extractors.features import WORD_PREFIX  # noqa: E402
 from extractors.pipeline import Analysis, analyse, decide  # noqa: E402
 
 ROLE_CLASSES = {
@@ -62,6 +63,7 @@ BUNDLE_PRECISION = 0.87
 MODE = os.environ.get("TR_EMIT_MODE", "f1")
 VETO_FRACTION = float(os.environ.get("TR_VETO", "0.5"))
 NO_VETO = ("rule", "preference")
+WORD_CLASSES = ("rule",)
 L2 = 3.0
 MIN_WEIGHT = 1e-3
 
@@ -139,11 +141,14 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
     for role, classes in ROLE_CLASSES.items():
         sel = [it for it in items if analyses.get(it["id"]) and analyses[it["id"]].role == role]
         feats = [analyses[it["id"]].features for it in sel]
-        names = _names(feats)
-        x = _matrix(feats, names)
+        all_names = _names(feats)
+        # Per-word features only for rules (see extractors.features): elsewhere they over-fit sources.
+        plain = [n for n in all_names if not n.startswith(WORD_PREFIX)]
+        matrices = {True: (all_names, _matrix(feats, all_names)), False: (plain, _matrix(feats, plain))}
         sources = np.array([it["source"] for it in sel])
         out[role] = {}
         for cls in classes:
+            names, x = matrices[cls in WORD_CLASSES]
             y = _labels(sel, cls)
             if y.sum() < 5:
                 continue
@@ -167,8 +172,10 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
             # README's mapping of those kinds), which is also what the bundle audit checks.
             yb = np.maximum(y, _labels(sel, "decision")) if cls == "rule" else y
             bundle = max(emit, _threshold(oof[keep], yb[keep], BUNDLE_PRECISION, above_all=True)) if keep.any() else 1.01
-            # No cut reaching the target (bans and standing decisions have 21 positives): never
-            # injected. Falling back to ``emit`` put 14 held-out rules in bundles, 5 of them right.
+            if bundle > 1.0 and cls == "rule":
+                # Too few labels to place a cut for bans and standing decisions: the heuristics'
+                # explicit cues decide (checked by the bundle audit, bench/bundle_audit.py).
+                bundle = emit
             weights = {n: round(float(w[i + 1]), 4) for i, n in enumerate(names) if abs(w[i + 1]) >= MIN_WEIGHT}
             out[role][cls] = {"bias": round(float(w[0]), 4), "weights": weights,
                               "emit": round(emit, 4), "bundle": round(min(bundle, 1.01), 4),

@@ -4,9 +4,10 @@ The heuristics' additive evidence per class (the raw cue scores the extractors c
 message and the one it answers look like: length, questions, whether the assistant had just claimed
 success, proposed one thing, offered options or asked, the prompt's dialogue act against that turn
 (approving a single proposal, picking one of several, a counter-suggestion asked as a question), and
-how much of the prompt is pasted material. No bag of words: per-word weights fitted on a few teams'
-phrasing did not carry to teams held out (leave-one-source-out, docs/eval.md), these few acts do.
-Pure and cheap: a handful of anchored regexes over the view the extractors already built.
+how much of the prompt is pasted material. Common words of standing instructions (``w:<word>``) are
+features of the rule model only, a class defined by such words ("always", "never", "from now on"); for
+every other class per-word weights fitted on a few teams' phrasing did not carry to the teams held out
+(leave-one-source-out, docs/eval.md), these few acts do. Pure and cheap: a handful of anchored regexes over the view the extractors already built.
 """
 
 from __future__ import annotations
@@ -15,8 +16,17 @@ import math
 import re
 
 from extractors.cues import PROPOSAL, claims_success, offers_choice
+from extractors.gate import wordset
 from extractors.model import Utterance
 from extractors.patterns import View, tail
+
+# Common words of standing instructions and their scope (features of the rule model only; see above).
+RULE_WORDS = wordset(
+    "always never every everywhere whenever from now on anymore ever again any all each rule rules default "
+    "policy must mustn should shouldn don do not no without before after until unless repo repos project "
+    "projects going forward time times"
+)
+WORD_PREFIX = "w:"
 
 # Dialogue acts of a prompt, read against what the assistant's previous turn did (proposed one thing,
 # offered alternatives, claimed success, asked). General English; none names a project or a team.
@@ -108,6 +118,8 @@ def user_features(u: Utterance, v: View, evidence: dict[str, float]) -> dict[str
         f["prev_long"] = float(len(v.prev_raw) > 1500)
     f.update(_acts(v, bool(f.get("prev_offers"))))
     f["tool_error"] = float(any(t.is_error for t in u.recent_tools))
+    for w in RULE_WORDS.intersection(v.tok):
+        f[WORD_PREFIX + w] = 1.0
     return f
 
 

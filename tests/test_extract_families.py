@@ -274,3 +274,16 @@ def test_short_imperative_steps_are_not_goals_on_the_models_word(tmp_path: Path)
     got = _prompts(tmp_path)
     for s in steps:
         assert "goal" not in _kinds(got[s]), s
+
+
+def test_permissive_negated_or_hypothetical_always_is_not_a_standing_rule(tmp_path: Path) -> None:
+    loose = [
+        "For the parser rewrite, you can always use the sample config in my home folder as well.",
+        "it doesnt always have to be the cache that is stale..check the loader too",
+        "The simplest thing, theoretically, would be to keep one buffer and we always flush it at the end.",
+    ]
+    _session(tmp_path, [(CLAIM, t) for t in loose] + [(CLAIM, "always run the linter before you commit")], "always")
+    got = _prompts(tmp_path)
+    for t in loose:
+        assert not _kinds(got[t]) & {"ban", "standing_decision"}, t
+    assert "standing_decision" in _kinds(got["always run the linter before you commit"])
