@@ -50,6 +50,7 @@ from extractors.evaluation import (  # noqa: E402
     score,
     score_by_source,
 )
+from extractors.features import WORD_PREFIX  # noqa: E402
 from extractors.pipeline import Analysis, analyse, decide  # noqa: E402
 
 ROLE_CLASSES = {
@@ -62,7 +63,8 @@ BUNDLE_PRECISION = 0.87
 MODE = os.environ.get("TR_EMIT_MODE", "f1")
 VETO_FRACTION = float(os.environ.get("TR_VETO", "0.5"))
 NO_VETO = ("rule", "preference")
-L2 = 1.0
+WORD_CLASSES = ("rule",)
+L2 = 3.0
 MIN_WEIGHT = 1e-3
 
 
@@ -139,11 +141,14 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
     for role, classes in ROLE_CLASSES.items():
         sel = [it for it in items if analyses.get(it["id"]) and analyses[it["id"]].role == role]
         feats = [analyses[it["id"]].features for it in sel]
-        names = _names(feats)
-        x = _matrix(feats, names)
+        all_names = _names(feats)
+        # Per-word features only for rules (see extractors.features): elsewhere they over-fit sources.
+        plain = [n for n in all_names if not n.startswith(WORD_PREFIX)]
+        matrices = {True: (all_names, _matrix(feats, all_names)), False: (plain, _matrix(feats, plain))}
         sources = np.array([it["source"] for it in sel])
         out[role] = {}
         for cls in classes:
+            names, x = matrices[cls in WORD_CLASSES]
             y = _labels(sel, cls)
             if y.sum() < 5:
                 continue

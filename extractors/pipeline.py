@@ -25,7 +25,7 @@ from extractors.corrections import THRESHOLD as CORRECTION_THRESHOLD
 from extractors.corrections import correction_score, extract_corrections, pasted_failure
 from extractors.decisions import assistant_decision, user_decision
 from extractors.facts import extract_facts
-from extractors.features import assistant_features, user_features
+from extractors.features import assistant_features, short_step, user_features
 from extractors.goals import extract_goal, extract_user_failed, extract_user_progress
 from extractors.model import Extraction, Utterance
 from extractors.patterns import Hit, View, make_view
@@ -35,6 +35,10 @@ from extractors.truth import extract_truth
 # The heuristics report every candidate; the confidence model decides which are kept.
 ALL = float("-inf")
 HEURISTIC_THRESHOLD = 1.0
+# A candidate the heuristics reject is kept on the model's word alone only at this probability or more
+# (the best-F1 ``emit`` cuts sit as low as 0.1-0.3, too low for a claim no cue supports). Chosen
+# leave-one-source-out: the largest floor that keeps every recall target (0.30 and 0.35 did not).
+MODEL_ONLY_FLOOR = 0.25
 
 
 # A "prompt" that opens with a tag Claude Code or a hook wrote (a background agent's report, command
@@ -85,7 +89,15 @@ def _user(u: Utterance, v: View) -> Analysis:
         "preference": float(any(h.kind == "implicit_preference" for h in facts)),
         "fact": float(any(h.kind == "domain_fact" for h in facts)),
     }
-    return Analysis("user", hits, evidence, user_features(u, v, evidence))
+    feats = user_features(u, v, evidence)
+    if feats.get("act:approve_bare") and feats.get("act:approve&single"):
+        # "yes" / "go ahead" to the one thing the assistant proposed chooses nothing (eval README
+        # convention: a bare approval of a single proposal is not a decision; picking an option is).
+        hits = [h for h in hits if h.kind != "decision"]
+    if short_step(v):
+        # A short imperative step is a goal only when the goal cues say so, never on the model's word.
+        hits = [h for h in hits if h.kind != "goal" or h.raw >= HEURISTIC_THRESHOLD]
+    return Analysis("user", hits, evidence, feats)
 
 
 def _assistant(u: Utterance, v: View) -> Analysis:
@@ -127,9 +139,9 @@ def analyse(u: Utterance) -> Analysis | None:
 
 
 def decide(a: Analysis, role_models: dict[str, ClassModel]) -> list[Hit]:
-    """Keep the candidates whose class model gives at least its ``emit`` probability, or its lower
-    ``veto`` one when the heuristics accept them too, with that probability as their confidence;
-    kinds without a class model keep the heuristics' verdict."""
+    """Keep the candidates the heuristics accept whose class model gives at least its (lower) ``veto``
+    probability, and the others at ``emit`` and :data:`MODEL_ONLY_FLOOR` or more, with that
+    probability as their confidence; kinds without a class model keep the heuristics' verdict."""
     probs: dict[str, float] = {}
     kept: list[Hit] = []
     for h in a.hits:
@@ -143,7 +155,7 @@ def decide(a: Analysis, role_models: dict[str, ClassModel]) -> list[Hit]:
         if cls not in probs:
             probs[cls] = model.probability(a.features)
         p = probs[cls]
-        if p >= model.emit or (accepted and p >= model.veto):
+        if (accepted and p >= min(model.emit, model.veto)) or p >= max(model.emit, MODEL_ONLY_FLOOR):
             h.score = round(p, 3)
             kept.append(h)
     return kept

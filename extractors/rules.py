@@ -28,6 +28,9 @@ _DANGLING = frozenset(
     "than into onto when if".split()
 )
 
+# A hypothetical ("the easiest would be to ... and we always ...") proposes; it does not rule.
+_HYPOTHETICAL = re.compile(r"\b(?:would be (?:to|if)|theoretically|in theory|hypothetically|what if)\b", re.A)
+
 # Starts only at the first space of a run ((?<!\s)): from every space of a long run it is quadratic.
 _TRAILING_TIME = re.compile(r"(?<!\s)\s+(?:(?:last|this|next) \w+|recently|yesterday|today|now|already|a while ago)\s*$")
 
@@ -50,8 +53,9 @@ _BAN = table(
 
 _STANDING = table(
     Cue(r"\b(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|from here on)\b"),
+    # Not permissive or negated ("you can always use X", "it doesn't always have to be X").
     Cue(
-        r"\balways\s+(?!been|was|were|had|has|is|are|fails?|failing|crash|seems?|get|gets|getting|happens?|"
+        r"(?<!can )(?<!could )(?<!may )(?<!might )(?<!not )(?<!n't )(?<!nt )\balways\s+(?!been|was|were|had|has|is|are|fails?|failing|crash|seems?|get|gets|getting|happens?|"
         r"worked|works|did|does|returns?|shows?)[a-z]"
     ),
     Cue(
@@ -113,7 +117,7 @@ def extract_rules(v: View) -> list[Hit]:
         sentence = sentence_at(v.prose, m.start())
         if v.question and sentence.rstrip().endswith("?"):
             continue
-        if _ONE_OFF.search(sentence.lower()):
+        if _ONE_OFF.search(sentence.lower()) or _HYPOTHETICAL.search(sentence.lower()):
             continue
         if hits and hits[0].context.get("statement") == sentence:
             break

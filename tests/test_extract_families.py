@@ -245,3 +245,45 @@ def test_eval_extractors_scores_several_label_sets_per_source(tmp_path: Path) ->
     assert set(out["per_source"]) == {"team/a", "team/b"}
     assert out["pooled"]["correction"]["support"] == 2 and out["macro"]["correction"]["sources"] == 0
     assert out["per_source"]["team/a"]["correction"]["tp"] == 1
+
+
+PROPOSE_ONE = "I can also add a retry wrapper around the fetch so transient errors do not fail the import. Want me to add it?"
+OFFER_TWO = ("Two ways to store the parsed cache:\n\n1. Keep it in memory per process.\n2. Write it to disk next to "
+             "the config.\n\nWhich would you prefer?")
+
+
+def test_approving_a_single_proposal_is_not_a_decision(tmp_path: Path) -> None:
+    approvals = ["yes, please add it.", "go ahead with it", "sure, do it"]
+    _session(tmp_path, [(PROPOSE_ONE, a) for a in approvals], "approve")
+    got = _prompts(tmp_path)
+    for a in approvals:
+        assert "decision" not in _kinds(got[a]), a
+
+
+def test_picking_one_of_the_offered_alternatives_is_a_decision(tmp_path: Path) -> None:
+    picks = ["2", "option 2, on disk please", "2 is better, write it to disk"]
+    _session(tmp_path, [(OFFER_TWO, p) for p in picks], "pick")
+    got = _prompts(tmp_path)
+    for p in picks:
+        assert "decision" in _kinds(got[p]), p
+
+
+def test_short_imperative_steps_are_not_goals_on_the_models_word(tmp_path: Path) -> None:
+    steps = ["Please fix these lint errors", "push it to the branch", "run the tests again"]
+    _session(tmp_path, [(CLAIM, s) for s in steps], "steps")
+    got = _prompts(tmp_path)
+    for s in steps:
+        assert "goal" not in _kinds(got[s]), s
+
+
+def test_permissive_negated_or_hypothetical_always_is_not_a_standing_rule(tmp_path: Path) -> None:
+    loose = [
+        "For the parser rewrite, you can always use the sample config in my home folder as well.",
+        "it doesnt always have to be the cache that is stale..check the loader too",
+        "The simplest thing, theoretically, would be to keep one buffer and we always flush it at the end.",
+    ]
+    _session(tmp_path, [(CLAIM, t) for t in loose] + [(CLAIM, "always run the linter before you commit")], "always")
+    got = _prompts(tmp_path)
+    for t in loose:
+        assert not _kinds(got[t]) & {"ban", "standing_decision"}, t
+    assert "standing_decision" in _kinds(got["always run the linter before you commit"])
