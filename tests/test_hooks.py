@@ -355,8 +355,9 @@ def test_deadline_prints_nothing(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     import io
 
     from hooks import handlers, runner
+    from hooks.context import Ctx
 
-    def slow(ctx: handlers.Ctx) -> str:
+    def slow(ctx: Ctx) -> str:
         time.sleep(5)
         return "never printed"
 
@@ -385,3 +386,43 @@ def test_hot_path_imports_stay_lean(past: Past) -> None:
         loaded = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in p.stderr.splitlines() if "|" in line}
         assert not loaded & {"click", "rich", "numpy", "fastembed", "onnxruntime", "sqlite_vec", "mcp"}, loaded
     wait_idle(past.db.parent)
+
+
+def _hooks_imports() -> dict[str, set[str]]:
+    """hooks module -> the hooks modules it imports (at any depth in the file)."""
+    import ast
+
+    graph: dict[str, set[str]] = {}
+    for path in (Path(__file__).resolve().parents[1] / "hooks").glob("*.py"):
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] if node.module != "hooks" else [f"hooks.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            found |= {n.split(".")[1] for n in names if n.startswith("hooks.")}
+        graph[path.stem] = found
+    return graph
+
+
+def test_hook_modules_form_no_import_cycle() -> None:
+    """The shared context lives in its own module; event modules never import the dispatcher or each
+    other, so no hooks module reaches itself through its imports."""
+    graph = _hooks_imports()
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(graph.get(start, ()))
+        while todo:
+            m = todo.pop()
+            if m not in seen:
+                seen.add(m)
+                todo += graph.get(m, ())
+        return seen
+
+    assert not [m for m in graph if m in reach(m)]
+    events = {"session_start", "user_prompt_submit", "pre_compact", "reindex"}
+    assert graph["handlers"] == events | {"context"}  # the dispatcher only routes to one module per event
+    assert all("handlers" not in graph[m] for m in events)
