@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from extractors.scrubber import scrub_text
 from index.llm_client import LLMError
 from index.textstore import unpack
+from index.tx import transaction
 
 BAND = (0.4, 0.75)
 DOUBT_FACTOR, FLOOR = 0.7, 0.1
@@ -144,18 +145,13 @@ def new_score(score: float, verdict: str) -> float:
 
 def _record(conn: sqlite3.Connection, c: Candidate, model: str, verdict: str, note: str, after: float) -> None:
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         if after != c.score:
             conn.execute("UPDATE extractions SET score=? WHERE id=? AND kind=? AND source_uuid=?",
                          (after, c.id, c.kind, c.source_uuid))
         conn.execute("""INSERT OR REPLACE INTO refinements(extraction_id, kind, source_uuid, ordinal, model,
                         verdict, note, score_before, score_after, at) VALUES(?,?,?,?,?,?,?,?,?,?)""",
                      (c.id, c.kind, c.source_uuid, c.ordinal, model, verdict, note, c.score, after, now))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def prune(conn: sqlite3.Connection) -> int:
