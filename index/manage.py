@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from index import userstate
+from index.bundle import ABANDON_AFTER_DAYS, PAUSE_AFTER_DAYS
 from index.db import open_existing_writer
 from index.idents import identifier_parts
 from index.lock import writer_lock
@@ -24,8 +25,6 @@ from index.textstore import unpack
 from index.tx import transaction
 
 # Goals untouched this long decay (design: time-based decay of the goal state machine).
-PAUSE_AFTER_DAYS = 14
-ABANDON_AFTER_DAYS = 60
 _SESSION_TABLES = ("turns", "turn_durations", "compactions", "agents", "task_spawns", "bans", "standing_decisions",
                    "failed_attempts", "goal_stack")
 WAIT_S = 120.0  # as `index --wait`

@@ -22,13 +22,14 @@ import orjson
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from index.budget import ERROR_CHARS, cap_fields, clip, estimate_tokens
+from index.budget import ERROR_CHARS, cap_fields, estimate_tokens
 from index.db import IndexCorrupt, IndexError_, IndexMissing, open_failure, open_reader
 from index.filters import BadFilter, parse_since
 from index.scope import BadScope, stored_cwd
 from index.scoped import EXTRACTION_KINDS
 from lib.injected import MARK
 from lib.paths import db_path
+from lib.text import clip
 
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,

@@ -9,6 +9,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from index import operator_queries as oq
+from index.metrics import CORRECTION_KINDS
 from mcp_server.envelope import (
     CwdArg,
     LimitArg,
@@ -19,7 +20,6 @@ from mcp_server.envelope import (
 )
 from mcp_server.envelope import scope_meta as _meta
 
-CORRECTION_KINDS = ("correction", "model_correction")
 Topic = Annotated[str, Field(description="What to look for: words, identifiers, file names, error codes.")]
 GoalStatus = Literal["active", "paused", "blocked", "done", "abandoned"]
 Category = Literal["certainty_claim", "verification_claim", "completion_claim", "apology", "agreement", "hedge",

@@ -13,7 +13,7 @@ import pytest
 from test_e2e_claude import wait_idle
 from test_hooks import Past, hook, make_past
 
-from hooks.events import read_events
+from lib.events import read_events
 
 
 @pytest.fixture

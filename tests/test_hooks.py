@@ -18,13 +18,14 @@ from test_injection import fenced_body
 
 from detector import escalation as esc
 from detector import policy as pol
-from hooks.events import log_event, read_events
+from hooks.events import log_event
 from index.budget import Section, fit_sections
 from index.bundle import HEADER, decayed_status, operator_context
 from index.continuation import Row, build, parse_todos
 from index.db import open_reader
 from index.escalation import assess
 from index.ingest import run_index
+from lib.events import read_events
 
 HOOKS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "post-compact")
 NOW = datetime.now(timezone.utc)
@@ -234,6 +235,19 @@ def test_events_rotate_and_read(tmp_path: Path) -> None:
     assert got == sorted(got) and got[-1] == 49
     assert not log_event(tmp_path / "events.jsonl" / "x", {"event": "hook"})  # unwritable: False, no raise
 
+
+
+def test_one_reader_for_the_event_log_counts_what_it_skips(tmp_path: Path) -> None:
+    """`adaptive` and `metrics health` read events through the same function: rotated file first, a
+    `since` cut on the timestamp, damaged lines (and JSON that is not an object) skipped and counted."""
+    from index.metrics_health import hook_stats
+
+    (tmp_path / "events.jsonl.1").write_text('{"ts": "2026-01-01T00:00:00Z", "i": 0}\n{not json\n')
+    (tmp_path / "events.jsonl").write_text('\n[1, 2]\n{"ts": "2026-03-01T00:00:00Z", "i": 1}\n')
+    evs = read_events(tmp_path)
+    assert [e["i"] for e in evs] == [0, 1] and evs.bad == 2
+    assert [e["i"] for e in read_events(tmp_path, since="2026-02-01")] == [1]
+    assert hook_stats(tmp_path)["bad_lines"] == 2  # metrics health counts through the same reader
 
 # ---- hooks as processes -----------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from index.budget import ERROR_CHARS, clip
+from index.budget import ERROR_CHARS
 from index.db import (
     IndexError_,
     IndexUnavailable,
@@ -24,6 +24,7 @@ from index.db import (
 from index.filters import BadFilter, Filters, parse_since
 from lib.paths import db_path, projects_roots
 from lib.project import display_name
+from lib.text import clip
 from total_recall.output import cell, console, emit_json, fail, label, short, terminal_safe
 from vec.store import VecError
 

@@ -18,7 +18,8 @@ from typing import IO, Any
 import click
 import orjson
 
-from index.budget import ERROR_CHARS, clip
+from index.budget import ERROR_CHARS
+from lib.text import clip
 
 _BIDI = [0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
 _JSON_RAW = [0x7F, *range(0x80, 0xA0), *_BIDI]  # what JSON leaves raw inside strings
