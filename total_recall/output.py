@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import click
 import orjson
@@ -102,7 +102,7 @@ def raw_streams() -> Iterator[None]:
         sys.stdout, sys.stderr = out, err
 
 
-def fail(message: str, fix: str = "", code: int = 2) -> None:
+def fail(message: str, fix: str = "", code: int = 2) -> NoReturn:
     """One line saying what is wrong and what to do; non-zero exit. Both parts are clipped: they may
     echo an argument of any size."""
     text = f"error: {clip(message, ERROR_CHARS)}" + (f" — {clip(fix, ERROR_CHARS)}" if fix else "")
