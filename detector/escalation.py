@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lib.text import STOPWORDS
+
 STATES = ("calm", "watchful", "strained", "escalating", "critical")
 ACTIONS = ("proceed", "acknowledge_and_verify", "slow_down_and_confirm", "stop_and_ask")
 _THRESHOLDS = ((0.8, "critical"), (0.6, "escalating"), (0.4, "strained"), (0.2, "watchful"))
@@ -60,7 +62,7 @@ _CAPS_WORD = re.compile(r"\b[A-Z]{3,}\b")
 _ACRONYMS = _set("API CLI JSON HTTP HTTPS URL SQL CSS HTML YAML TOML UTF UUID SSH PR CI CD MCP LLM GPU CPU "
                       "RAM SSD DNS TCP UDP AWS GCP NPM TODO README FTS EOF OK JWT XML PDF IDE ENV PATH")
 _SENT = re.compile(r"[.!?\n;]+")
-_STOP = _set("the a an to of in on for and or not no never do don't dont use with without any all")
+_STOP = STOPWORDS | _set("never don't dont without")
 
 
 @dataclass(slots=True)

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from detector.escalation import REPEAT, looks_like_correction, similarity
+from lib.text import STOPWORDS
 
 MAX_INJECTIONS = 8  # per session
 COOLDOWN = 2  # prompts after an injection before a soft trigger may fire again
@@ -54,10 +55,7 @@ IDENT = re.compile(
     r"|\b([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+)\b"  # PascalCase with two humps
     r"|\b([A-Z]{1,5}[-_]?\d{2,6})\b")  # error codes: E1234, TS2345, ERR-42
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']{2,}")
-_STOP = frozenset(str.split(
-    "the and for with that this you are was were have has had not but can could would should will what when "
-    "where which who how why its it's into from about there their then than them they your our all any just "
-    "now also some like make made need want please let lets use using get got one two out more most very"))
+_STOP = STOPWORDS | frozenset(("it's", "like", "need", "now", "one", "two", "want"))
 
 
 @dataclass(slots=True)

@@ -1,18 +1,19 @@
 """Typed NDJSON events (H7): one line per hook run or background index run, in `events.jsonl` beside
 the DB, rotated to `events.jsonl.1` at ~5 MB. Fields: ts, event ("hook" | "index"), hook, latency_ms,
 ok, error (when not ok), plus event-specific fields (injected_chars, policy, outcome, …).
-Writing never raises: a hook must not fail because its log cannot be written."""
+Writing never raises: a hook must not fail because its log cannot be written. Read with
+`lib.events.read_events`."""
 
 from __future__ import annotations
 
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-EVENTS = "events.jsonl"
+from lib.events import EVENTS, ROTATED
+
 ROTATE_BYTES = 5 << 20
 
 
@@ -28,7 +29,7 @@ def log_event(state: Path, record: dict[str, Any], rotate_bytes: int = ROTATE_BY
         path = state / EVENTS
         try:
             if path.stat().st_size >= rotate_bytes:
-                os.replace(path, state / (EVENTS + ".1"))
+                os.replace(path, state / ROTATED)
         except FileNotFoundError:
             pass
         rec = {"ts": now_iso(), **record}
@@ -42,21 +43,3 @@ def log_event(state: Path, record: dict[str, Any], rotate_bytes: int = ROTATE_BY
         return True
     except Exception:
         return False
-
-
-def read_events(state: Path) -> Iterator[dict[str, Any]]:
-    """All events, oldest first (the rotated file, then the current one); bad lines skipped."""
-    for name in (EVENTS + ".1", EVENTS):
-        path = state / name
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                lines = list(f)
-        except OSError:
-            continue
-        for line in lines:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict):
-                yield rec

@@ -7,23 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lib.injected import FENCE_CHARS, fence
+from lib.text import ELLIPSIS, clip
 
-ELLIPSIS = "…"
 ERROR_CHARS = 600  # an error's message, and its fix, on every surface: arguments are echoed clipped
-
-
-def clip(text: str | None, limit: int) -> str:
-    """`text` squashed to one line of spaces and cut at a word boundary to at most `limit` chars."""
-    t = " ".join((text or "").split())
-    if len(t) <= limit:
-        return t
-    if limit <= 1:
-        return ELLIPSIS[:limit]
-    cut = t[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:") + ELLIPSIS
 
 
 def estimate_tokens(text: str) -> int:

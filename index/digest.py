@@ -10,14 +10,14 @@ from typing import Any
 
 import orjson
 
-from index.budget import clip
 from index.queries import find_session
 from index.scoped import Scoped, and_where, walk
 from index.textstore import unpack
+from lib.model import EDIT_TOOLS
 from lib.project import display_name
+from lib.text import clip
 
 READ_TOOLS = ("Read", "NotebookRead")
-EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 SEARCH_TOOLS = ("Grep", "Glob", "WebSearch", "WebFetch")
 OBSERVATION_TYPES = ("decision", "bugfix", "feature", "refactor", "discovery")
 

@@ -13,6 +13,7 @@ import sqlite3
 from index.operator import refold_pending
 from index.profiles import materialise
 from index.session_docs import refresh as refresh_session_docs
+from index.tx import transaction
 from index.userstate import reapply_memories
 
 
@@ -26,19 +27,13 @@ def finalize(conn: sqlite3.Connection) -> bool:
     if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
         refresh_session_docs(conn)  # nothing new; builds the documents an index from before v6 lacks
         return False
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         _titles(conn)
         _link_agents(conn)
         refold_pending(conn)
         materialise(conn)
         conn.execute("DELETE FROM pending WHERE what='finalize'")
         reapply_memories(conn)  # promoted memories missing from a new file, demoted ones that came back
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     refresh_session_docs(conn)  # after the titles: a session's document holds its title
     return True
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "my", "of", "on", "or", "our", "ours", "please", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "about", "after", "again", "against", "all", "am", "any", "because", "before", "being", "below", "between", "both", "down", "during", "each", "few", "further", "here", "more", "most", "no", "nor", "not", "off", "once", "only", "other", "out", "over", "own", "same", "she", "he", "her", "him", "his", "under", "until", "up", "very", "let", "lets", "let's", "also", "via", "vs", "ago", "get", "got", "make", "made", "use", "used", "using", "find", "found", "show"])
+from lib.text import STOPWORDS
 
 MAX_QUERY_CHARS = 1_000  # longer queries are cut: FTS5 gains nothing from more terms, only cost
 

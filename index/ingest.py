@@ -22,6 +22,7 @@ from index.finalize import finalize
 from index.lock import IndexBusy, writer_lock
 from index.resets import drop_duplicates, reset_files
 from index.tasks import Task, fingerprint_matches
+from index.tx import rollback, transaction
 from index.writer import Prepared, write_chunk
 from lib.discovery import Found, canonical_roots, discover, key_path
 
@@ -180,13 +181,8 @@ def _run_index(db: Path, roots: list[Path], *, full: bool, jobs: int, progress: 
     conn = open_writer(db)
     report = IndexReport()
     try:
-        conn.execute("BEGIN IMMEDIATE")  # planning may drop rows (resets): all or nothing
-        try:
+        with transaction(conn):  # planning may drop rows (resets): all or nothing
             tasks, report.files_unchanged, seen = plan(conn, roots, full)
-            conn.execute("COMMIT")
-        finally:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
         report.files = len(tasks) + report.files_unchanged
         total = sum(t.size - t.start for t in tasks)
         done = 0
@@ -270,8 +266,7 @@ class _Batch:
             added = write_chunk(self.conn, item)
         except BaseException:
             self.open = False
-            if self.conn.in_transaction:  # SQLite may have rolled back already (disk full)
-                self.conn.execute("ROLLBACK")
+            rollback(self.conn)  # unless SQLite rolled back already (disk full)
             raise
         self.bytes += item.chunk.end - item.chunk.start
         if self.bytes >= self.MAX_BYTES or time.perf_counter() - self.since >= self.MAX_SECONDS:
@@ -290,11 +285,10 @@ def _mark_missing(conn: sqlite3.Connection, roots: list[Path], seen: set[str]) -
     gone = [p for (p,) in conn.execute("SELECT path FROM ingest_state WHERE missing=0")
             if p not in seen and key_path(p).startswith(prefixes)]
     if gone:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("UPDATE ingest_state SET missing=1 WHERE path=?", [(p,) for p in gone])
-        conn.executemany("""UPDATE sessions SET source_state='missing'
-                            WHERE file_id=(SELECT id FROM ingest_state WHERE path=?)""", [(p,) for p in gone])
-        conn.execute("COMMIT")
+        with transaction(conn):
+            conn.executemany("UPDATE ingest_state SET missing=1 WHERE path=?", [(p,) for p in gone])
+            conn.executemany("""UPDATE sessions SET source_state='missing'
+                                WHERE file_id=(SELECT id FROM ingest_state WHERE path=?)""", [(p,) for p in gone])
     conn.execute("""UPDATE sessions SET source_state='present' WHERE source_state='missing' AND file_id IN
                     (SELECT id FROM ingest_state WHERE missing=0)""")
     return len(gone)

@@ -14,17 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from index import userstate
+from index.bundle import ABANDON_AFTER_DAYS, PAUSE_AFTER_DAYS
 from index.db import open_existing_writer
 from index.idents import identifier_parts
 from index.lock import writer_lock
-from index.memories import delete_extractions, in_transaction
+from index.memories import delete_extractions
 from index.profiles import materialise
 from index.schema import FTS_TABLES
 from index.textstore import unpack
+from index.tx import transaction
 
 # Goals untouched this long decay (design: time-based decay of the goal state machine).
-PAUSE_AFTER_DAYS = 14
-ABANDON_AFTER_DAYS = 60
 _SESSION_TABLES = ("turns", "turn_durations", "compactions", "agents", "task_spawns", "bans", "standing_decisions",
                    "failed_attempts", "goal_stack")
 WAIT_S = 120.0  # as `index --wait`
@@ -46,7 +46,8 @@ def reapply(db: Path) -> dict[str, int]:
     """Apply the user-state file to the index (after a rebuild): counts of what it holds."""
     conn = open_existing_writer(db)  # opening syncs the tombstones
     try:
-        in_transaction(conn, lambda: userstate.reapply_memories(conn, db))
+        with transaction(conn):
+            userstate.reapply_memories(conn, db)
     finally:
         conn.close()
     state = userstate.load(db)
@@ -74,18 +75,13 @@ def forget(conn: sqlite3.Connection, db: Path, session_ids: list[str], reason: s
     userstate.save(db, state)  # first: if anything below fails, the next run still honours it
     counts = {"sessions": 0, "messages": 0, "extractions": 0, "summaries": 0}
     conn.execute("PRAGMA secure_delete=ON")  # deleted cells and freed pages are overwritten with zeros
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         for sid in session_ids:
             for k, n in _delete_session(conn, sid, leaves[sid]).items():
                 counts[k] += n
             conn.executemany("INSERT OR REPLACE INTO forgotten(session_id, at, reason) VALUES(?,?,?)",
                              [(k, at, reason) for k in [sid, *(userstate.LEAF + u for u in leaves[sid])]])
         materialise(conn)  # profiles, projects, machines and vocabulary without them
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return {**counts, "vectors_removed": _prune_vectors(db), **compact(conn)}
 
 
@@ -138,9 +134,8 @@ def _prune_vectors(db: Path) -> int:
         return -1
     try:
         conn.execute("PRAGMA secure_delete=ON")
-        conn.execute("BEGIN IMMEDIATE")
-        n = Store(conn).prune()
-        conn.execute("COMMIT")
+        with transaction(conn):
+            n = Store(conn).prune()
     finally:
         conn.close()
     return n
@@ -163,8 +158,7 @@ def consolidate(conn: sqlite3.Connection, now: datetime | None = None) -> dict[s
     fmt = "%Y-%m-%dT%H:%M:%S.000Z"
     pause_before = (now - timedelta(days=PAUSE_AFTER_DAYS)).strftime(fmt)
     abandon_before = (now - timedelta(days=ABANDON_AFTER_DAYS)).strftime(fmt)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         abandoned = conn.execute(
             """UPDATE goal_stack SET status='abandoned' WHERE status IN ('active','paused','blocked')
                AND updated_ts < ?""", (abandon_before,)).rowcount
@@ -173,10 +167,6 @@ def consolidate(conn: sqlite3.Connection, now: datetime | None = None) -> dict[s
         dup = conn.execute(
             """UPDATE goal_stack SET status='done' WHERE status IN ('active','paused') AND id NOT IN (
                  SELECT max(id) FROM goal_stack GROUP BY project_key, lower(content))""").rowcount
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     conn.execute("INSERT INTO messages_fts(messages_fts) VALUES('optimize')")
     conn.execute("INSERT INTO extractions_fts(extractions_fts) VALUES('optimize')")
     conn.execute("PRAGMA optimize")

@@ -13,6 +13,7 @@ from extractors.scrubber import scrub_text
 from index import userstate
 from index.operator import fold_new, norm, refold
 from index.scope import stored_cwd
+from index.tx import transaction
 from index.writer import write_extractions
 from lib.project import project_key
 
@@ -45,7 +46,8 @@ def promote(conn: sqlite3.Connection, db: Path, kind: str, *, text: str | None =
     state = userstate.load(db)
     state.promoted.append(entry)
     userstate.save(db, state)
-    in_transaction(conn, lambda: insert_memory(conn, entry))
+    with transaction(conn):
+        insert_memory(conn, entry)
     return {"kind": kind, "content": content, "project": project, "source_uuid": source, "ts": entry["ts"]}
 
 
@@ -68,7 +70,8 @@ def unpromote(conn: sqlite3.Connection, db: Path, extraction_id: int) -> dict[st
                               "at": userstate.now_iso()})
         ids = matching_extractions(conn, kind, project, norm(content))
     userstate.save(db, state)
-    removed = in_transaction(conn, lambda: delete_extractions(conn, ids))
+    with transaction(conn):
+        removed = delete_extractions(conn, ids)
     return {"id": extraction_id, "kind": kind, "content": content, "project": project,
             "action": "unpromoted" if promoted else "demoted", "removed": removed}
 
@@ -126,15 +129,3 @@ def delete_extractions(conn: sqlite3.Connection, ids: list[int]) -> int:
     n: int = conn.execute(f"DELETE FROM extractions WHERE id IN ({marks})", ids).rowcount
     refold(conn, projects)
     return n
-
-
-def in_transaction(conn: sqlite3.Connection, work: Any) -> Any:
-    """Run `work()` in one write transaction."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        out = work()
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return out

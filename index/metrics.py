@@ -18,6 +18,7 @@ from typing import Any
 
 from index.filters import parse_ts
 from index.pricing import Catalog
+from lib.text import STOPWORDS
 
 GAP_S = 30 * 60  # inactivity longer than this ends an active stretch
 CORRECTION_KINDS = ("correction", "model_correction")
@@ -269,15 +270,11 @@ def top_sessions(conn: sqlite3.Connection, cat: Catalog, since: str | None = Non
 
 
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}")
-_STOP_WORDS = """the and for you are with this that from into have has was were will would could should
-can not but all any our your its it's let lets let's use using please make sure also then than them they
-what when where which while who why how just like need want get got see run show check look work working
-file files code new add fix about after again some more most other only over such very here there
-session continue continued previous conversation context summary below above now one two each both out
-want wants does did done doing into onto off per via yes okay claude read write edit help these those
-start ready details find available"""
+_DOMAIN_STOP = """add above available check claude code context continue continued conversation details edit
+file files fix help it's like look need new now okay one onto per previous read ready run see session start
+summary sure two want wants work working write yes"""  # words every session title has: no topic
 _ENVELOPE = re.compile(r"<(ide_[a-z_]+|system-reminder|command-[a-z]+|local-command-[a-z]+)>.*?(?:</\1>|$)", re.S)
-_STOP = frozenset(_STOP_WORDS.split())
+_STOP = STOPWORDS | frozenset(_DOMAIN_STOP.split())
 
 
 def topics(conn: sqlite3.Connection, since: str | None = None, projects: int = 8, terms: int = 8,

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from index.filters import parse_ts
+from lib.events import read_events
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -30,28 +31,6 @@ def _r(x: float | None, nd: int = 3) -> float | None:
     return None if x is None else round(x, nd)
 
 
-def read_events(state_dir: Path, since: str | None = None) -> tuple[list[dict[str, Any]], int]:
-    """Events from `events.jsonl.1` then `events.jsonl` (missing files are fine); (events, bad lines)."""
-    events: list[dict[str, Any]] = []
-    bad = 0
-    for name in ("events.jsonl.1", "events.jsonl"):
-        try:
-            data = (state_dir / name).read_bytes()
-        except OSError:
-            continue
-        for line in data.splitlines():
-            if not line.strip():
-                continue
-            try:
-                e = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                bad += 1
-                continue
-            if isinstance(e, dict) and str(e.get("ts") or "") >= (since or ""):
-                events.append(e)
-    return events, bad
-
-
 def _stats(evs: list[dict[str, Any]]) -> dict[str, Any]:
     lat = [float(e["latency_ms"]) for e in evs if isinstance(e.get("latency_ms"), (int, float))]
     errs = [e for e in evs if e.get("ok") is False or e.get("error")]
@@ -64,7 +43,8 @@ def _stats(evs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def hook_stats(state_dir: Path, since: str | None = None) -> dict[str, Any]:
     """Per hook: fire count, failures, latency p50/p95/max; plus the detached background index runs."""
-    events, bad = read_events(state_dir, since)
+    events = read_events(state_dir, since)
+    bad = events.bad
     by: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in events:
         if e.get("event") == "hook":

@@ -18,15 +18,12 @@ import orjson
 from index.bundle import decayed_status
 from index.recall import recall
 from index.scoped import Scoped, and_where, provenance, walk
+from lib.text import STOPWORDS
 
-GOAL_STATES = ("active", "paused", "blocked", "done", "abandoned")
 TRUTH_CATEGORIES = ("certainty_claim", "verification_claim", "completion_claim", "apology", "agreement", "hedge",
                     "blame_shift")
 _RAW_WORD = re.compile(r"[A-Za-z0-9]+")
-_STOP = frozenset(
-    "the a an and or to of in on for with from into at by is are be it this that these those we you i our your my "
-    "do does did dont don't not no never always use using used please can could should would will just only any "
-    "all new now then than when what which who how why there here its it's so as if else also without".split())
+_STOP = STOPWORDS | frozenset("always don't dont else it's never new now without".split())
 _CLAUSE = re.compile(r"[,;:]| because | since | we decided | as we ")
 
 

@@ -6,6 +6,8 @@ import re
 import sqlite3
 from collections.abc import Callable
 
+from index.tx import transaction
+
 SCHEMA_VERSION = 6
 
 _V1 = """
@@ -262,19 +264,13 @@ def migrate(conn: sqlite3.Connection) -> int:
         if version <= have:
             continue
         step = MIGRATIONS[version]
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             if callable(step):
                 step(conn)
             else:
                 for stmt in _statements(step):
                     conn.execute(stmt)
             conn.execute("INSERT OR REPLACE INTO schema_meta(key, value) VALUES('schema_version', ?)", (str(version),))
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
     return SCHEMA_VERSION
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from index.fts_query import Query
 from index.textstore import unpack
+from index.tx import transaction
 
 DOC_KINDS = ("prompt", "text", "away_summary")
 DOC_CLIP = 2000  # chars of one message in the document: a pasted log or a long report cannot dominate
@@ -34,8 +35,7 @@ def refresh(conn: sqlite3.Connection) -> int:
                                                  SELECT 1 FROM sessions s WHERE s.session_id = d.session_id)""")]
     if not stale and not orphans:
         return 0
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         _drop(conn, [r[3] for r in stale if r[3] is not None] + orphans)
         for sid, title, sig, _ in stale:
             prompts, answers = _texts(conn, sid)
@@ -43,10 +43,6 @@ def refresh(conn: sqlite3.Connection) -> int:
                                (sid, sig, title, prompts, answers))
             conn.execute("INSERT INTO session_fts(rowid, title, prompts, answers) VALUES(?,?,?,?)",
                          (cur.lastrowid, title, prompts, answers))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return len(stale)
 
 

@@ -12,12 +12,12 @@ import sqlite3
 from datetime import datetime, timezone
 from typing import Any
 
-from index.budget import clip
 from index.filters import Filters
 from index.operator_queries import recall_kinds, tokens
 from index.scoped import Scoped, search_scoped
 from index.textstore import unpack
 from lib.project import display_name
+from lib.text import clip
 
 # intent -> (extraction kinds in priority order, message kind to search or None, extra search words)
 INTENTS: dict[str, tuple[tuple[str, ...], str | None, str]] = {

@@ -6,11 +6,12 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from index.budget import clip, estimate_tokens
+from index.budget import estimate_tokens
 from index.filters import MAX_KEY_CHARS
 from index.search import Hit
 from index.textstore import unpack
 from lib.project import display_name
+from lib.text import clip
 
 _COLS = """m.id, m.uuid, m.session_id, m.ts, m.role, m.kind, m.tool_name, m.tool_target, m.is_error, m.on_main,
            m.is_sidechain, m.body, s.project_key, s.title"""

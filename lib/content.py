@@ -120,7 +120,9 @@ def tool_summary(name: str, inp: Any) -> tuple[str | None, str]:
     return target, f"{name}: {cut(dumped, TOOL_INPUT_CAP)}"
 
 
-def clip(text: str, cap: int) -> str:
+def cut_marked(text: str, cap: int) -> str:
+    """A stored text over `cap`: `cut` (lines kept, no word split) and marked as cut. Not
+    `lib.text.clip`, which squashes to one line for display."""
     return text if len(text) <= cap else cut(text, cap) + " …"
 
 

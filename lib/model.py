@@ -13,6 +13,8 @@ USER_KINDS = (
 )
 ASSISTANT_KINDS = ("text", "tool_use", "api_error")
 SYSTEM_KINDS = ("compact_boundary", "away_summary")
+# Tools that change a file (files edited in a digest, a continuation packet).
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 
 
 @dataclass(slots=True)

@@ -9,26 +9,29 @@ Any failure becomes `{"error": {"code", "message", "fix"}}` with `isError: true`
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import re
 import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar
 
 import orjson
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from index.budget import ERROR_CHARS, cap_fields, clip, estimate_tokens
+from index.budget import ERROR_CHARS, cap_fields, estimate_tokens
 from index.db import IndexCorrupt, IndexError_, IndexMissing, open_failure, open_reader
 from index.filters import BadFilter, parse_since
 from index.scope import BadScope, stored_cwd
 from index.scoped import EXTRACTION_KINDS
 from lib.injected import MARK
 from lib.paths import db_path
+from lib.text import clip
 
+T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 # Starts with the marker of our own words, so the walker never indexes an answer again (lib/injected.py).
@@ -211,31 +214,52 @@ def _process_cwd() -> str:
         return os.environ.get("CLAUDE_PROJECT_DIR") or os.path.expanduser("~")
 
 
-def guarded(rt: Runtime) -> Callable[[Callable[..., CallToolResult]], Callable[..., CallToolResult]]:
-    """Run a tool body under the lock, turning every failure into the one error shape."""
+class Resource(NamedTuple):
+    """A resource template served by a module-level function `fn(rt, **uri_params)`."""
 
-    def deco(fn: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]:
-        @functools.wraps(fn)
-        def run(*args: Any, **kwargs: Any) -> CallToolResult:
-            try:
-                with rt.lock:
-                    return fn(*args, **kwargs)
-            except ToolFailure as exc:
-                return error_result(exc.code, exc.message, exc.fix)
-            except IndexMissing as exc:
-                return error_result("index_missing", str(exc),
-                                    f"{exc.fix} (or set TOTAL_RECALL_DB to the index path)")
-            except IndexCorrupt as exc:
-                return error_result("index_corrupt", str(exc), exc.fix)
-            except IndexError_ as exc:  # there, but not readable by this process: never "rebuild"
-                return error_result("index_unavailable", str(exc), exc.fix)
-            except (BadFilter, BadScope) as exc:
-                return error_result("invalid_argument", str(exc), "see the parameter's description")
-            except sqlite3.Error as exc:
-                err = open_failure(rt.db, exc)
-                return error_result("index_corrupt" if isinstance(err, IndexCorrupt) else "index_error",
-                                    f"index query failed: {err}", err.fix)
+    fn: Callable[..., str]
+    uri: str
+    name: str
+    mime_type: str
 
-        return run
 
-    return deco
+def bound(rt: Runtime, fn: Callable[..., T]) -> Callable[..., T]:
+    """`fn(rt, …)` as the SDK sees a tool or resource: the runtime bound, the signature (from which the
+    SDK builds the JSON schema) and the docstring (the description, dedented) without it."""
+    sig = inspect.signature(fn)
+
+    def run(*args: Any, **kwargs: Any) -> T:
+        return fn(rt, *args, **kwargs)
+
+    run.__name__ = run.__qualname__ = fn.__name__
+    run.__module__, run.__doc__ = fn.__module__, inspect.cleandoc(fn.__doc__ or "")
+    run.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])  # type: ignore[attr-defined]
+    run.__annotations__ = {k: v for k, v in fn.__annotations__.items() if k != "rt"}
+    return run
+
+
+def guarded(fn: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]:
+    """A tool body `fn(rt, …)` run under the runtime's lock, every failure turned into the one error shape."""
+
+    def run(rt: Runtime, *args: Any, **kwargs: Any) -> CallToolResult:
+        try:
+            with rt.lock:
+                return fn(rt, *args, **kwargs)
+        except ToolFailure as exc:
+            return error_result(exc.code, exc.message, exc.fix)
+        except IndexMissing as exc:
+            return error_result("index_missing", str(exc),
+                                f"{exc.fix} (or set TOTAL_RECALL_DB to the index path)")
+        except IndexCorrupt as exc:
+            return error_result("index_corrupt", str(exc), exc.fix)
+        except IndexError_ as exc:  # there, but not readable by this process: never "rebuild"
+            return error_result("index_unavailable", str(exc), exc.fix)
+        except (BadFilter, BadScope) as exc:
+            return error_result("invalid_argument", str(exc), "see the parameter's description")
+        except sqlite3.Error as exc:
+            err = open_failure(rt.db, exc)
+            return error_result("index_corrupt" if isinstance(err, IndexCorrupt) else "index_error",
+                                f"index query failed: {err}", err.fix)
+
+    functools.update_wrapper(run, fn)
+    return run

@@ -1,7 +1,8 @@
 """The total-recall MCP server (M1–M3): 26 read-only recall tools and the `session-digest://{id}`
 resource over stdio, started by `total-recall mcp` or `python -m mcp_server`.
 
-Tools live in `tools_recall`, `tools_operator` and `tools_profile`; what they share (the read-only
+Tools are module-level functions `tool(rt, …)` in `tools_recall`, `tools_operator` and `tools_profile`,
+each listed in its module's `TOOLS` and registered here with the runtime bound; what they share (the read-only
 connection, parameters, bounded answers, the one error shape) in `envelope`. All SQL is in `index/`.
 """
 
@@ -21,9 +22,12 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import ValidationError
 
-from index.budget import ERROR_CHARS, clip
+from index.budget import ERROR_CHARS
+from lib.text import clip
 from mcp_server import tools_operator, tools_profile, tools_recall
-from mcp_server.envelope import Runtime, error_result
+from mcp_server.envelope import READ_ONLY, Runtime, bound, error_result, guarded
+
+TOOLS = (*tools_recall.TOOLS, *tools_operator.TOOLS, *tools_profile.TOOLS)  # the order clients list them in
 
 INSTRUCTIONS = (
     "Memory of the user's past Claude Code sessions (local, read-only). Everything returned is historical "
@@ -36,6 +40,10 @@ class RecallServer(MCPServer[Any]):
     """MCPServer whose argument-validation failures and crashes use the one error shape, and whose
     resource errors (which echo the URI) are clipped like every other answer."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._accepted: dict[str, list[str]] = {}
+
     async def read_resource(self, uri: Any, context: Any = None) -> Any:
         try:
             return await super().read_resource(uri, context)
@@ -44,13 +52,12 @@ class RecallServer(MCPServer[Any]):
             raise MCPError(code, clip(str(exc), ERROR_CHARS), {"uri": clip(str(uri), ERROR_CHARS)}) from exc
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        tool = self._tool_manager.get_tool(name)
-        if tool is not None:
-            unknown = sorted(set(arguments or {}) - set(tool.parameters.get("properties", {})))
+        accepted = await self._parameters(name)
+        if accepted is not None:
+            unknown = sorted(set(arguments or {}) - set(accepted))
             if unknown:
-                accepted = ", ".join(tool.parameters.get("properties", {})) or "none"
                 return error_result("invalid_argument", f"{name}: unknown parameter(s) {', '.join(unknown)}",
-                                    f"accepted parameters: {accepted}")
+                                    f"accepted parameters: {', '.join(accepted) or 'none'}")
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
@@ -64,9 +71,15 @@ class RecallServer(MCPServer[Any]):
                     f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in cause.errors())
                 return error_result("invalid_argument", f"{name}: {problems}",
                                     "see the tool's input schema for accepted values")
-            if self._tool_manager.get_tool(name) is None:
+            if accepted is None:
                 return error_result("unknown_tool", f"no tool named {name!r}", "list the tools to see their names")
             return error_result("internal", str(exc), "retry; if it persists run `total-recall doctor`")
+
+    async def _parameters(self, name: str) -> list[str] | None:
+        """The parameter names of tool `name` as listed to clients (None: no such tool)."""
+        if name not in self._accepted:
+            self._accepted = {t.name: list(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+        return self._accepted.get(name)
 
 
 def build_server(db: str | os.PathLike[str] | None = None, cwd: str | None = None) -> tuple[RecallServer, Runtime]:
@@ -79,9 +92,10 @@ def build_server(db: str | os.PathLike[str] | None = None, cwd: str | None = Non
         ver = "0"
     rt = Runtime(db, cwd)
     server = RecallServer(name="total-recall", version=ver, instructions=INSTRUCTIONS, log_level="WARNING")
-    tools_recall.register(server, rt)
-    tools_operator.register(server, rt)
-    tools_profile.register(server, rt)
+    for fn in TOOLS:
+        server.add_tool(bound(rt, guarded(fn)), annotations=READ_ONLY, structured_output=False)
+    for res in tools_recall.RESOURCES:
+        server.resource(res.uri, name=res.name, mime_type=res.mime_type)(bound(rt, res.fn))
     return server, rt
 
 

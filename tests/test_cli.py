@@ -64,6 +64,21 @@ def test_missing_index(tmp_path: Path, cmd: list[str]) -> None:
     assert not (tmp_path / "nowhere" / "index.db").exists()  # reading never creates an index
 
 
+def test_verbose_comes_from_the_parsed_options_not_the_process_argv(tmp_path: Path) -> None:
+    """--verbose shows the traceback (the error is re-raised) because the command line given to the CLI
+    says so, whatever the process's own argv holds (it used to be sniffed from sys.argv)."""
+    from click.testing import CliRunner
+
+    from index.db import IndexMissing
+    from total_recall.cli import cli
+
+    db = str(tmp_path / "nowhere" / "index.db")
+    quiet = CliRunner().invoke(cli, ["--db", db, "status"])
+    assert quiet.exit_code == 2 and "total-recall index" in quiet.output
+    loud = CliRunner().invoke(cli, ["--db", db, "--verbose", "status"])
+    assert isinstance(loud.exception, IndexMissing)
+
+
 def test_nonexistent_projects_root(tmp_path: Path) -> None:
     p = run("--db", tmp_path / "index.db", "index", "--projects-root", tmp_path / "missing", "--json")
     assert_one_line_error(p, str(tmp_path / "missing"), "--projects-root")

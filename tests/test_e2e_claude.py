@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from fixtures.make import Session, slug, uid
 
-from hooks.handlers import PRECOMPACT_LEAD
+from hooks.pre_compact import PRECOMPACT_LEAD
 from hooks.spawn import lock_held
 from index.bundle import HEADER
 from index.db import open_reader

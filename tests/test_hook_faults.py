@@ -13,7 +13,7 @@ import pytest
 from test_e2e_claude import wait_idle
 from test_hooks import Past, hook, make_past
 
-from hooks.events import read_events
+from lib.events import read_events
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def past(tmp_path: Path) -> Past:
 # ---- derived index roots (issue 10 #11) -------------------------------------------------------------
 
 def _roots_for(transcript: str, tmp_path: Path) -> tuple[list[Path], dict[str, object]]:
-    from hooks.handlers import Ctx, roots
+    from hooks.context import Ctx, roots
 
     ctx = Ctx("stop", {"transcript_path": transcript}, tmp_path / "i.db", tmp_path, time.monotonic() + 3)
     return roots(ctx), ctx.rec

@@ -18,13 +18,14 @@ from test_injection import fenced_body
 
 from detector import escalation as esc
 from detector import policy as pol
-from hooks.events import log_event, read_events
+from hooks.events import log_event
 from index.budget import Section, fit_sections
 from index.bundle import HEADER, decayed_status, operator_context
 from index.continuation import Row, build, parse_todos
 from index.db import open_reader
 from index.escalation import assess
 from index.ingest import run_index
+from lib.events import read_events
 
 HOOKS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "post-compact")
 NOW = datetime.now(timezone.utc)
@@ -235,6 +236,19 @@ def test_events_rotate_and_read(tmp_path: Path) -> None:
     assert not log_event(tmp_path / "events.jsonl" / "x", {"event": "hook"})  # unwritable: False, no raise
 
 
+
+def test_one_reader_for_the_event_log_counts_what_it_skips(tmp_path: Path) -> None:
+    """`adaptive` and `metrics health` read events through the same function: rotated file first, a
+    `since` cut on the timestamp, damaged lines (and JSON that is not an object) skipped and counted."""
+    from index.metrics_health import hook_stats
+
+    (tmp_path / "events.jsonl.1").write_text('{"ts": "2026-01-01T00:00:00Z", "i": 0}\n{not json\n')
+    (tmp_path / "events.jsonl").write_text('\n[1, 2]\n{"ts": "2026-03-01T00:00:00Z", "i": 1}\n')
+    evs = read_events(tmp_path)
+    assert [e["i"] for e in evs] == [0, 1] and evs.bad == 2
+    assert [e["i"] for e in read_events(tmp_path, since="2026-02-01")] == [1]
+    assert hook_stats(tmp_path)["bad_lines"] == 2  # metrics health counts through the same reader
+
 # ---- hooks as processes -----------------------------------------------------------------------------
 
 def test_session_start_and_prompt_hooks(past: Past) -> None:
@@ -355,8 +369,9 @@ def test_deadline_prints_nothing(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     import io
 
     from hooks import handlers, runner
+    from hooks.context import Ctx
 
-    def slow(ctx: handlers.Ctx) -> str:
+    def slow(ctx: Ctx) -> str:
         time.sleep(5)
         return "never printed"
 
@@ -385,3 +400,43 @@ def test_hot_path_imports_stay_lean(past: Past) -> None:
         loaded = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in p.stderr.splitlines() if "|" in line}
         assert not loaded & {"click", "rich", "numpy", "fastembed", "onnxruntime", "sqlite_vec", "mcp"}, loaded
     wait_idle(past.db.parent)
+
+
+def _hooks_imports() -> dict[str, set[str]]:
+    """hooks module -> the hooks modules it imports (at any depth in the file)."""
+    import ast
+
+    graph: dict[str, set[str]] = {}
+    for path in (Path(__file__).resolve().parents[1] / "hooks").glob("*.py"):
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] if node.module != "hooks" else [f"hooks.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            found |= {n.split(".")[1] for n in names if n.startswith("hooks.")}
+        graph[path.stem] = found
+    return graph
+
+
+def test_hook_modules_form_no_import_cycle() -> None:
+    """The shared context lives in its own module; event modules never import the dispatcher or each
+    other, so no hooks module reaches itself through its imports."""
+    graph = _hooks_imports()
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(graph.get(start, ()))
+        while todo:
+            m = todo.pop()
+            if m not in seen:
+                seen.add(m)
+                todo += graph.get(m, ())
+        return seen
+
+    assert not [m for m in graph if m in reach(m)]
+    events = {"session_start", "user_prompt_submit", "pre_compact", "reindex"}
+    assert graph["handlers"] == events | {"context"}  # the dispatcher only routes to one module per event
+    assert all("handlers" not in graph[m] for m in events)

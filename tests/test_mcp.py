@@ -195,6 +195,24 @@ def test_lists_all_26_tools_read_only(live: dict[str, Any]) -> None:
     assert any(str(t.uri_template) == "session-digest://{session_id}" for t in live["templates"])
 
 
+def test_tools_are_module_functions_registered_from_lists(live: dict[str, Any]) -> None:
+    """Each tool family module lists its module-level tool functions; the server registers exactly
+    those, in that order, without reaching into the SDK's private attributes."""
+    import inspect
+
+    from mcp_server import tools_operator, tools_profile, tools_recall
+
+    listed = [fn for m in (tools_recall, tools_operator, tools_profile) for fn in m.TOOLS]
+    assert [t.name for t in live["tools"]] == [fn.__name__ for fn in listed]
+    for fn in listed:
+        assert list(inspect.signature(fn).parameters)[0] == "rt", fn.__name__
+    for t in live["tools"]:  # the runtime is bound, never a parameter; descriptions carry no code indent
+        assert "rt" not in t.input_schema.get("properties", {}), t.name
+        assert "\n " not in (t.description or ""), t.name
+    source = "".join(p.read_text() for p in (Path(__file__).resolve().parents[1] / "mcp_server").glob("*.py"))
+    assert "_tool_manager" not in source
+
+
 def test_every_valid_call_answers_bounded_with_meta(live: dict[str, Any]) -> None:
     for key, (err, body, text) in live["valid"].items():
         assert not err, (key, body)
@@ -432,9 +450,9 @@ def test_permission_problems_are_not_called_corruption(tmp_path: Path) -> None:
     ]
     answers = []
     for exc in failures:
-        def body(exc: Exception = exc) -> Any:
+        def body(rt: Runtime, exc: Exception = exc) -> Any:
             raise exc
-        answers.append(parse(guarded(rt)(body)())[1]["error"])
+        answers.append(parse(guarded(body)(rt))[1]["error"])
     assert [a["code"] for a in answers] == ["index_unavailable", "index_error", "index_error", "index_error",
                                             "index_corrupt"]
     assert all("rebuild" not in a["fix"] for a in answers[:4]) and "rebuild" in answers[4]["fix"]

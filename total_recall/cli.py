@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from index.budget import ERROR_CHARS, clip
+from index.budget import ERROR_CHARS
 from index.db import (
     IndexError_,
     IndexUnavailable,
@@ -24,6 +24,7 @@ from index.db import (
 from index.filters import BadFilter, Filters, parse_since
 from lib.paths import db_path, projects_roots
 from lib.project import display_name
+from lib.text import clip
 from total_recall.output import cell, console, emit_json, fail, label, short, terminal_safe
 from vec.store import VecError
 
@@ -51,7 +52,7 @@ class _Group(click.Group):
             with _clipped_usage():
                 return super().invoke(ctx)
         except (IndexError_, BadFilter, VecError, PermissionError, sqlite3.Error) as exc:
-            if "--verbose" in sys.argv or "-v" in sys.argv:
+            if getattr(ctx.obj, "verbose", False):  # the parsed --verbose of this command line
                 raise
             fail(*_explain(exc, getattr(ctx.obj, "db", None) or db_path(None)))
 
@@ -244,7 +245,6 @@ def inspect(obj: Ctx, session_id: str, messages: int, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    assert data is not None
     click.echo(f"session {data['session_id']}  {data.get('title') or ''}")
     for k in ("project_key", "cwd", "git_branch", "first_ts", "last_ts", "n_messages", "n_prompts", "models",
               "resumed_from", "source_file", "source_state"):

@@ -231,7 +231,7 @@ def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, as_json
 def adaptive(obj: Any, as_json: bool) -> None:
     """Precision of the prompt-recall policy, measured from the hooks' recorded outcomes."""
     from hooks.adaptive import report
-    from hooks.events import read_events
+    from lib.events import read_events
 
     rep = report(read_events(state_dir(obj.db)))
     if as_json:

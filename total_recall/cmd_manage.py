@@ -135,7 +135,6 @@ def export(obj: Any, session_id: str, fmt: str, tools: bool, out: str | None) ->
     info = inspect_session(conn, sid, 0)
     if info is None:
         fail(f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`")
-    assert info is not None
     rows = session_transcript(conn, sid, include_tools=tools)
     if fmt == "jsonl":
         data = "".join(json_text(r) + "\n" for r in rows).encode()

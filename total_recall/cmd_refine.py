@@ -43,7 +43,6 @@ def refine(obj: Any, model: str | None, url: str | None, limit: int, kind: str |
     if not model:
         fail("LLM refinement is off (no model named)",
              "pass --model NAME or set TOTAL_RECALL_LLM_MODEL to a model served by a local Ollama")
-    assert model is not None
     try:
         client = OllamaClient(model, check_url(url or config_url()), timeout=timeout)
     except LLMError as exc:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import click
 import orjson
 
-from index.budget import ERROR_CHARS, clip
+from index.budget import ERROR_CHARS
+from lib.text import clip
 
 _BIDI = [0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
 _JSON_RAW = [0x7F, *range(0x80, 0xA0), *_BIDI]  # what JSON leaves raw inside strings
@@ -101,7 +102,7 @@ def raw_streams() -> Iterator[None]:
         sys.stdout, sys.stderr = out, err
 
 
-def fail(message: str, fix: str = "", code: int = 2) -> None:
+def fail(message: str, fix: str = "", code: int = 2) -> NoReturn:
     """One line saying what is wrong and what to do; non-zero exit. Both parts are clipped: they may
     echo an argument of any size."""
     text = f"error: {clip(message, ERROR_CHARS)}" + (f" — {clip(fix, ERROR_CHARS)}" if fix else "")

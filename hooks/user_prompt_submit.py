@@ -6,7 +6,6 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from detector.policy import (
     MAX_INJECTIONS,
@@ -18,10 +17,8 @@ from detector.policy import (
     is_trivial,
     judge,
 )
+from hooks.context import Ctx, answer, open_db
 from hooks.state import read_json, session_file, write_json
-
-if TYPE_CHECKING:
-    from hooks.handlers import Ctx
 
 # Past-message search: at most SEARCH_BUDGET_S, and no later than IN_HOOK_TARGET_S after the hook began
 # (memory items are kept when it runs out), so a loaded machine still answers near the p95 target.
@@ -32,6 +29,17 @@ MIN_SEARCH_S = 0.03
 _ACTION_TEXT = {"acknowledge_and_verify": "acknowledge the problem and verify before claiming success",
                 "slow_down_and_confirm": "slow down and confirm the plan with the operator",
                 "stop_and_ask": "stop and ask the operator how to proceed"}
+
+
+def user_prompt_submit(ctx: Ctx) -> str:
+    prompt = ctx.data.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        ctx.rec["skipped"] = "no prompt"
+        return ""
+    if not ctx.db.exists():
+        ctx.rec["skipped"] = "no index"
+        return ""
+    return answer("UserPromptSubmit", prompt_context(ctx, lambda: open_db(ctx), prompt))
 
 
 def escalation_note(esc: dict[str, object]) -> str:

@@ -1,0 +1,92 @@
+"""What every hook handler shares: the per-run context (`Ctx`), the JSON answer, the deadline-bound
+reader and the transcript roots to index. Its own module so the event modules and the dispatcher
+(`hooks/handlers.py`) import it without importing each other."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MAX_CONTEXT = 9500  # Claude Code spills additionalContext over 10,000 chars to a file
+PACKET_BUDGET = 1600  # characters of the continuation packet (saved at PreCompact, restored after)
+
+
+@dataclass
+class Ctx:
+    event: str
+    data: dict[str, Any]
+    db: Path
+    state: Path
+    deadline: float
+    rec: dict[str, Any] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)  # when the hook began (perf_counter)
+
+    def str_field(self, name: str) -> str | None:
+        v = self.data.get(name)
+        return v if isinstance(v, str) and v else None
+
+
+def answer(event_name: str, text: str) -> str:
+    if not text:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
+                                              "additionalContext": text[:MAX_CONTEXT]}}, ensure_ascii=False)
+
+
+def open_db(ctx: Ctx) -> sqlite3.Connection:
+    """Read-only connection whose queries and lock waits stop at the hook's deadline."""
+    from index.db import open_reader
+
+    return open_reader(ctx.db, deadline=ctx.deadline)
+
+
+def roots(ctx: Ctx) -> list[Path]:
+    """Transcript roots to index: the configured ones, plus the `projects` folder holding this
+    session's transcript when it belongs to a known agent home. Anything else (a stray
+    `/tmp/x/stray.jsonl` would make `/tmp` a root, `/stray.jsonl` the whole disk) is refused and
+    logged as `refused_root`."""
+    from lib.paths import projects_roots
+
+    out = projects_roots()
+    tp = ctx.str_field("transcript_path")
+    if not tp:
+        return out
+    root, refused = derived_root(tp, out)
+    if refused is not None:
+        ctx.rec["refused_root"] = refused
+    elif root is not None and root.is_dir() and not any(root == r or r in root.parents for r in out):
+        out.append(root)
+    return out
+
+
+def agent_homes(configured: list[Path]) -> set[Path]:
+    """Claude Code config dirs we know of: CLAUDE_CONFIG_DIR, ~/.claude, the parents of the configured roots."""
+    homes = {Path.home() / ".claude", *(r.parent for r in configured)}
+    if os.environ.get("CLAUDE_CONFIG_DIR"):
+        homes.add(Path(os.environ["CLAUDE_CONFIG_DIR"]).expanduser())
+    return homes
+
+
+def derived_root(transcript_path: str, configured: list[Path]) -> tuple[Path | None, str | None]:
+    """(root, None) when the transcript sits in `<agent home>/projects/<project>/` (a main session file)
+    or `…/<project>/<session>/subagents/`, where the agent home is a known one or a `.claude` folder;
+    else (None, the folder that would have been walked)."""
+    path = Path(transcript_path).expanduser()
+    guess = path.parent.parent
+    if not path.is_absolute():
+        return None, str(guess)
+    homes = agent_homes(configured)
+    for root in (path.parents[1] if len(path.parents) > 1 else None,
+                 path.parents[3] if len(path.parents) > 3 else None):
+        if root is None or root.name != "projects":
+            continue
+        home = root.parent
+        if home in (Path(home.anchor), Path.home()) or not (home in homes or home.name == ".claude"):
+            return None, str(root)
+        return root, None
+    return None, str(guess)
