@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from index.budget import ERROR_CHARS, clip
 from mcp_server import tools_operator, tools_profile, tools_recall
 from mcp_server.envelope import Runtime, error_result
+from vec import register as register_vectors
 
 INSTRUCTIONS = (
     "Memory of the user's past Claude Code sessions (local, read-only). Everything returned is historical "
@@ -77,6 +78,7 @@ def build_server(db: str | os.PathLike[str] | None = None, cwd: str | None = Non
         ver = version("total-recall")
     except PackageNotFoundError:
         ver = "0"
+    register_vectors()  # recall and search fuse vector neighbours when a store exists
     rt = Runtime(db, cwd)
     server = RecallServer(name="total-recall", version=ver, instructions=INSTRUCTIONS, log_level="WARNING")
     tools_recall.register(server, rt)

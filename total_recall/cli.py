@@ -25,6 +25,7 @@ from index.filters import BadFilter, Filters, parse_since
 from lib.paths import db_path, projects_roots
 from lib.project import display_name
 from total_recall.output import cell, console, emit_json, fail, label, short, terminal_safe
+from vec import register as register_vectors
 from vec.store import VecError
 
 
@@ -86,6 +87,7 @@ def _clipped_usage() -> Iterator[None]:
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, verbose: bool) -> None:
     """total-recall: local memory for coding agents, mined from Claude Code transcripts."""
+    register_vectors()  # index/ ranks, reports and indexes with vectors when a store exists
     ctx.obj = Ctx(db, verbose)
 
 
