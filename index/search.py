@@ -104,7 +104,7 @@ def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) ->
         rank = dict(ranked)
         rows = conn.execute(f"""SELECT {_COLUMNS}, 0.0, m.body FROM messages m {_JOINS}
                                 WHERE m.id IN ({",".join("?" * len(rank))})""", list(rank)).fetchall()
-        out = [Candidate._make(r)._replace(rank=rank[r[0]]) for r in rows]
+        out = [_ranked_as(r, rank[r[0]]) for r in rows]
         out.sort(key=lambda r: r.rank)
         return out
     sql = f"""
@@ -114,6 +114,14 @@ def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) ->
         WHERE messages_fts MATCH ? {"AND " + where if where else ""}
         ORDER BY rank LIMIT ?"""
     return [Candidate._make(r) for r in conn.execute(sql, [match, *args, limit])]
+
+
+_RANK = Candidate._fields.index("rank")
+
+
+def _ranked_as(r: tuple[Any, ...], rank: float) -> Candidate:
+    """The row with another rank (`_replace` costs four times as much, on hundreds of rows a query)."""
+    return Candidate._make(r[:_RANK] + (rank,) + r[_RANK + 1:])
 
 
 def row_text(r: Candidate) -> str:
@@ -177,7 +185,7 @@ def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> t
         more = _candidates(conn, match, f, CANDIDATES)
         have = {r.id for r in rows}
         # AND-matches keep a head start over OR-only matches
-        rows = [r._replace(rank=r.rank * 1.5) for r in rows] + [r for r in more if r.id not in have]
+        rows = [_ranked_as(r, r.rank * 1.5) for r in rows] + [r for r in more if r.id not in have]
     return match, rows
 
 
