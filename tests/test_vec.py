@@ -428,3 +428,19 @@ def test_forget_drops_the_forgotten_sessions_vectors(vec_env: Path, corpus: tupl
                         (ids["car"],)).fetchone()[0] == 0
     hits = hybrid.semantic(open_reader(db), "car battery cold morning", limit=10)
     assert hits and all(h["session_id"] != ids["car"] for h in hits)
+
+
+def test_the_hooks_index_worker_embeds_into_an_existing_store(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]],
+                                                              tmp_path: Path) -> None:
+    """The detached worker a hook starts is its own process: it registers vectors itself, so its
+    index passes keep an existing store current."""
+    from hooks.spawn import _passes
+
+    db, root, _ = corpus
+    backfill(db)
+    before = _vector_count(db)
+    register_vectors(None)  # a fresh worker process: nothing registered yet
+    write_session(root, "car", "/home/dev/projects/garage",
+                  [("Should I replace the alternator too?", "No, the alternator output measured fine.")], seq=100)
+    assert _passes(db, [root], False, 1, "test", tmp_path / "state", {}) == 0
+    assert _vector_count(db) > before
