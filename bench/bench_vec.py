@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from index.db import open_reader  # noqa: E402
 from index.search import search_messages, search_sessions  # noqa: E402
 from index.textstore import unpack  # noqa: E402
+from vec import register as register_vectors  # noqa: E402
 from vec.backfill import backfill, rebuild  # noqa: E402
 from vec.driver import unavailable_reason  # noqa: E402
 from vec.embed import MESSAGE_KINDS, Embedder, chunk_text, model_config  # noqa: E402
@@ -105,6 +106,7 @@ def main() -> None:
     reason = unavailable_reason()
     if reason:
         sys.exit(reason)
+    register_vectors()  # search ranks with vectors as the CLI does
     queries = [json.loads(line)["query"] for line in args.queries.read_text().splitlines() if line.strip()]
     res: dict[str, Any] = {"model": model_config().label, "cpus": os.cpu_count(),
                            "loadavg_start": [round(x, 2) for x in os.getloadavg()]}

@@ -154,7 +154,9 @@ def _passes(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str, st
     """Index passes while ticks keep arriving (each tick leaves `index.pending`)."""
     from index.ingest import run_index
     from lib.paths import projects_roots
+    from vec import register as register_vectors
 
+    register_vectors()  # each pass embeds what it added when a vector store exists
     paths = roots or projects_roots()
     for n in range(MAX_PASSES):
         with contextlib.suppress(OSError):

@@ -138,3 +138,11 @@ def open_reader(path: Path, *, deadline: float | None = None) -> sqlite3.Connect
         raise IndexCorrupt(f"index {path} has schema {version}, newer than this total-recall ({SCHEMA_VERSION})",
                            "upgrade total-recall or run `total-recall rebuild --yes`")
     return conn
+
+
+def db_file(conn: sqlite3.Connection) -> str:
+    """Path of the main database behind a connection ('' for in-memory)."""
+    for row in conn.execute("PRAGMA database_list"):
+        if row[1] == "main":
+            return str(row[2] or "")
+    return ""

@@ -20,6 +20,7 @@ import orjson
 from index.db import IndexCorrupt, IndexError_, access_problem, open_writer
 from index.finalize import finalize
 from index.lock import IndexBusy, writer_lock
+from index.plugins import vectors
 from index.resets import drop_duplicates, reset_files
 from index.tasks import Task, fingerprint_matches
 from index.tx import rollback, transaction
@@ -208,10 +209,9 @@ def _run_index(db: Path, roots: list[Path], *, full: bool, jobs: int, progress: 
         _record_run(conn, report, jobs, "full" if full else "incremental")
     finally:
         conn.close()
-    if report.messages_added or report.extractions_added:  # vectors: embed what this run added (V4)
-        from vec.backfill import after_index
-
-        after_index(db)
+    plugin = vectors()
+    if plugin is not None and (report.messages_added or report.extractions_added):
+        plugin.after_index(db)  # vectors: embed what this run added (V4)
     return report
 
 

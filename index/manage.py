@@ -19,6 +19,7 @@ from index.db import open_existing_writer
 from index.idents import identifier_parts
 from index.lock import writer_lock
 from index.memories import delete_extractions
+from index.plugins import vectors
 from index.profiles import materialise
 from index.schema import FTS_TABLES
 from index.textstore import unpack
@@ -120,25 +121,10 @@ def _delete_session(conn: sqlite3.Connection, sid: str, leaves: list[str]) -> di
 
 
 def _prune_vectors(db: Path) -> int:
-    """Drop the vectors of deleted rows (embeddings are derived from the text); -1 when a vector store
-    exists but cannot be opened here (the `vec` extra is not installed)."""
-    from vec.backfill import store_exists
-    from vec.driver import connect
-    from vec.store import Store, VectorsUnavailable
-
-    if not store_exists(db):
-        return 0
-    try:
-        conn = connect(db)
-    except VectorsUnavailable:
-        return -1
-    try:
-        conn.execute("PRAGMA secure_delete=ON")
-        with transaction(conn):
-            n = Store(conn).prune()
-    finally:
-        conn.close()
-    return n
+    """Drop the vectors of deleted rows (embeddings are derived from the text) through the registered
+    vector plugin; -1 when a vector store exists but cannot be opened here. None registered: 0."""
+    plugin = vectors()
+    return 0 if plugin is None else plugin.after_delete(db)
 
 
 def compact(conn: sqlite3.Connection) -> dict[str, Any]:

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from index.filters import MAX_KEY_CHARS
+from index.plugins import vectors
 from index.schema import SCHEMA_VERSION, current_version
 from index.textstore import unpack
 from lib.discovery import key_path
-from vec.store import describe as describe_vectors
 
 
 def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
@@ -36,11 +36,17 @@ def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
         "bad_lines": one("SELECT coalesce(sum(bad_lines), 0) FROM ingest_state"),
         "first_ts": one("SELECT min(first_ts) FROM sessions"),
         "last_ts": one("SELECT max(last_ts) FROM sessions"),
-        "vectors": describe_vectors(conn),
+        "vectors": _describe_vectors(conn),
         "last_run": None if last is None else {
             "at": last[0], "elapsed_s": last[1], "mode": last[2], "files": last[3], "records": last[4],
             "messages_added": last[5]},
     }
+
+
+def _describe_vectors(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The vector store as the registered plugin sees it (none registered: no store to describe)."""
+    plugin = vectors()
+    return {"exists": False} if plugin is None else plugin.describe(conn)
 
 
 def find_session(conn: sqlite3.Connection, prefix: str) -> str | None:

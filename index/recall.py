@@ -12,9 +12,9 @@ import orjson
 
 from index.filters import recency
 from index.fts_query import bounded, parse
+from index.plugins import require_vectors
 from index.scope import Scope, widen
 from index.textstore import unpack
-from vec.hybrid import fuse_ids
 
 # Durable knowledge ranks above one-off observations.
 KIND_WEIGHT = {
@@ -53,7 +53,7 @@ class RecallResult:
 def recall(conn: sqlite3.Connection, topic: str, *, kind: str | None = None, scope: str = "global",
            cwd: str | None = None, since: str | None = None, limit: int = 10,
            now: datetime | None = None, hybrid: bool | None = None) -> RecallResult:
-    """Extractions about `topic`, FTS-ranked and, when vectors are enabled (hybrid None = auto,
+    """Extractions about `topic`, FTS-ranked and, when a vector plugin is registered (hybrid None = auto,
     False on hot paths such as hooks), fused with their vector neighbours by the same RRF as search."""
     now = now or datetime.now(timezone.utc)
     topic = bounded(topic)  # the vector side gets the same capped query as FTS
@@ -126,7 +126,8 @@ def _query(conn: sqlite3.Connection, match: str | None, kinds: list[str], where:
 def _fuse(conn: sqlite3.Connection, topic: str, hits: list[RecallHit], kinds: list[str], where: str,
           args: list[object], since: str | None, limit: int, now: datetime, explicit: bool) -> list[RecallHit]:
     """Reorder by reciprocal rank fusion with the vector neighbours; vector-only ids pass the same filters."""
-    order = fuse_ids(conn, topic, [h.id for h in hits], "extraction", explicit=explicit)
+    vectors = require_vectors(explicit)
+    order = None if vectors is None else vectors.fuse_ids(conn, topic, [h.id for h in hits], "extraction", explicit)
     if not order:
         return hits
     have = {h.id: h for h in hits}

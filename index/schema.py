@@ -1,4 +1,5 @@
-"""Versioned schema and idempotent migrations (I1). The only DDL in the project."""
+"""Versioned schema and idempotent migrations (I1): the DDL of the main schema. (vec/store.py creates
+vec/'s own tables; index/refine.py its `refinements` table.)"""
 
 from __future__ import annotations
 

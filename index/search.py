@@ -1,7 +1,8 @@
 """The one search implementation (I7): FTS5 bm25 + kind + recency, filters, snippets, de-duplication.
 
-CLI `search`, the hooks and the MCP tools all call `search_messages` / `search_sessions`; with the
-`[vec]` extra and a vector store, `_hybrid` fuses vector neighbours into the ranking (vec/hybrid.py).
+CLI `search`, the hooks and the MCP tools all call `search_messages` / `search_sessions`; when a vector
+plugin is registered (index/plugins.py, implemented by vec/), it fuses vector neighbours into the
+ranking of `Candidate` rows.
 
 Ranking rewards answers, not volume: tool calls and output weigh less than what the user and the
 assistant said; a session is scored by its best message and by its document (index/session_docs.py:
@@ -19,6 +20,7 @@ from typing import Any
 
 from index.filters import Filters, recency
 from index.fts_query import Query, bounded, parse
+from index.plugins import Candidate, Ranked, require_vectors
 from index.session_docs import doc_scores
 from index.textstore import snippet, unpack
 
@@ -83,13 +85,14 @@ class SessionHit:
         return d
 
 
+# In `Candidate`'s field order, then the rank and the body (`Candidate._make` refuses any other count).
 _COLUMNS = """m.id, m.session_id, m.uuid, m.ts, m.role, m.kind, s.cwd, s.project_key, f.path,
                m.is_sidechain, m.on_main"""
 _JOINS = """LEFT JOIN sessions s ON s.session_id = m.session_id
         LEFT JOIN ingest_state f ON f.id = m.file_id"""
 
 
-def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) -> list[tuple[Any, ...]]:
+def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) -> list[Candidate]:
     """Best `limit` matches as rows (`_COLUMNS`, rank, packed body). Unfiltered, FTS5 ranks alone and
     only the winners are joined; with filters the join has to come first."""
     where, args = f.sql()
@@ -101,42 +104,50 @@ def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) ->
         rank = dict(ranked)
         rows = conn.execute(f"""SELECT {_COLUMNS}, 0.0, m.body FROM messages m {_JOINS}
                                 WHERE m.id IN ({",".join("?" * len(rank))})""", list(rank)).fetchall()
-        rows = [r[:11] + (rank[r[0]],) + r[12:] for r in rows]
-        rows.sort(key=lambda r: r[11])
-        return rows
+        out = [_ranked_as(r, rank[r[0]]) for r in rows]
+        out.sort(key=lambda r: r.rank)
+        return out
     sql = f"""
         SELECT {_COLUMNS}, bm25(messages_fts, 1.0, 0.6) AS rank, m.body
         FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
         {_JOINS}
         WHERE messages_fts MATCH ? {"AND " + where if where else ""}
         ORDER BY rank LIMIT ?"""
-    return conn.execute(sql, [match, *args, limit]).fetchall()
+    return [Candidate._make(r) for r in conn.execute(sql, [match, *args, limit])]
 
 
-def row_text(r: tuple[Any, ...]) -> str:
+_RANK = Candidate._fields.index("rank")
+
+
+def _ranked_as(r: tuple[Any, ...], rank: float) -> Candidate:
+    """The row with another rank (`_replace` costs four times as much, on hundreds of rows a query)."""
+    return Candidate._make(r[:_RANK] + (rank,) + r[_RANK + 1:])
+
+
+def row_text(r: Candidate) -> str:
     """The message text of a candidate row (bodies stay packed until someone needs them)."""
-    return unpack(r[12])
+    return unpack(r.body)
 
 
-def _rank(rows: list[tuple[Any, ...]], q: Query, now: datetime) -> list[tuple[float, tuple[Any, ...]]]:
+def _rank(rows: list[Candidate], q: Query, now: datetime) -> Ranked:
     scored = []
     for r in rows:
-        base = -float(r[11])  # bm25: lower is better
-        w = KIND_WEIGHT.get(r[5], 0.5)
-        if not r[10]:
+        base = -float(r.rank)  # bm25: lower is better
+        w = KIND_WEIGHT.get(r.kind, 0.5)
+        if not r.on_main:
             w *= 0.8  # abandoned branch
-        scored.append((base * w * recency(r[3], now, 0.85, RECENCY_HALF_LIFE_DAYS), r))
+        scored.append((base * w * recency(r.ts, now, 0.85, RECENCY_HALF_LIFE_DAYS), r))
     scored.sort(key=lambda x: -x[0])
     # Only the leaders can reach the top, so only their text is read: exact identifiers promote a
     # row; long tool output is down-weighted (bm25 normalises length against the table's average,
     # which tool output itself inflates, so a long diff or log repeating the query escapes it).
     exact = [e.lower() for e in q.exact if len(e) > 2]
 
-    def adjust(score: float, r: tuple[Any, ...]) -> float:
-        if not exact and r[5] not in TOOL_KINDS:
+    def adjust(score: float, r: Candidate) -> float:
+        if not exact and r.kind not in TOOL_KINDS:
             return score
         text = row_text(r)
-        if r[5] in TOOL_KINDS and len(text) > LONG_TOOL_CHARS:
+        if r.kind in TOOL_KINDS and len(text) > LONG_TOOL_CHARS:
             score *= math.sqrt(LONG_TOOL_CHARS / len(text))
         if exact:
             low = text.lower()
@@ -165,20 +176,18 @@ def _rare_terms(conn: sqlite3.Connection, q: Query) -> list[str]:
     return rare or q.terms
 
 
-def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> tuple[str, list[tuple[Any, ...]]]:
+def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> tuple[str, list[Candidate]]:
     """AND of all terms first; widen to an OR of the distinctive terms when that finds too little."""
     match = q.all_of()
     rows = _candidates(conn, match, f, CANDIDATES) if len(q.terms) > 1 else []
-    if len({(r[1], hash(r[12])) for r in rows}) < limit * 3 or len(q.terms) == 1:  # a text repeated in a session counts once
+    if len({(r.session_id, hash(r.body)) for r in rows}) < limit * 3 or len(q.terms) == 1:  # a text repeated in a session counts once
         match = " OR ".join(_rare_terms(conn, q))
         more = _candidates(conn, match, f, CANDIDATES)
-        have = {r[0] for r in rows}
+        have = {r.id for r in rows}
         # AND-matches keep a head start over OR-only matches
-        rows = [r[:11] + (r[11] * 1.5,) + r[12:] for r in rows] + [r for r in more if r[0] not in have]
+        rows = [_ranked_as(r, r.rank * 1.5) for r in rows] + [r for r in more if r.id not in have]
     return match, rows
 
-
-Ranked = list[tuple[float, tuple[Any, ...]]]
 
 
 @dataclass(slots=True)
@@ -200,25 +209,27 @@ def _ranked(conn: sqlite3.Connection, text: str, f: Filters, limit: int, now: da
     if q.empty:
         return None
     now = now or datetime.now(timezone.utc)
-    _prefetch(conn, text, hybrid)
+    # hybrid=None: auto (vectors when the plugin has a store for its model; any failure -> FTS only),
+    # True: require vectors (errors raise with a fix), False: FTS only.
+    vectors = None if hybrid is False else require_vectors(hybrid is True)
+    if vectors is not None:  # the query's vector search overlaps the FTS query
+        vectors.prefetch(conn, text, hybrid is True)
     _, rows = _query_rows(conn, q, f, limit)
     fts = _rank(rows, q, now)
-    ranked = _hybrid(conn, text, q, f, fts, hybrid)
+    ranked = fts if vectors is None else vectors.fuse_messages(conn, text, q, f, fts, hybrid is True)
     per: dict[str, Ranked] = {}
     for score, r in ranked:
-        per.setdefault(r[1], []).append((score, r))
+        per.setdefault(r.session_id, []).append((score, r))
     sessions = session_scores(conn, text, fts)
-    if ranked is not fts:  # vectors took part: fuse the session rankings too
-        from vec.hybrid import fuse_sessions
-
-        sessions = fuse_sessions(conn, text, sessions, set(per), explicit=hybrid is True)
+    if vectors is not None and ranked is not fts:  # vectors took part: fuse the session rankings too
+        sessions = vectors.fuse_sessions(conn, text, sessions, set(per), hybrid is True)
     top = max(sessions.values(), default=0.0) or 1.0
     sessions = {sid: v / top for sid, v in sessions.items()}
     order = sorted(per, key=lambda sid: -sessions.get(sid, 0.0))
     copies = _fold_copies(conn, order, per)
     folded = {c for cs in copies.values() for c in cs}
     # a message is worth as much as it answers the query times how much its session is about it
-    ranked = sorted(((sc * sessions.get(r[1], 0.0), r) for sc, r in ranked if r[1] not in folded),
+    ranked = sorted(((sc * sessions.get(r.session_id, 0.0), r) for sc, r in ranked if r.session_id not in folded),
                     key=lambda x: -x[0])
     return _Result(q, ranked, sessions, per, [sid for sid in order if sid not in folded], copies)
 
@@ -228,7 +239,7 @@ def session_scores(conn: sqlite3.Connection, text: str, fts: Ranked) -> dict[str
     Further matches add nothing, so a long session cannot win by repeating the query's words."""
     best: dict[str, float] = {}
     for score, r in fts:
-        best.setdefault(r[1], score)  # `fts` is sorted: the first is the best
+        best.setdefault(r.session_id, score)  # `fts` is sorted: the first is the best
     if not best:
         return {}
     top = max(best.values()) or 1.0
@@ -250,10 +261,10 @@ def _fold_copies(conn: sqlite3.Connection, order: list[str], per: dict[str, Rank
     seen: dict[str | None, dict[int, str]] = {}  # project -> text hash -> first session holding it
     out: dict[str, list[str]] = {}
     for sid in order:
-        texts = {hash(r[12]) for _, r in per[sid]}
+        texts = {hash(r.body) for _, r in per[sid]}
         have = seen.setdefault(projects.get(sid), {})
         owners = {have.get(t) for t in texts}
-        talk = any(r[5] in _CONVERSATION for _, r in per[sid])
+        talk = any(r.kind in _CONVERSATION for _, r in per[sid])
         if talk and None not in owners:
             keep = next(s for s in order if s in owners)  # the best-ranked session it copies
             out.setdefault(keep, []).append(sid)
@@ -279,10 +290,10 @@ def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = Non
     got = _ranked(conn, text, f, limit, now, hybrid)
     if got is None:
         return []
-    out: list[tuple[float, tuple[Any, ...]]] = []
+    out: Ranked = []
     seen_text: set[tuple[str, int]] = set()
     for score, r in got.ranked:
-        key = (r[1], hash(r[12]))
+        key = (r.session_id, hash(r.body))
         if key in seen_text:
             continue  # the same text twice in one session (resume copies, mirrors)
         seen_text.add(key)
@@ -293,10 +304,10 @@ def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = Non
     return [_hit(r, score, snippet(row_text(r), words)) for score, r in out]
 
 
-def _hit(r: tuple[Any, ...], score: float, snippet: str) -> Hit:
-    return Hit(session_id=r[1], uuid=r[2], ts=r[3], role=r[4], kind=r[5], cwd=r[6], project=r[7],
-               snippet=snippet, score=round(score, 4), source_file=r[8], is_sidechain=bool(r[9]),
-               on_main=bool(r[10]))
+def _hit(r: Candidate, score: float, snippet: str) -> Hit:
+    return Hit(session_id=r.session_id, uuid=r.uuid, ts=r.ts, role=r.role, kind=r.kind, cwd=r.cwd,
+               project=r.project, snippet=snippet, score=round(score, 4), source_file=r.source_file,
+               is_sidechain=bool(r.is_sidechain), on_main=bool(r.on_main))
 
 
 def search_sessions(conn: sqlite3.Connection, text: str, f: Filters | None = None, limit: int = 10,
@@ -328,30 +339,12 @@ def _session_meta(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[A
     return {r[0]: r[1:] for r in rows}
 
 
-# --- hybrid ranking (V3): vec/hybrid.py fuses vector neighbours into the bm25 ranking -------------
-# hybrid=None: auto (vectors when a store for the configured model exists; any failure -> FTS only),
-# True: require vectors (errors raise with a fix), False: FTS only.
-def _hybrid(conn: sqlite3.Connection, text: str, q: Query, f: Filters,
-            ranked: list[tuple[float, tuple[Any, ...]]], hybrid: bool | None) -> list[tuple[float, tuple[Any, ...]]]:
-    if hybrid is False:
-        return ranked
-    from vec.hybrid import fuse
-
-    return fuse(conn, text, q, f, ranked, _rows_by_id, explicit=hybrid is True)
-
-
-def _prefetch(conn: sqlite3.Connection, text: str, hybrid: bool | None) -> None:
-    """Start the query's vector search in a thread so it overlaps the FTS query."""
-    if hybrid is not False:
-        from vec.hybrid import prefetch
-
-        prefetch(conn, text, explicit=hybrid is True)
-
-
-def _rows_by_id(conn: sqlite3.Connection, ids: list[int], f: Filters) -> list[tuple[Any, ...]]:
-    """Candidate rows (same shape as `_candidates`, rank 0) for messages found by vectors."""
+def candidates_by_id(conn: sqlite3.Connection, ids: list[int], f: Filters) -> list[Candidate]:
+    """Candidate rows (rank 0) for messages found another way (vector neighbours), those `f` lets through."""
+    if not ids:
+        return []
     where, args = f.sql()
     marks = ",".join("?" * len(ids))
     sql = f"""SELECT {_COLUMNS}, 0.0, m.body FROM messages m {_JOINS}
               WHERE m.id IN ({marks}) {"AND " + where if where else ""}"""
-    return conn.execute(sql, [*ids, *args]).fetchall()
+    return [Candidate._make(r) for r in conn.execute(sql, [*ids, *args])]

@@ -30,8 +30,7 @@ from typing import Any
 
 import orjson
 
-from index.db import IndexError_
-from vec.store import db_file
+from index.db import IndexError_, db_file
 
 VERSION = 1
 PROMOTABLE = ("ban", "standing_decision", "goal", "implicit_preference", "domain_fact")

@@ -26,6 +26,7 @@ from index.budget import ERROR_CHARS
 from lib.text import clip
 from mcp_server import tools_operator, tools_profile, tools_recall
 from mcp_server.envelope import READ_ONLY, Runtime, bound, error_result, guarded
+from vec import register as register_vectors
 
 TOOLS = (*tools_recall.TOOLS, *tools_operator.TOOLS, *tools_profile.TOOLS)  # the order clients list them in
 
@@ -90,6 +91,7 @@ def build_server(db: str | os.PathLike[str] | None = None, cwd: str | None = Non
         ver = version("total-recall")
     except PackageNotFoundError:
         ver = "0"
+    register_vectors()  # recall and search fuse vector neighbours when a store exists
     rt = Runtime(db, cwd)
     server = RecallServer(name="total-recall", version=ver, instructions=INSTRUCTIONS, log_level="WARNING")
     for fn in TOOLS:

@@ -18,8 +18,12 @@ from pathlib import Path
 import pytest
 from fixtures import make
 
-from index.db import open_reader
+import vec
+from index.db import open_existing_writer, open_reader
 from index.ingest import run_index
+from index.manage import forget
+from index.plugins import HybridUnavailable, register_vectors
+from index.queries import status
 from index.search import search_messages, search_sessions
 from vec import driver as vdriver
 from vec import hybrid
@@ -53,6 +57,14 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for f in TOKENIZER_FILES:
             (out / f).write_bytes(z.read(names[f]))
     return out
+
+
+@pytest.fixture(autouse=True)
+def registered() -> Iterator[None]:
+    """index/ uses vectors only through the plugin the delivery layer registers (index/plugins.py)."""
+    vec.register()
+    yield
+    register_vectors(None)
 
 
 @pytest.fixture()
@@ -365,3 +377,70 @@ def test_rewritten_transcript_is_re_embedded(vec_env: Path, corpus: tuple[Path, 
     assert backfill(db).vectors_added == 0
     hit = hybrid.semantic(conn, "mythical horned horses and rainbows", limit=1, kinds=("message",))[0]
     assert "unicorns" in hit["text"]
+
+
+# --- the seam: index/ without vec/ registered --------------------------------------------------------
+
+def _vector_count(db: Path) -> int:
+    return int(sqlite3.connect(db).execute("SELECT count(*) FROM vec_items").fetchone()[0])
+
+
+def test_without_the_plugin_index_is_full_text_only(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]) -> None:
+    """A store exists, but nothing registered vectors: search ranks by FTS, an explicit hybrid request
+    says why it cannot, `status` sees no store and indexing embeds nothing. Registering restores all."""
+    db, root, ids = corpus
+    backfill(db)
+    before = _vector_count(db)
+    register_vectors(None)
+    conn = open_reader(db)
+    query = "automobile ignition trouble during frost"  # no word in common with the car session
+    assert [h.uuid for h in search_messages(conn, query)] == [h.uuid for h in search_messages(conn, query, hybrid=False)]
+    assert ids["car"] not in {h.session_id for h in search_messages(conn, query)}
+    with pytest.raises(HybridUnavailable):
+        search_sessions(conn, query, hybrid=True)
+    assert status(conn, db)["vectors"] == {"exists": False}
+    write_session(root, "car", "/home/dev/projects/garage",
+                  [("Should I replace the alternator too?", "No, the alternator output measured fine.")], seq=100)
+    assert run_index(db, [root]).messages_added == 2
+    assert _vector_count(db) == before
+    vec.register()
+    assert status(open_reader(db), db)["vectors"]["pending_messages"] == 2
+    assert search_sessions(open_reader(db), query)[0].session_id == ids["car"]
+
+
+def test_forget_drops_the_forgotten_sessions_vectors(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]) -> None:
+    db, _, ids = corpus
+    backfill(db)
+    conn = sqlite3.connect(db)
+    owned = conn.execute("SELECT count(*) FROM vec_items v JOIN messages m ON m.id = v.ref_id "
+                         "WHERE v.ref_kind='message' AND m.session_id=?", (ids["car"],)).fetchone()[0]
+    titled = conn.execute("SELECT count(*) FROM vec_items WHERE ref_kind='session' AND ref_id=?",
+                          (ids["car"],)).fetchone()[0]
+    conn.close()
+    total = _vector_count(db)
+    w = open_existing_writer(db)
+    out = forget(w, db, [ids["car"]])
+    w.close()
+    assert owned and titled and out["vectors_removed"] >= owned + titled
+    assert _vector_count(db) == total - out["vectors_removed"]
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM vec_items WHERE ref_kind='session' AND ref_id=?",
+                        (ids["car"],)).fetchone()[0] == 0
+    hits = hybrid.semantic(open_reader(db), "car battery cold morning", limit=10)
+    assert hits and all(h["session_id"] != ids["car"] for h in hits)
+
+
+def test_the_hooks_index_worker_embeds_into_an_existing_store(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]],
+                                                              tmp_path: Path) -> None:
+    """The detached worker a hook starts is its own process: it registers vectors itself, so its
+    index passes keep an existing store current."""
+    from hooks.spawn import _passes
+
+    db, root, _ = corpus
+    backfill(db)
+    before = _vector_count(db)
+    register_vectors(None)  # a fresh worker process: nothing registered yet
+    write_session(root, "car", "/home/dev/projects/garage",
+                  [("Should I replace the alternator too?", "No, the alternator output measured fine.")], seq=100)
+    assert _passes(db, [root], False, 1, "test", tmp_path / "state", {}) == 0
+    assert _vector_count(db) > before

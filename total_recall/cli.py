@@ -22,10 +22,11 @@ from index.db import (
     open_reader,
 )
 from index.filters import BadFilter, Filters, parse_since
-from lib.paths import db_path, projects_roots
+from lib.paths import db_path
 from lib.project import display_name
 from lib.text import clip
-from total_recall.output import cell, console, emit_json, fail, label, short, terminal_safe
+from total_recall.output import cell, checked_roots, console, emit_json, fail, label, short, terminal_safe
+from vec import register as register_vectors
 from vec.store import VecError
 
 
@@ -87,18 +88,8 @@ def _clipped_usage() -> Iterator[None]:
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, verbose: bool) -> None:
     """total-recall: local memory for coding agents, mined from Claude Code transcripts."""
+    register_vectors()  # index/ ranks, reports and indexes with vectors when a store exists
     ctx.obj = Ctx(db, verbose)
-
-
-def _roots(given: tuple[str, ...]) -> list[Path]:
-    roots = projects_roots(given)
-    for r in roots:
-        if not r.exists():
-            fail(f"projects root {r} does not exist",
-                 "pass --projects-root DIR (a directory of <project>/<session>.jsonl) or set TOTAL_RECALL_PROJECTS")
-        if not os.access(r, os.R_OK | os.X_OK):
-            fail(f"projects root {r} is not readable", "fix its permissions or pass another --projects-root")
-    return roots
 
 
 @cli.command()
@@ -117,7 +108,7 @@ def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: 
 
     lower_priority()  # batch work: hooks that start meanwhile get the CPU first
     jobs = jobs or min(4, os.cpu_count() or 1)
-    paths = _roots(roots)
+    paths = checked_roots(roots)
     if as_json or not sys.stderr.isatty():
         report = run_index(obj.db, paths, full=full, jobs=jobs, wait=wait)
     else:

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from total_recall.output import emit_json, fail, json_text
+from total_recall.output import checked_roots, emit_json, fail, json_text
 
 wait_option = click.option(
     "--wait", default=120.0, show_default=True, type=click.FloatRange(0, 3600),
@@ -93,12 +93,11 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
     from index.lock import writer_lock
     from index.manage import reapply
     from index.userstate import load
-    from total_recall.cli import _roots
     from vec.backfill import backfill, store_exists
 
     if not yes:
         fail("rebuild deletes the index", "re-run with --yes to confirm")
-    paths = _roots(roots)
+    paths = checked_roots(roots)
     load(obj.db)  # a damaged user-state file stops us before anything is deleted
     with writer_lock(obj.db, wait=wait):
         had_vectors = store_exists(obj.db)

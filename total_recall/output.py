@@ -11,14 +11,17 @@ clipped by the one budget helper.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any, NoReturn
 
 import click
 import orjson
 
 from index.budget import ERROR_CHARS
+from lib.paths import projects_roots
 from lib.text import clip
 
 _BIDI = [0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
@@ -137,3 +140,16 @@ def label(value: Any) -> str:
 
 def short(text: str | None, n: int = 80) -> str:
     return clip(text, n)
+
+
+def checked_roots(given: tuple[str, ...]) -> list[Path]:
+    """The transcript roots to index (given, or the default ones); a missing or unreadable one is a
+    one-line error with the fix."""
+    roots = projects_roots(given)
+    for r in roots:
+        if not r.exists():
+            fail(f"projects root {r} does not exist",
+                 "pass --projects-root DIR (a directory of <project>/<session>.jsonl) or set TOTAL_RECALL_PROJECTS")
+        if not os.access(r, os.R_OK | os.X_OK):
+            fail(f"projects root {r} is not readable", "fix its permissions or pass another --projects-root")
+    return roots

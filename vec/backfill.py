@@ -19,10 +19,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from index.textstore import unpack
+from index import embeddable as rows_of
+from index.db import IndexMissing
+from index.tx import transaction
 from vec.driver import connect, unavailable_reason
 from vec.embed import MESSAGE_KINDS, METRIC, Embedder, ModelConfig, chunk_text, embedder, model_config
-from vec.store import Stamp, Store, check_stamp, read_stamp
+from vec.store import Stamp, Store, VectorsUnavailable, check_stamp, read_stamp
 
 log = logging.getLogger("total_recall.vec")
 log.addHandler(logging.NullHandler())
@@ -30,7 +32,6 @@ log.addHandler(logging.NullHandler())
 Progress = Callable[[int, int], None]  # (items done, items total)
 FLUSH_CHUNKS = 256
 PAGE = 500
-_KINDS_SQL = ",".join(f"'{k}'" for k in MESSAGE_KINDS)
 
 
 @dataclass
@@ -96,15 +97,10 @@ class _Run:
         vecs = self.emb.embed(self.texts)
         self.report.embed_s += time.perf_counter() - t
         conn = self.store.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             self.store.add(self.items, vecs)
             for k, v in self.state.items():
                 self.store.set(k, v)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         self.report.vectors_added += len(self.items)
         self.items, self.texts, self.state = [], [], {}
         if self.progress:
@@ -113,10 +109,9 @@ class _Run:
 
 def _row_sig(conn: Any, kind: str, rid: object) -> str | None:
     if kind == "message":
-        row = conn.execute("SELECT uuid FROM messages WHERE id=?", (rid,)).fetchone()
-        return str(row[0]) if row else None
-    row = conn.execute("SELECT content FROM extractions WHERE id=?", (rid,)).fetchone()
-    return _sig(row[0]) if row else None
+        return rows_of.message_uuid(conn, rid)
+    content = rows_of.extraction_content(conn, rid)
+    return None if content is None else _sig(content)
 
 
 def _repair(store: Store, kind: str) -> None:
@@ -129,60 +124,51 @@ def _repair(store: Store, kind: str) -> None:
         return
     items = conn.execute("SELECT id, ref_id, sig FROM vec_items WHERE ref_kind=?", (kind,)).fetchall()
     stale = [vid for vid, ref, sig in items if _row_sig(conn, kind, ref) != sig]
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         conn.executemany("DELETE FROM vec_index WHERE rowid=?", [(i,) for i in stale])
         conn.executemany("DELETE FROM vec_items WHERE id=?", [(i,) for i in stale])
         store.set(key, 0)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     log.info("vector store: %s rows changed under the watermark; %d stale vectors dropped", kind, len(stale))
 
 
-def _messages(conn: Any, after: int, hi: int) -> Iterator[tuple[int, str, str]]:
+def _current(store: Store, kind: str, rows: list[tuple[int, str, str]]) -> set[int]:
+    """Ids among (id, sig, text) rows that already have a vector of the same signature."""
+    have = store.sigs(kind, [r[0] for r in rows])
+    return {rid for rid, sig, _ in rows if sig in have.get(rid, ())}
+
+
+def _messages(conn: Any, store: Store, after: int, hi: int) -> Iterator[tuple[int, str, str]]:
     """(id, uuid, text) of embeddable messages in (after, hi] that have no current vector."""
     while True:
-        rows = conn.execute(
-            f"""SELECT m.id, m.uuid, m.body FROM messages m
-                WHERE m.id > ? AND m.id <= ? AND m.kind IN ({_KINDS_SQL}) AND NOT EXISTS(
-                  SELECT 1 FROM vec_items v WHERE v.ref_kind='message' AND v.ref_id=m.id AND v.sig=m.uuid)
-                ORDER BY m.id LIMIT ?""", (after, hi, PAGE)).fetchall()
-        for rid, uuid, body in rows:
-            yield rid, uuid, unpack(body)
+        rows = rows_of.messages_after(conn, after, hi, MESSAGE_KINDS, PAGE)
+        done = _current(store, "message", rows)
+        yield from (r for r in rows if r[0] not in done)
         if len(rows) < PAGE:
             return
         after = rows[-1][0]
 
 
-def _extractions(conn: Any, after: int, hi: int) -> Iterator[tuple[int, str, str]]:
+def _extractions(conn: Any, store: Store, after: int, hi: int) -> Iterator[tuple[int, str, str]]:
+    """(id, signature, content) of extractions in (after, hi] that have no current vector."""
     while True:
-        rows = conn.execute("SELECT id, content FROM extractions WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
-                            (after, hi, PAGE)).fetchall()
-        for rid, content in rows:
-            sig = _sig(content)
-            if conn.execute("SELECT 1 FROM vec_items WHERE ref_kind='extraction' AND ref_id=? AND sig=?",
-                            (rid, sig)).fetchone() is None:
-                yield rid, sig, content
-        if len(rows) < PAGE:
+        page = rows_of.extractions_after(conn, after, hi, PAGE)
+        rows = [(rid, _sig(content), content) for rid, content in page]
+        done = _current(store, "extraction", rows)
+        yield from (r for r in rows if r[0] not in done)
+        if len(page) < PAGE:
             return
-        after = rows[-1][0]
+        after = page[-1][0]
 
 
 def _pending(conn: Any, store: Store) -> int:
-    m = conn.execute(f"SELECT count(*) FROM messages WHERE id > ? AND kind IN ({_KINDS_SQL})",
-                     (int(store.get("last_message_id", "0") or 0),)).fetchone()[0]
-    e = conn.execute("SELECT count(*) FROM extractions WHERE id > ?",
-                     (int(store.get("last_extraction_id", "0") or 0),)).fetchone()[0]
-    return int(m) + int(e)
+    m, e = rows_of.count_after(conn, int(store.get("last_message_id", "0") or 0),
+                               int(store.get("last_extraction_id", "0") or 0), MESSAGE_KINDS)
+    return m + e
 
 
 def backfill(db: Path, progress: Progress | None = None, cfg: ModelConfig | None = None,
              create: bool = True) -> BackfillReport:
     """Embed everything new since the last run (creating and stamping the store if needed)."""
-    from index.db import IndexMissing
-
     if not db.exists():
         raise IndexMissing(f"no index at {db}")
     started = time.perf_counter()
@@ -206,14 +192,13 @@ def backfill(db: Path, progress: Progress | None = None, cfg: ModelConfig | None
         run = _Run(store, emb, report, progress, _pending(conn, store))
         if progress:
             progress(0, run.total)
-        hi_m, hi_m_uuid = conn.execute(
-            "SELECT id, uuid FROM messages ORDER BY id DESC LIMIT 1").fetchone() or (0, "")
-        for rid, uuid, text in _messages(conn, int(store.get("last_message_id", "0") or 0), hi_m):
+        hi_m, hi_m_uuid = rows_of.last_message(conn)
+        for rid, uuid, text in _messages(conn, store, int(store.get("last_message_id", "0") or 0), hi_m):
             run.add("message", rid, uuid, text)
             run.mark(last_message_id=rid, last_message_id_sig=uuid)
         run.mark(last_message_id=hi_m, last_message_id_sig=hi_m_uuid)
-        hi_e = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
-        for rid, sig, text in _extractions(conn, int(store.get("last_extraction_id", "0") or 0), hi_e):
+        hi_e = rows_of.last_extraction_id(conn)
+        for rid, sig, text in _extractions(conn, store, int(store.get("last_extraction_id", "0") or 0), hi_e):
             run.add("extraction", rid, sig, text)
             run.mark(last_extraction_id=rid, last_extraction_id_sig=sig)
         hi_sig = _row_sig(conn, "extraction", hi_e) if hi_e else ""
@@ -229,9 +214,9 @@ def backfill(db: Path, progress: Progress | None = None, cfg: ModelConfig | None
 
 def _sessions(conn: Any, store: Store, run: _Run) -> None:
     """Session titles: embed new ones, re-embed changed ones (titles improve as summaries arrive)."""
-    have = {r[0]: r[1] for r in conn.execute("SELECT ref_id, sig FROM vec_items WHERE ref_kind='session'")}
+    have = store.session_sigs()
     changed = []
-    for sid, title in conn.execute("SELECT session_id, title FROM sessions WHERE title IS NOT NULL"):
+    for sid, title in rows_of.session_titles(conn):
         sig = _sig(title)
         if have.get(sid) != sig:
             changed.append((sid, sig, title))
@@ -239,13 +224,8 @@ def _sessions(conn: Any, store: Store, run: _Run) -> None:
         return
     stale = [sid for sid, _, _ in changed if sid in have]
     if stale:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             run.report.vectors_removed += store.remove("session", stale)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
     run.total += len(changed)
     for sid, sig, title in changed:
         run.add("session", sid, sig, title)
@@ -255,13 +235,8 @@ def _sessions(conn: Any, store: Store, run: _Run) -> None:
 
 def _prune(store: Store) -> int:
     conn = store.conn
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         n = store.prune()
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return n
 
 
@@ -299,3 +274,21 @@ def after_index(db: Path) -> BackfillReport | None:
     except Exception as exc:
         log.warning("vector backfill after indexing failed: %s", exc)
         return None
+
+
+def prune_deleted(db: Path) -> int:
+    """Drop the vectors of deleted rows (embeddings are derived from the text); -1 when a vector store
+    exists but cannot be opened here (the `vec` extra is not installed)."""
+    if not store_exists(db):
+        return 0
+    try:
+        conn = connect(db)
+    except VectorsUnavailable:
+        return -1
+    try:
+        conn.execute("PRAGMA secure_delete=ON")
+        with transaction(conn):
+            n = Store(conn).prune()
+    finally:
+        conn.close()
+    return n

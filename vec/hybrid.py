@@ -1,7 +1,8 @@
 """Hybrid ranking (V3): reciprocal rank fusion of the FTS ranking with vector neighbours.
 
-`index/search.py` calls `prefetch()` before its FTS query (the query embedding and the KNN scan run
-in a worker thread meanwhile), then `fuse()` on its bm25 ranking:
+Registered with index/ as its vector plugin (`vec.register()`, index/plugins.py), `index/search.py`
+calls `prefetch()` before its FTS query (the query embedding and the KNN scan run in a worker thread
+meanwhile), then `fuse()` on its bm25 ranking of `Candidate` rows:
 - messages: plain RRF (k=60) of the FTS order and the nearest messages' order, times a promotion
   for rows quoting the query's identifiers verbatim (top-5 lists gain from interleaving sources);
 - sessions (`fuse_sessions`): RRF over score-gap ranks of the FTS session scores and each session's
@@ -19,24 +20,23 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from index import embeddable as rows_of
+from index.db import db_file
 from index.filters import Filters
 from index.fts_query import Query
-from index.textstore import unpack
+from index.plugins import Candidate, Ranked
+from index.search import candidates_by_id, row_text
 from vec.driver import connect, unavailable_reason
-from vec.embed import embedder, model_config
-from vec.store import KINDS, NoStore, Store, VecError, VectorsUnavailable, check_stamp, db_file, read_stamp
+from vec.embed import chunk_text, embedder, model_config
+from vec.store import KINDS, NoStore, Store, VecError, VectorsUnavailable, check_stamp, read_stamp
 
 log = logging.getLogger("total_recall.vec")
 log.addHandler(logging.NullHandler())  # silent unless the application configures logging
-
-Row = tuple[Any, ...]  # index/search.py candidate row: (id, session_id, uuid, ts, role, kind, ..., text)
-Ranked = list[tuple[float, Row]]
-Fetch = Callable[[Any, list[int], Filters], list[Row]]
 
 RRF_K = 60  # the usual reciprocal-rank constant: flattens the head so neither list dominates
 W_FTS = 1.0
@@ -47,7 +47,6 @@ MAX_DISTANCE = 0.75  # cosine distance beyond which a neighbour is noise, not me
 FTS_STEP = 0.05  # session fusion: 5 % of the best FTS session score = one rank
 VEC_STEP = 0.05  # session fusion: 0.05 cosine similarity = one rank (docs/eval.md: both dev sets)
 EXACT_BONUS = 0.5  # x(1 + bonus * share of the query's identifiers found verbatim)
-_ID, _TEXT = 0, 12
 
 _conns: dict[str, Any] = {}
 _recent: dict[tuple[Any, ...], tuple[float, list[tuple[str, Any, int, float]]]] = {}
@@ -181,8 +180,7 @@ def identifiers(q: Query) -> list[str]:
     return [e.lower() for e in q.exact if len(e) > 2]
 
 
-def fuse(conn: Any, text: str, q: Query, f: Filters, ranked: Ranked, fetch: Fetch,
-         explicit: bool = False) -> Ranked:
+def fuse(conn: Any, text: str, q: Query, f: Filters, ranked: Ranked, explicit: bool = False) -> Ranked:
     """FTS ranking + message vectors -> one fused ranking (same row shape, new scores).
 
     explicit=False (auto): no store / other model / any error -> `ranked` unchanged (logged once).
@@ -195,7 +193,7 @@ def fuse(conn: Any, text: str, q: Query, f: Filters, ranked: Ranked, fetch: Fetc
     except Exception as exc:
         _failed(exc, explicit)
         return ranked
-    return _fuse_rows(conn, q, f, ranked, near, fetch)
+    return _fuse_rows(conn, q, f, ranked, near)
 
 
 def _failed(exc: Exception, explicit: bool) -> None:
@@ -224,23 +222,22 @@ def fuse_ids(conn: Any, text: str, fts_ids: Sequence[Any], kind: str = "extracti
     return sorted(scores, key=lambda i: -scores[i])
 
 
-def _fuse_rows(conn: Any, q: Query, f: Filters, ranked: Ranked, near: list[tuple[Any, float]],
-               fetch: Fetch) -> Ranked:
-    rows: dict[int, Row] = {}
+def _fuse_rows(conn: Any, q: Query, f: Filters, ranked: Ranked, near: list[tuple[Any, float]]) -> Ranked:
+    rows: dict[int, Candidate] = {}
     fts_order: list[int] = []
     for _, r in ranked:
-        if r[_ID] not in rows:
-            rows[r[_ID]] = r
-            fts_order.append(r[_ID])
+        if r.id not in rows:
+            rows[r.id] = r
+            fts_order.append(r.id)
     if not f.sql()[0]:
         near = near[:VEC_MESSAGES]  # deeper vector ranks cannot reach the top; filtered searches need them
     missing = [int(ref) for ref, _ in near if int(ref) not in rows]
-    for r in fetch(conn, missing, f) if missing else []:
-        rows[r[_ID]] = r
+    for r in candidates_by_id(conn, missing, f):
+        rows[r.id] = r
     vec_order = [int(ref) for ref, _ in near if int(ref) in rows]  # rows the filters let through
     scores = rrf([fts_order, vec_order], [W_FTS, W_VEC])
     wanted = identifiers(q)
-    fused = [(s * exact_factor(unpack(rows[i][_TEXT]), wanted), rows[i]) for i, s in scores.items()]
+    fused = [(s * exact_factor(row_text(rows[i]), wanted), rows[i]) for i, s in scores.items()]
     fused.sort(key=lambda x: -x[0])
     return fused
 
@@ -254,7 +251,7 @@ def fuse_sessions(conn: Any, text: str, totals: dict[str, float], candidates: se
         near = nearest(conn, text)
         sims: dict[str, float] = {}
         for kind in KINDS:
-            owners = _owners(conn, kind, [ref for ref, _ in _by_source(near, kind)])
+            owners = rows_of.owners(conn, kind, [ref for ref, _ in _by_source(near, kind)])
             for ref, sim in _by_source(near, kind):
                 sid = owners.get(ref)
                 if sid in candidates and sim > sims.get(sid, -1.0):
@@ -264,15 +261,6 @@ def fuse_sessions(conn: Any, text: str, totals: dict[str, float], candidates: se
         return totals
     return gap_rrf([({s: v for s, v in totals.items() if s in candidates}, FTS_STEP, True),
                     (sims, VEC_STEP, False)])
-
-
-def _owners(conn: Any, kind: str, refs: list[Any]) -> dict[Any, str]:
-    """Session id of each message id / extraction id / session id."""
-    if kind == "session" or not refs:
-        return {r: r for r in refs}
-    table = "messages" if kind == "message" else "extractions"
-    marks = ",".join("?" * len(refs))
-    return dict(conn.execute(f"SELECT id, session_id FROM {table} WHERE id IN ({marks})", refs).fetchall())
 
 
 def gap_rrf(lists: Sequence[tuple[dict[Any, float], float, bool]]) -> dict[Any, float]:
@@ -294,33 +282,18 @@ def gap_rrf(lists: Sequence[tuple[dict[Any, float], float, bool]]) -> dict[Any, 
 def semantic(conn: Any, text: str, limit: int = 10, kinds: Sequence[str] = KINDS) -> list[dict[str, Any]]:
     """Vector-only search (`total-recall vec search`): nearest chunks, one per source row.
     Refuses (raises) on a missing store or one stamped with another model."""
-    from index.textstore import unpack
-    from vec.embed import chunk_text
-
     out: list[dict[str, Any]] = []
     seen: set[tuple[str, Any]] = set()
     for kind, ref, chunk, dist in nearest(conn, text, kinds, max(limit * 4, 40)):
         if (kind, ref) in seen:
             continue
         seen.add((kind, ref))
-        if kind == "message":
-            row = conn.execute("SELECT session_id, uuid, ts, kind, body FROM messages WHERE id=?", (ref,)).fetchone()
-            if row is None:
-                continue
-            parts = chunk_text(unpack(row[4]))
-            body = parts[chunk] if chunk < len(parts) else unpack(row[4])[:500]
-            hit = {"session_id": row[0], "uuid": row[1], "ts": row[2], "kind": row[3], "text": body}
-        elif kind == "extraction":
-            row = conn.execute("SELECT session_id, source_uuid, ts, kind, content FROM extractions WHERE id=?",
-                               (ref,)).fetchone()
-            if row is None:
-                continue
-            hit = {"session_id": row[0], "uuid": row[1], "ts": row[2], "kind": row[3], "text": row[4]}
-        else:
-            row = conn.execute("SELECT last_ts, title FROM sessions WHERE session_id=?", (ref,)).fetchone()
-            if row is None:
-                continue
-            hit = {"session_id": ref, "uuid": None, "ts": row[0], "kind": "title", "text": row[1]}
+        hit = rows_of.source(conn, kind, ref)
+        if hit is None:
+            continue
+        if kind == "message":  # the chunk that matched, not the whole message
+            parts = chunk_text(hit["text"])
+            hit["text"] = parts[chunk] if chunk < len(parts) else hit["text"][:500]
         out.append({"ref_kind": kind, "ref_id": ref, "similarity": round(1.0 - dist, 4), **hit})
         if len(out) >= limit:
             break

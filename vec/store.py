@@ -11,14 +11,18 @@ Tables (created here, never by index/schema.py, so an FTS-only install never see
   so a query can ask for one kind during the KNN scan.
 
 `vec_meta` and `vec_items` are plain tables: a stdlib connection (no extension) can read the stamp.
+The main tables (messages, extractions, sessions) are read only through index/embeddable.py.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from index import embeddable as rows_of
+from index.tx import transaction
+from vec.embed import MESSAGE_KINDS
 
 REBUILD = "total-recall vec rebuild"
 KINDS = ("message", "extraction", "session")
@@ -93,8 +97,7 @@ class Store:
         return read_stamp(self.conn)
 
     def create(self, stamp: Stamp) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(self.conn):
             self.conn.execute("CREATE TABLE IF NOT EXISTS vec_meta(key TEXT PRIMARY KEY, value TEXT)")
             self.conn.execute(
                 """CREATE TABLE IF NOT EXISTS vec_items(id INTEGER PRIMARY KEY, ref_kind TEXT NOT NULL,
@@ -106,22 +109,13 @@ class Store:
             self.conn.executemany("INSERT OR REPLACE INTO vec_meta(key, value) VALUES(?, ?)",
                                   [("model", stamp.model), ("dim", str(stamp.dim)), ("metric", stamp.metric),
                                    ("last_message_id", "0"), ("last_extraction_id", "0")])
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
 
     def drop(self) -> None:
         """Remove every vec table (the rest of the index is untouched)."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(self.conn):
             for stmt in ("DROP TABLE IF EXISTS vec_index", "DROP TABLE IF EXISTS vec_items",
                          "DROP TABLE IF EXISTS vec_meta"):
                 self.conn.execute(stmt)
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
 
     # --- state ----------------------------------------------------------------------------------
     def get(self, key: str, default: str = "") -> str:
@@ -153,11 +147,11 @@ class Store:
 
     def prune(self) -> int:
         """Drop vectors whose message/extraction/session is gone (files re-read from the start)."""
-        orphans = [r[0] for r in self.conn.execute(
-            """SELECT v.id FROM vec_items v WHERE
-                 (v.ref_kind='message' AND NOT EXISTS(SELECT 1 FROM messages m WHERE m.id=v.ref_id))
-              OR (v.ref_kind='extraction' AND NOT EXISTS(SELECT 1 FROM extractions e WHERE e.id=v.ref_id))
-              OR (v.ref_kind='session' AND NOT EXISTS(SELECT 1 FROM sessions s WHERE s.session_id=v.ref_id))""")]
+        orphans: list[int] = []
+        for kind in KINDS:
+            items = self.conn.execute("SELECT id, ref_id FROM vec_items WHERE ref_kind=?", (kind,)).fetchall()
+            alive = rows_of.existing(self.conn, kind, sorted({ref for _, ref in items}))
+            orphans += [vid for vid, ref in items if ref not in alive]
         self.conn.executemany("DELETE FROM vec_index WHERE rowid=?", [(i,) for i in orphans])
         self.conn.executemany("DELETE FROM vec_items WHERE id=?", [(i,) for i in orphans])
         return len(orphans)
@@ -172,6 +166,21 @@ class Store:
                   SELECT i.ref_kind, i.ref_id, i.chunk, nn.distance FROM nn JOIN vec_items i ON i.id = nn.rowid
                   ORDER BY nn.distance"""
         return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(sql, [query.tobytes(), min(k, 4096), *kinds])]
+
+    def sigs(self, kind: str, refs: Sequence[object]) -> dict[object, list[str]]:
+        """The signatures stored for each of `refs` (of one kind) that has vectors."""
+        out: dict[object, list[str]] = {}
+        for i in range(0, len(refs), 500):
+            part = list(refs[i:i + 500])
+            for ref, sig in self.conn.execute(
+                    f"SELECT ref_id, sig FROM vec_items WHERE ref_kind=? AND ref_id IN ({','.join('?' * len(part))})",
+                    [kind, *part]):
+                out.setdefault(ref, []).append(sig)
+        return out
+
+    def session_sigs(self) -> dict[str, str]:
+        """Signature of each embedded session title."""
+        return {r[0]: r[1] for r in self.conn.execute("SELECT ref_id, sig FROM vec_items WHERE ref_kind='session'")}
 
     def counts(self) -> dict[str, int]:
         rows = self.conn.execute(
@@ -188,23 +197,10 @@ def describe(conn: Any) -> dict[str, Any]:
         return {"exists": False}
     meta = dict(conn.execute("SELECT key, value FROM vec_meta").fetchall())
     last_m, last_e = int(meta.get("last_message_id") or 0), int(meta.get("last_extraction_id") or 0)
-    from vec.embed import MESSAGE_KINDS
-
-    kinds = ",".join(f"'{k}'" for k in MESSAGE_KINDS)
     counts = dict(conn.execute("SELECT ref_kind, count(*) FROM vec_items GROUP BY ref_kind").fetchall())
+    pending_m, pending_e = rows_of.count_after(conn, last_m, last_e, MESSAGE_KINDS)
     return {
         "exists": True, "model": stamp.model, "dim": stamp.dim, "metric": stamp.metric,
         "vectors": sum(counts.values()), "vectors_by_kind": counts,
-        "pending_messages": conn.execute(
-            f"SELECT count(*) FROM messages WHERE id > ? AND kind IN ({kinds})", (last_m,)).fetchone()[0],
-        "pending_extractions": conn.execute(
-            "SELECT count(*) FROM extractions WHERE id > ?", (last_e,)).fetchone()[0],
+        "pending_messages": pending_m, "pending_extractions": pending_e,
     }
-
-
-def db_file(conn: sqlite3.Connection) -> str:
-    """Path of the main database behind a connection ('' for in-memory)."""
-    for row in conn.execute("PRAGMA database_list"):
-        if row[1] == "main":
-            return str(row[2] or "")
-    return ""
