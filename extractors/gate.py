@@ -133,7 +133,7 @@ def gate_of(rx: re.Pattern[str]) -> Gates | None:
     if rx.flags & re.IGNORECASE:
         return None  # tokens come from lower-cased text; keep case-folding cues ungated
     try:
-        nodes = list(_p.parse(rx.pattern, rx.flags))
+        nodes = list(_p.parse(rx.pattern, rx.flags).data)
     except Exception:  # pragma: no cover - defensive
         return None
     try:

@@ -77,7 +77,8 @@ def _run(event: str) -> None:
     try:
         budget = DEADLINE.get(event, 3.0)
         armed = _alarm(budget + 0.5)
-        from hooks.handlers import HANDLERS, Ctx
+        from hooks.context import Ctx
+        from hooks.handlers import HANDLERS
         from lib.paths import db_path, state_dir
 
         db = db_path()

@@ -14,6 +14,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -44,7 +45,7 @@ class IndexReport:
     files_missing: int = 0
     errors: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"files": self.files, "files_unchanged": self.files_unchanged, "records": self.records,
                 "messages_added": self.messages_added, "extractions_added": self.extractions_added,
                 "bad_lines": dict(self.bad_lines), "bytes_read": self.bytes_read,
@@ -99,7 +100,7 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
     return out, len(found) - len(out), set(found)
 
 
-def _task(f: Found, start: int, carry: dict | None, reset: bool) -> Task:
+def _task(f: Found, start: int, carry: dict[str, Any] | None, reset: bool) -> Task:
     return Task(f.path, f.root, f.project_dir, f.info, start, carry, reset, f.size, f.mtime_ns, f.inode)
 
 

@@ -12,6 +12,7 @@ import math
 import re
 import sqlite3
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -258,7 +259,7 @@ def top_sessions(conn: sqlite3.Connection, cat: Catalog, since: str | None = Non
     active = active_seconds(conn, since)
     sessions = _sessions_in(conn, since)
     empty = Usage()
-    key = {"tokens": lambda r: usage.get(r[0], empty).total, "cost": lambda r: usage.get(r[0], empty).cost,
+    key: Callable[[tuple[Any, ...]], float] = {"tokens": lambda r: usage.get(r[0], empty).total, "cost": lambda r: usage.get(r[0], empty).cost,
            "duration": lambda r: _span_h(r[3], r[4]), "active": lambda r: active.get(r[0], 0.0),
            "corrections": lambda r: corr.get(r[0], 0)}[by]
     sessions.sort(key=lambda r: (key(r), r[4] or ""), reverse=True)

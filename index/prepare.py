@@ -65,9 +65,9 @@ def _drop_sessions(chunk: FileChunk, gone: frozenset[str]) -> None:
     chunk.sessions = {k: v for k, v in chunk.sessions.items() if k not in gone}
 
 
-def _extract(chunk: FileChunk) -> tuple[list[tuple], list[tuple[Message, Context]]]:
+def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Message, Context]]]:
     """Extraction rows for the chunk, plus the human prompts with their context (for profiles)."""
-    rows: list[tuple] = []
+    rows: list[tuple[Any, ...]] = []
     prompts: list[tuple[Message, Context]] = []
     for m, ctx in iter_contexts(chunk.messages, chunk.carry):
         if m.kind not in ("prompt", "text"):

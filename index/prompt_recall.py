@@ -16,11 +16,11 @@ from index.budget import Section, fit_fenced
 from index.bundle import HEADER, operator_wide, quote, safe_text
 from index.db import limit_to
 from index.filters import Filters
-from index.fts_query import STOPWORDS
 from index.recall import recall
 from index.scope import stored_cwd
 from index.search import search_messages
 from lib.project import display_name, project_key
+from lib.text import STOPWORDS
 
 # Kinds about one project's work: from another project they are injected only when stated operator-wide.
 PROJECT_KINDS = frozenset(("ban", "standing_decision", "decision", "correction", "model_correction",

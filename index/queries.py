@@ -15,7 +15,10 @@ from lib.discovery import key_path
 
 
 def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
-    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+
+    def one(sql: str) -> Any:
+        return conn.execute(sql).fetchone()[0]
+
     last = conn.execute("""SELECT started_at, elapsed_s, mode, files, records, messages_added, bad_lines
                            FROM ingest_runs ORDER BY id DESC LIMIT 1""").fetchone()
     kinds = dict(conn.execute("SELECT kind, count(*) FROM extractions GROUP BY kind").fetchall())

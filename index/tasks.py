@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 from lib.discovery import key_path
 from lib.walker import FileInfo
@@ -19,7 +20,7 @@ class Task:
     project_dir: str
     info: FileInfo
     start: int
-    carry: dict | None
+    carry: dict[str, Any] | None
     reset: bool
     size: int
     mtime_ns: int

@@ -11,7 +11,7 @@ import orjson
 from total_recall.output import emit_json, fail
 
 
-def _read_jsonl(path: str) -> list[dict]:
+def _read_jsonl(path: str) -> list[dict[str, Any]]:
     p = Path(path)
     if not p.is_file():
         fail(f"gold file {path} not found", "pass the path of a .jsonl file")
