@@ -39,8 +39,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS_MS = {"session-start": 150.0, "user-prompt-submit": 250.0}
-PAST_REFS = ["what did we decide last time about {t}?", "remember how we fixed {t} before?",
-             "like before, use the same approach for {t}", "we decided something about {t}, what was it?"]
+PAST_REFS = [
+    "what did we decide last time about {t}?",
+    "remember how we fixed {t} before?",
+    "like before, use the same approach for {t}",
+    "we decided something about {t}, what was it?",
+]
 
 
 def _exe() -> list[str]:
@@ -50,8 +54,13 @@ def _exe() -> list[str]:
 
 def _stats(ms: list[float]) -> dict[str, float]:
     s = sorted(ms)
-    return {"n": len(s), "p50_ms": round(statistics.median(s), 1), "p95_ms": round(s[int(0.95 * (len(s) - 1))], 1),
-            "max_ms": round(s[-1], 1), "mean_ms": round(statistics.fmean(s), 1)}
+    return {
+        "n": len(s),
+        "p50_ms": round(statistics.median(s), 1),
+        "p95_ms": round(s[int(0.95 * (len(s) - 1))], 1),
+        "max_ms": round(s[-1], 1),
+        "mean_ms": round(statistics.fmean(s), 1),
+    }
 
 
 def run(event: str, payload: dict[str, Any], env: dict[str, str]) -> tuple[float, str]:
@@ -81,8 +90,9 @@ def sample(db: Path, n: int, seed: int) -> tuple[list[str], list[str], str]:
     return prompts, words or ["parser"], cwd[0] if cwd else str(ROOT)
 
 
-def during_index(db: Path, projects: str, via: str, runs: int, prompts: list[str], cwd: str,
-                 env: dict[str, str]) -> dict[str, Any]:
+def during_index(
+    db: Path, projects: str, via: str, runs: int, prompts: list[str], cwd: str, env: dict[str, str]
+) -> dict[str, Any]:
     """Hook latency while a full index of `db` is running (restarted until `runs` calls are counted)."""
     sys.path.insert(0, str(ROOT))
     from hooks.spawn import lock_held
@@ -93,26 +103,64 @@ def during_index(db: Path, projects: str, via: str, runs: int, prompts: list[str
     def start() -> None:
         nonlocal cli
         if via == "hook":
-            subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from hooks.spawn import "
-                            "spawn_index; spawn_index(Path(sys.argv[1]), [Path(sys.argv[2])], full=True, jobs=2, "
-                            "trigger='bench')", str(db), projects], check=True, env=env, cwd=ROOT)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "import sys; from pathlib import Path; from hooks.spawn import "
+                    "spawn_index; spawn_index(Path(sys.argv[1]), [Path(sys.argv[2])], full=True, jobs=2, "
+                    "trigger='bench')",
+                    str(db),
+                    projects,
+                ],
+                check=True,
+                env=env,
+                cwd=ROOT,
+            )
         else:
-            cli = subprocess.Popen([*_exe(), "--db", str(db), "index", "--full", "--jobs", "2", "--projects-root",
-                                    projects, "--json"], env=env, stdout=subprocess.DEVNULL,
-                                   start_new_session=via == "cli",  # "cli": as from another terminal
-                                   preexec_fn=os.setpgrp if via == "cli-here" else None)  # same session
+            cli = subprocess.Popen(
+                [
+                    *_exe(),
+                    "--db",
+                    str(db),
+                    "index",
+                    "--full",
+                    "--jobs",
+                    "2",
+                    "--projects-root",
+                    projects,
+                    "--json",
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                start_new_session=via == "cli",  # "cli": as from another terminal
+                preexec_fn=os.setpgrp if via == "cli-here" else None,
+            )  # same session
         end = time.time() + 10
         while not lock_held(state) and time.time() < end:
             time.sleep(0.02)
 
     def call(i: int) -> tuple[str, float]:
         if i % 2:
-            event, payload = "session-start", {"session_id": str(uuid.uuid4()), "cwd": cwd, "source": "clear",
-                                               "hook_event_name": "SessionStart"}
+            event, payload = (
+                "session-start",
+                {
+                    "session_id": str(uuid.uuid4()),
+                    "cwd": cwd,
+                    "source": "clear",
+                    "hook_event_name": "SessionStart",
+                },
+            )
         else:
-            event, payload = "user-prompt-submit", {"session_id": str(uuid.uuid4()), "cwd": cwd,
-                                                    "prompt": prompts[i % len(prompts)],
-                                                    "hook_event_name": "UserPromptSubmit"}
+            event, payload = (
+                "user-prompt-submit",
+                {
+                    "session_id": str(uuid.uuid4()),
+                    "cwd": cwd,
+                    "prompt": prompts[i % len(prompts)],
+                    "hook_event_name": "UserPromptSubmit",
+                },
+            )
         return event, run(event, payload, env)[0]
 
     # The same calls with no index running first: the machine's own load is part of both figures.
@@ -138,9 +186,14 @@ def during_index(db: Path, projects: str, via: str, runs: int, prompts: list[str
         os.killpg(pgid, signal.SIGKILL)  # the runs this benchmark started, each its own process group
     if cli is not None:
         cli.wait()
-    return {"via": via, "index_runs_started": restarts, "load_avg": os.getloadavg(),
-            "idle": {h: _stats(v) for h, v in idle.items()}, **{h: _stats(v) for h, v in series.items()},
-            "pass": {h: _stats(v)["p95_ms"] <= TARGETS_MS["user-prompt-submit"] for h, v in series.items()}}
+    return {
+        "via": via,
+        "index_runs_started": restarts,
+        "load_avg": os.getloadavg(),
+        "idle": {h: _stats(v) for h, v in idle.items()},
+        **{h: _stats(v) for h, v in series.items()},
+        "pass": {h: _stats(v)["p95_ms"] <= TARGETS_MS["user-prompt-submit"] for h, v in series.items()},
+    }
 
 
 def _bench_workers(db: Path) -> list[int]:
@@ -150,8 +203,13 @@ def _bench_workers(db: Path) -> list[int]:
     for proc in Path("/proc").iterdir():
         try:
             args = (proc / "cmdline").read_bytes().split(b"\0")
-            if proc.name.isdigit() and b"hooks.spawn" in args and str(db).encode() in args \
-                    and b"bench" in args and os.getpgid(int(proc.name)) == int(proc.name):
+            if (
+                proc.name.isdigit()
+                and b"hooks.spawn" in args
+                and str(db).encode() in args
+                and b"bench" in args
+                and os.getpgid(int(proc.name)) == int(proc.name)
+            ):
                 out.append(int(proc.name))
         except OSError:  # gone meanwhile, or not ours to read
             continue
@@ -165,25 +223,44 @@ def raw_bytes(db: Path) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--projects", default="/tmp/hbench/projects", help="transcript root (indexed if --db is missing)")
+    ap.add_argument(
+        "--projects", default="/tmp/hbench/projects", help="transcript root (indexed if --db is missing)"
+    )
     ap.add_argument("--db", default="/tmp/hbench/index.db")
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--during-index", choices=("hook", "cli", "cli-here"),
-                    help="measure while a full index runs, started by a hook or from a terminal")
+    ap.add_argument(
+        "--during-index",
+        choices=("hook", "cli", "cli-here"),
+        help="measure while a full index runs, started by a hook or from a terminal",
+    )
     a = ap.parse_args()
     db = Path(a.db)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE",)}
     env.update(TOTAL_RECALL_DB=str(db), TOTAL_RECALL_PROJECTS=a.projects)
     if not db.exists():
-        subprocess.run([*_exe(), "--db", str(db), "index", "--projects-root", a.projects, "--jobs", "2"], check=True,
-                       env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [*_exe(), "--db", str(db), "index", "--projects-root", a.projects, "--jobs", "2"],
+            check=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
     prompts, words, cwd = sample(db, a.runs, a.seed)
     if a.during_index:
         res = during_index(db, a.projects, a.during_index, a.runs, prompts, cwd, env)
-        print(json.dumps({"corpus_mb": round(raw_bytes(db) / 1e6, 1), "runs": a.runs, "cpu_count": os.cpu_count(),
-                          "target_p95_ms": TARGETS_MS["user-prompt-submit"], "during_index": res}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "corpus_mb": round(raw_bytes(db) / 1e6, 1),
+                    "runs": a.runs,
+                    "cpu_count": os.cpu_count(),
+                    "target_p95_ms": TARGETS_MS["user-prompt-submit"],
+                    "during_index": res,
+                },
+                indent=2,
+            )
+        )
         return
     rng = random.Random(a.seed)
     state = db.parent
@@ -194,8 +271,16 @@ def main() -> None:
     ss, chars = [], []
     for i in range(a.runs):
         source = ("startup", "resume", "clear", "fork")[i % 4]
-        dt, out = run("session-start", {"session_id": str(uuid.uuid4()), "cwd": cwd, "source": source,
-                                        "hook_event_name": "SessionStart"}, env)
+        dt, out = run(
+            "session-start",
+            {
+                "session_id": str(uuid.uuid4()),
+                "cwd": cwd,
+                "source": source,
+                "hook_event_name": "SessionStart",
+            },
+            env,
+        )
         ss.append(dt)
         chars.append(len(json.loads(out)["hookSpecificOutput"]["additionalContext"]) if out.strip() else 0)
     results["session-start"] = {**_stats(ss), "avg_chars": round(statistics.fmean(chars))}
@@ -203,37 +288,51 @@ def main() -> None:
     for i in range(a.runs):
         prompt = prompts[i % len(prompts)] if i % 3 else rng.choice(PAST_REFS).format(t=rng.choice(words))
         sid = str(uuid.uuid4())
-        dt, out = run("user-prompt-submit", {"session_id": sid, "cwd": cwd, "prompt": prompt,
-                                             "hook_event_name": "UserPromptSubmit"}, env)
+        dt, out = run(
+            "user-prompt-submit",
+            {"session_id": sid, "cwd": cwd, "prompt": prompt, "hook_event_name": "UserPromptSubmit"},
+            env,
+        )
         (fired if out.strip() else skipped).append(dt)
         if out.strip():
             fired_chars.append(len(json.loads(out)["hookSpecificOutput"]["additionalContext"]))
         for follow in ("ok", "yes, go on"):
-            dt2, _ = run("user-prompt-submit", {"session_id": sid, "cwd": cwd, "prompt": follow,
-                                                "hook_event_name": "UserPromptSubmit"}, env)
+            dt2, _ = run(
+                "user-prompt-submit",
+                {"session_id": sid, "cwd": cwd, "prompt": follow, "hook_event_name": "UserPromptSubmit"},
+                env,
+            )
             skipped.append(dt2)
     results["user-prompt-submit"] = {
-        "all": _stats(fired + skipped), "fired": {**_stats(fired), "avg_chars": round(statistics.fmean(fired_chars))}
-        if fired else None, "skipped": _stats(skipped)}
+        "all": _stats(fired + skipped),
+        "fired": {**_stats(fired), "avg_chars": round(statistics.fmean(fired_chars))} if fired else None,
+        "skipped": _stats(skipped),
+    }
     base = [run("bogus", {}, env)[0] for _ in range(20)]
     results["python_startup_floor"] = _stats(base)
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     in_hook: dict[str, list[float]] = {}
     events = state / "events.jsonl"
     if events.exists():
-        for line in events.read_text().splitlines()[-(6 * a.runs):]:
+        for line in events.read_text().splitlines()[-(6 * a.runs) :]:
             e = json.loads(line)
             if e.get("event") == "hook" and "latency_ms" in e:
                 in_hook.setdefault(e["hook"], []).append(e["latency_ms"])
     out = {
-        "corpus_mb": round(raw_bytes(db) / 1e6, 1), "db_mb": round(db.stat().st_size / 1e6, 1), "runs": a.runs,
-        "cpu_count": os.cpu_count(), "load_avg": os.getloadavg(), "results": results,
+        "corpus_mb": round(raw_bytes(db) / 1e6, 1),
+        "db_mb": round(db.stat().st_size / 1e6, 1),
+        "runs": a.runs,
+        "cpu_count": os.cpu_count(),
+        "load_avg": os.getloadavg(),
+        "results": results,
         "in_hook": {h: _stats(v) for h, v in in_hook.items() if h in TARGETS_MS},
         "peak_rss_mb_any_hook": round(peak_kb / 1024, 1),
         "targets_p95_ms": TARGETS_MS,
-        "pass": {"session-start": results["session-start"]["p95_ms"] <= TARGETS_MS["session-start"],
-                 "user-prompt-submit": results["user-prompt-submit"]["all"]["p95_ms"]
-                 <= TARGETS_MS["user-prompt-submit"]},
+        "pass": {
+            "session-start": results["session-start"]["p95_ms"] <= TARGETS_MS["session-start"],
+            "user-prompt-submit": results["user-prompt-submit"]["all"]["p95_ms"]
+            <= TARGETS_MS["user-prompt-submit"],
+        },
     }
     print(json.dumps(out, indent=2))
 

@@ -53,15 +53,19 @@ def bench_full(projects: Path, work: Path, jobs: int) -> Path:
     rep = json.loads(out)
     mb = rep["bytes_read"] / 1e6
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"full index --jobs {jobs}: {mb:.1f} MB in {el:.2f}s whole process = {mb / el:.1f} MB/s "
-          f"(in-run {rep['elapsed_s']:.2f}s = {mb / rep['elapsed_s']:.1f} MB/s); peak RSS so far {rss:.0f} MB")
+    print(
+        f"full index --jobs {jobs}: {mb:.1f} MB in {el:.2f}s whole process = {mb / el:.1f} MB/s "
+        f"(in-run {rep['elapsed_s']:.2f}s = {mb / rep['elapsed_s']:.1f} MB/s); peak RSS so far {rss:.0f} MB"
+    )
     return db
 
 
 def bench_noop(projects: Path, db: Path) -> None:
     times = [run_cli(db, "index", "--projects-root", str(projects), "--json")[0] for _ in range(7)]
-    print(f"no-op re-index (whole process): p50 {statistics.median(times) * 1000:.0f} ms, "
-          f"max {max(times) * 1000:.0f} ms")
+    print(
+        f"no-op re-index (whole process): p50 {statistics.median(times) * 1000:.0f} ms, "
+        f"max {max(times) * 1000:.0f} ms"
+    )
 
 
 def bench_append(projects: Path, work: Path) -> None:
@@ -83,13 +87,33 @@ def bench_append(projects: Path, work: Path) -> None:
         u = str(uuid.uuid4())
         a = str(uuid.uuid4())
         recs = [
-            {"type": "user", "uuid": u, "parentUuid": parent, "sessionId": sid, "timestamp": "2026-11-01T00:00:00Z",
-             "cwd": "/tmp/x", "message": {"role": "user", "content": f"please also check the retry path {i}"}},
-            {"type": "assistant", "uuid": a, "parentUuid": u, "sessionId": sid, "timestamp": "2026-11-01T00:00:01Z",
-             "cwd": "/tmp/x", "requestId": f"req_{i}", "message": {
-                 "id": f"msg_{i}", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
-                 "content": [{"type": "text", "text": f"Done. The retry path {i} is covered; tests pass."}],
-                 "usage": {"input_tokens": 10, "output_tokens": 20}}},
+            {
+                "type": "user",
+                "uuid": u,
+                "parentUuid": parent,
+                "sessionId": sid,
+                "timestamp": "2026-11-01T00:00:00Z",
+                "cwd": "/tmp/x",
+                "message": {"role": "user", "content": f"please also check the retry path {i}"},
+            },
+            {
+                "type": "assistant",
+                "uuid": a,
+                "parentUuid": u,
+                "sessionId": sid,
+                "timestamp": "2026-11-01T00:00:01Z",
+                "cwd": "/tmp/x",
+                "requestId": f"req_{i}",
+                "message": {
+                    "id": f"msg_{i}",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5-20250929",
+                    "content": [
+                        {"type": "text", "text": f"Done. The retry path {i} is covered; tests pass."}
+                    ],
+                    "usage": {"input_tokens": 10, "output_tokens": 20},
+                },
+            },
         ]
         parent = a
         with open(target, "ab") as f:
@@ -99,8 +123,10 @@ def bench_append(projects: Path, work: Path) -> None:
         rep = run_index(db, [root.parent])
         times.append(time.perf_counter() - t)
         assert rep.messages_added == 2, rep
-    print(f"one appended turn (in process, {src.stat().st_size / 1e6:.1f} MB session): "
-          f"p50 {statistics.median(times) * 1000:.1f} ms, p95 {pct(times, 95) * 1000:.1f} ms")
+    print(
+        f"one appended turn (in process, {src.stat().st_size / 1e6:.1f} MB session): "
+        f"p50 {statistics.median(times) * 1000:.1f} ms, p95 {pct(times, 95) * 1000:.1f} ms"
+    )
 
 
 def queries() -> list[str]:
@@ -120,13 +146,17 @@ def bench_search(db: Path) -> None:
             t = time.perf_counter()
             fn(conn, q, limit=10)
             times.append(time.perf_counter() - t)
-        print(f"{name} in process ({len(qs)} queries): p50 {statistics.median(times) * 1000:.1f} ms, "
-              f"p95 {pct(times, 95) * 1000:.1f} ms")
+        print(
+            f"{name} in process ({len(qs)} queries): p50 {statistics.median(times) * 1000:.1f} ms, "
+            f"p95 {pct(times, 95) * 1000:.1f} ms"
+        )
     times = []
     for q in qs[:20]:
         times.append(run_cli(db, "search", q, "--json")[0])
-    print(f"search whole command (20 queries): p50 {statistics.median(times) * 1000:.0f} ms, "
-          f"p95 {pct(times, 95) * 1000:.0f} ms")
+    print(
+        f"search whole command (20 queries): p50 {statistics.median(times) * 1000:.0f} ms, "
+        f"p95 {pct(times, 95) * 1000:.0f} ms"
+    )
 
 
 def main() -> None:
@@ -148,7 +178,9 @@ def main() -> None:
     if not args.skip_append:
         bench_append(projects, work)
     bench_search(db)
-    print(f"peak RSS of child processes: {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MB")
+    print(
+        f"peak RSS of child processes: {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

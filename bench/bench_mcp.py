@@ -25,8 +25,20 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-TOPICS = ["pre-commit hook", "dialyzer errors", "tests pass", "commit signing", "worktree", "sqlite schema",
-          "transcript renderer", "package manager", "deploy", "typescript types", "session live", "music model"]
+TOPICS = [
+    "pre-commit hook",
+    "dialyzer errors",
+    "tests pass",
+    "commit signing",
+    "worktree",
+    "sqlite schema",
+    "transcript renderer",
+    "package manager",
+    "deploy",
+    "typescript types",
+    "session live",
+    "music model",
+]
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -39,13 +51,26 @@ def plans(sessions: list[str], uuids: list[str], cwd: str) -> dict[str, list[dic
     t = TOPICS
     return {
         "recall": [{"topic": x} for x in t] + [{"kind": "ban", "scope": "global"}],
-        "recall_targeted": [{"intent": i, "topic": x} for i, x in zip(
-            ["how_did_we_fix", "why_did_we_choose", "what_failed", "what_does_user_prefer", "what_is_the_rule",
-             "where_is", "what_was_decided"] * 2, t)],
-        "search_messages": [{"query": x} for x in t] + [{"query": x, "mode": "snippets", "scope": "global"}
-                                                      for x in t[:4]],
+        "recall_targeted": [
+            {"intent": i, "topic": x}
+            for i, x in zip(
+                [
+                    "how_did_we_fix",
+                    "why_did_we_choose",
+                    "what_failed",
+                    "what_does_user_prefer",
+                    "what_is_the_rule",
+                    "where_is",
+                    "what_was_decided",
+                ]
+                * 2,
+                t,
+            )
+        ],
+        "search_messages": [{"query": x} for x in t]
+        + [{"query": x, "mode": "snippets", "scope": "global"} for x in t[:4]],
         "search_messages:timeline": [{"mode": "timeline", "uuid": u} for u in uuids[:12]],
-        "search_messages:full": [{"mode": "full", "uuids": uuids[i:i + 3]} for i in range(0, 12, 3)],
+        "search_messages:full": [{"mode": "full", "uuids": uuids[i : i + 3]} for i in range(0, 12, 3)],
         "prior_sessions_for_cwd": [{}, {"scope": "global"}, {"topic": "dialyzer", "scope": "global"}],
         "get_session_digest": [{"session_id": s} for s in sessions[:20]],
         "find_failed_attempts": [{"topic": x} for x in t],
@@ -58,8 +83,8 @@ def plans(sessions: list[str], uuids: list[str], cwd: str) -> dict[str, list[dic
         "list_failed_attempts": [{}, {"scope": "global"}],
         "get_active_goal": [{}, {"scope": "global"}],
         "list_goals": [{}, {"scope": "global", "status": "abandoned"}],
-        "get_past_truth_assertions": [{"topic": x} for x in t[:6]] + [{"category": "completion_claim",
-                                                                     "scope": "global"}],
+        "get_past_truth_assertions": [{"topic": x} for x in t[:6]]
+        + [{"category": "completion_claim", "scope": "global"}],
         "get_project_graph": [{}, {"project": cwd}],
         "get_machine_inventory": [{}],
         "define_term": [{"term": x} for x in ("KnockKnock", "PIV", "slate", "RuleID", "AppData")],
@@ -69,19 +94,25 @@ def plans(sessions: list[str], uuids: list[str], cwd: str) -> dict[str, list[dic
         "get_satisfaction_profile": [{}],
         "list_implicit_preferences": [{}, {"source": "stated"}],
         "get_operator_context": [{}, {"cwd": cwd, "budget": 3000}],
-        "assess_escalation_risk": [{"prompt": "no, that still doesn't work!!", "draft": "You're absolutely right",
-                                    "session_id": s} for s in sessions[:6]],
+        "assess_escalation_risk": [
+            {"prompt": "no, that still doesn't work!!", "draft": "You're absolutely right", "session_id": s}
+            for s in sessions[:6]
+        ],
     }
 
 
 async def _seed(call: Any) -> tuple[list[str], list[str], str]:
     """Session ids, message uuids and a busy cwd, found through the tools themselves (no SQL here)."""
-    prior = json.loads((await call("prior_sessions_for_cwd", {"scope": "global", "limit": 50})).content[0].text)
+    prior = json.loads(
+        (await call("prior_sessions_for_cwd", {"scope": "global", "limit": 50})).content[0].text
+    )
     sessions = [s["session_id"] for s in prior["items"]]
     cwd = prior["items"][0]["cwd"] if prior["items"] else "/"
     uuids: list[str] = []
     for x in TOPICS:
-        hits = json.loads((await call("search_messages", {"query": x, "scope": "global", "limit": 3})).content[0].text)
+        hits = json.loads(
+            (await call("search_messages", {"query": x, "scope": "global", "limit": 3})).content[0].text
+        )
         uuids += [h["uuid"] for h in hits.get("hits", [])]
     return sessions, uuids, cwd
 
@@ -101,8 +132,13 @@ async def measure(call: Any, runs: int, warmup: int) -> dict[str, dict[str, floa
             if i >= warmup:
                 times.append(dt)
                 errors += bool(res.is_error)
-        out[key] = {"p50_ms": round(statistics.median(times), 2), "p95_ms": round(_pct(times, 0.95), 2),
-                    "max_ms": round(max(times), 2), "runs": len(times), "errors": errors}
+        out[key] = {
+            "p50_ms": round(statistics.median(times), 2),
+            "p95_ms": round(_pct(times, 0.95), 2),
+            "max_ms": round(max(times), 2),
+            "runs": len(times),
+            "errors": errors,
+        }
     return out
 
 
@@ -120,11 +156,19 @@ async def over_stdio(db: str, cwd: str, runs: int, warmup: int) -> dict[str, dic
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    env = {"TOTAL_RECALL_DB": db, "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp"),
-           "PYTHONPATH": str(ROOT)}
+    env = {
+        "TOTAL_RECALL_DB": db,
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "PYTHONPATH": str(ROOT),
+    }
     # the subprocess needs a directory that exists; tools that take `cwd` still get the benchmark's one
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server"], env=env,
-                                   cwd=cwd if os.path.isdir(cwd) else str(ROOT))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_server"],
+        env=env,
+        cwd=cwd if os.path.isdir(cwd) else str(ROOT),
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
         await s.initialize()
         return await measure(s.call_tool, runs, warmup)
@@ -140,8 +184,11 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     db_bytes = os.path.getsize(args.db)
-    report: dict[str, Any] = {"db": args.db, "db_mb": round(db_bytes / 1e6, 1),
-                              "in_process": asyncio.run(in_process(args.db, args.cwd, args.runs, args.warmup))}
+    report: dict[str, Any] = {
+        "db": args.db,
+        "db_mb": round(db_bytes / 1e6, 1),
+        "in_process": asyncio.run(in_process(args.db, args.cwd, args.runs, args.warmup)),
+    }
     if args.stdio:
         report["stdio"] = asyncio.run(over_stdio(args.db, args.cwd, args.runs, args.warmup))
     worst = max(v["p95_ms"] for v in report["in_process"].values())

@@ -60,8 +60,24 @@ def build(out: Path, copies: int, source: Path) -> Path:
             total += len(data)
     print(f"wrote {total / 1e6:.0f} MB of transcripts under {projects}", file=sys.stderr)
     db = out / "index.db"
-    subprocess.run([sys.executable, "-m", "total_recall", "--db", str(db), "index", "--projects-root",
-                    str(projects), "--jobs", "2", "--json"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "total_recall",
+            "--db",
+            str(db),
+            "index",
+            "--projects-root",
+            str(projects),
+            "--jobs",
+            "2",
+            "--json",
+        ],
+        check=True,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+    )
     return db
 
 
@@ -89,9 +105,16 @@ def bench(db: Path, runs: int) -> list[dict[str, object]]:
             r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu.append((r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) * 1000)
         # wall time is what a user sees; CPU time (user + sys) is the part a busy machine cannot inflate
-        out.append({"command": " ".join(cmd), "runs": runs, "p50_ms": round(statistics.median(times), 1),
-                    "p95_ms": round(pct(times, 95), 1), "max_ms": round(max(times), 1),
-                    "cpu_p50_ms": round(statistics.median(cpu), 1)})
+        out.append(
+            {
+                "command": " ".join(cmd),
+                "runs": runs,
+                "p50_ms": round(statistics.median(times), 1),
+                "p95_ms": round(pct(times, 95), 1),
+                "max_ms": round(max(times), 1),
+                "cpu_p50_ms": round(statistics.median(cpu), 1),
+            }
+        )
     return out
 
 
@@ -113,7 +136,11 @@ def main() -> None:
     raw = sum(r for r in _raw_bytes(db))
     rows = bench(db, args.runs)
     if args.json:
-        print(json.dumps({"db": str(db), "db_bytes": db.stat().st_size, "raw_bytes": raw, "results": rows}, indent=2))
+        print(
+            json.dumps(
+                {"db": str(db), "db_bytes": db.stat().st_size, "raw_bytes": raw, "results": rows}, indent=2
+            )
+        )
         return
     print(f"{db}: DB {db.stat().st_size / 1e6:.0f} MB, transcripts {raw / 1e6:.0f} MB, {args.runs} runs each")
     print(f"{'command':<45} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'cpu p50':>8}")
@@ -123,8 +150,12 @@ def main() -> None:
 
 
 def _raw_bytes(db: Path) -> list[int]:
-    out = subprocess.run([sys.executable, "-m", "total_recall", "--db", str(db), "status", "--json"],
-                         cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "total_recall", "--db", str(db), "status", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     try:
         return [int(json.loads(out.stdout).get("raw_bytes") or 0)]
     except (ValueError, AttributeError):

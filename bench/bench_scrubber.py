@@ -24,11 +24,62 @@ from extractors.scrubber import scrub_obj, scrub_text  # noqa: E402
 CORPUS = Path("/work/shared/corpus/projects")
 
 _WORDS = [
-    "the", "token", "budget", "is", "fine", "but", "password", "prompt", "should", "not", "appear", "when",
-    "secret", "store", "locked", "so", "we", "pass", "key", "through", "auth", "layer", "and", "check",
-    "credentials", "later", "in", "session", "function", "returns", "value", "error", "handler", "config",
-    "module", "import", "export", "default", "const", "async", "await", "promise", "callback", "request",
-    "response", "header", "body", "status", "code", "test", "fixture", "mock", "patch", "of", "a", "to",
+    "the",
+    "token",
+    "budget",
+    "is",
+    "fine",
+    "but",
+    "password",
+    "prompt",
+    "should",
+    "not",
+    "appear",
+    "when",
+    "secret",
+    "store",
+    "locked",
+    "so",
+    "we",
+    "pass",
+    "key",
+    "through",
+    "auth",
+    "layer",
+    "and",
+    "check",
+    "credentials",
+    "later",
+    "in",
+    "session",
+    "function",
+    "returns",
+    "value",
+    "error",
+    "handler",
+    "config",
+    "module",
+    "import",
+    "export",
+    "default",
+    "const",
+    "async",
+    "await",
+    "promise",
+    "callback",
+    "request",
+    "response",
+    "header",
+    "body",
+    "status",
+    "code",
+    "test",
+    "fixture",
+    "mock",
+    "patch",
+    "of",
+    "a",
+    "to",
 ]
 
 _CODE = '''def load_config(path: str) -> dict[str, Any]:
@@ -63,7 +114,9 @@ def _json_block(rng: random.Random) -> str:
 
 
 def _git_log(rng: random.Random) -> str:
-    return "".join(f"{rng.getrandbits(28):07x} fix: handle edge case #{rng.randint(1, 999)}\n" for _ in range(8))
+    return "".join(
+        f"{rng.getrandbits(28):07x} fix: handle edge case #{rng.randint(1, 999)}\n" for _ in range(8)
+    )
 
 
 def _bash(rng: random.Random) -> str:
@@ -136,12 +189,22 @@ def main() -> None:
     for r in records:
         _strings(r, strs)
     str_bytes = sum(len(s) for s in strs)
-    _rate(f"corpus: {len(files)} .jsonl files, whole-file strings", total, lambda: [scrub_text(t) for t in texts])
+    _rate(
+        f"corpus: {len(files)} .jsonl files, whole-file strings",
+        total,
+        lambda: [scrub_text(t) for t in texts],
+    )
     _rate(f"corpus: {len(lines)} lines", total, lambda: [scrub_text(ln) for ln in lines])
     big = [s for s in strs if len(s) >= 2048]
-    _rate(f"corpus: {len(strs)} parsed strings, one call each", str_bytes, lambda: [scrub_text(s) for s in strs])
-    _rate(f"corpus: {len(big)} parsed strings >= 2 KB", sum(map(len, big)), lambda: [scrub_text(s) for s in big])
-    _rate(f"corpus: scrub_obj over {len(records)} records", str_bytes, lambda: [scrub_obj(r) for r in records])
+    _rate(
+        f"corpus: {len(strs)} parsed strings, one call each", str_bytes, lambda: [scrub_text(s) for s in strs]
+    )
+    _rate(
+        f"corpus: {len(big)} parsed strings >= 2 KB", sum(map(len, big)), lambda: [scrub_text(s) for s in big]
+    )
+    _rate(
+        f"corpus: scrub_obj over {len(records)} records", str_bytes, lambda: [scrub_obj(r) for r in records]
+    )
 
 
 if __name__ == "__main__":

@@ -45,8 +45,12 @@ def pct(xs: list[float], p: float) -> float:
 
 
 def run(tree: Path, db: str, queries: list[str]) -> dict[str, list[float]]:
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(tree), db, json.dumps(queries)],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(tree), db, json.dumps(queries)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -56,7 +60,9 @@ def main() -> None:
     ap.add_argument("--baseline", help="another source tree to compare with")
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
-    queries = [json.loads(x)["query"] for g in GOLDS if g.exists() for x in g.read_text().splitlines() if x.strip()]
+    queries = [
+        json.loads(x)["query"] for g in GOLDS if g.exists() for x in g.read_text().splitlines() if x.strip()
+    ]
     trees = [("this", ROOT)] + ([("baseline", Path(args.baseline))] if args.baseline else [])
     times: dict[tuple[str, str], list[float]] = {}
     for _ in range(args.rounds):
@@ -64,8 +70,10 @@ def main() -> None:
             for name, ts in run(tree, args.db, queries).items():
                 times.setdefault((label, name), []).extend(ts)
     for (label, name), ts in sorted(times.items()):
-        print(f"{label:>8} {name:<18} CPU p50 {statistics.median(ts) * 1000:.1f} ms  p95 {pct(ts, 95) * 1000:.1f} ms"
-              f"  ({len(ts)} queries)")
+        print(
+            f"{label:>8} {name:<18} CPU p50 {statistics.median(ts) * 1000:.1f} ms  p95 {pct(ts, 95) * 1000:.1f} ms"
+            f"  ({len(ts)} queries)"
+        )
 
 
 if __name__ == "__main__":

@@ -59,9 +59,12 @@ def throughput(db: Path, n: int) -> dict[str, Any]:
     t = time.perf_counter()
     emb.embed(texts)
     dt = time.perf_counter() - t
-    return {"model_load_s": round(load_s, 3), "texts": len(texts),
-            "mean_chars": round(statistics.mean(len(x) for x in texts), 1) if texts else 0,
-            "texts_per_s": round(len(texts) / dt, 1) if dt else 0.0}
+    return {
+        "model_load_s": round(load_s, 3),
+        "texts": len(texts),
+        "mean_chars": round(statistics.mean(len(x) for x in texts), 1) if texts else 0,
+        "texts_per_s": round(len(texts) / dt, 1) if dt else 0.0,
+    }
 
 
 def backfill_times(db: Path, work: Path) -> dict[str, Any]:
@@ -72,8 +75,12 @@ def backfill_times(db: Path, work: Path) -> dict[str, Any]:
     full = rebuild(copy)
     t = time.perf_counter()
     noop = backfill(copy)
-    return {"full": full.to_json(), "noop_s": round(time.perf_counter() - t, 3),
-            "noop_vectors_added": noop.vectors_added, "db": str(copy)}
+    return {
+        "full": full.to_json(),
+        "noop_s": round(time.perf_counter() - t, 3),
+        "noop_vectors_added": noop.vectors_added,
+        "db": str(copy),
+    }
 
 
 def latency(db: Path, queries: list[str]) -> dict[str, Any]:
@@ -97,8 +104,11 @@ def latency(db: Path, queries: list[str]) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db", required=True, type=Path)
-    ap.add_argument("--queries", type=Path,
-                    default=Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "retrieval-dev.jsonl")
+    ap.add_argument(
+        "--queries",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "retrieval-dev.jsonl",
+    )
     ap.add_argument("--texts", type=int, default=1000, help="texts for the throughput run")
     ap.add_argument("--skip-backfill", action="store_true", help="use the DB's existing store for latency")
     ap.add_argument("--json", action="store_true")
@@ -108,8 +118,11 @@ def main() -> None:
         sys.exit(reason)
     register_vectors()  # search ranks with vectors as the CLI does
     queries = [json.loads(line)["query"] for line in args.queries.read_text().splitlines() if line.strip()]
-    res: dict[str, Any] = {"model": model_config().label, "cpus": os.cpu_count(),
-                           "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+    res: dict[str, Any] = {
+        "model": model_config().label,
+        "cpus": os.cpu_count(),
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+    }
     res["throughput"] = throughput(args.db, args.texts)
     with tempfile.TemporaryDirectory() as work:
         db = args.db
@@ -123,14 +136,20 @@ def main() -> None:
         return
     t = res["throughput"]
     print(f"model {res['model']} on {res['cpus']} CPUs (load {res['loadavg_start']} -> {res['loadavg_end']})")
-    print(f"embedding: {t['texts_per_s']} texts/s ({t['texts']} chunks, mean {t['mean_chars']} chars); "
-          f"model load {t['model_load_s']} s")
+    print(
+        f"embedding: {t['texts_per_s']} texts/s ({t['texts']} chunks, mean {t['mean_chars']} chars); "
+        f"model load {t['model_load_s']} s"
+    )
     if "backfill" in res:
         b = res["backfill"]
-        print(f"backfill (full): {b['full']['vectors_added']} vectors in {b['full']['elapsed_s']} s "
-              f"({b['full']['texts_per_s']} texts/s); no-op backfill {b['noop_s']} s")
+        print(
+            f"backfill (full): {b['full']['vectors_added']} vectors in {b['full']['elapsed_s']} s "
+            f"({b['full']['texts_per_s']} texts/s); no-op backfill {b['noop_s']} s"
+        )
     lat = res["latency"]
-    print(f"latency over {lat['queries']} queries (first hybrid query incl. model load: {lat['first_hybrid_query_s']} s)")
+    print(
+        f"latency over {lat['queries']} queries (first hybrid query incl. model load: {lat['first_hybrid_query_s']} s)"
+    )
     for k, v in lat.items():
         if k.endswith("_ms"):
             print(f"  {k[:-3]:<18} p50 {v['p50']:>7} ms   p95 {v['p95']:>7} ms   max {v['max']:>7} ms")

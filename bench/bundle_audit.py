@@ -35,10 +35,18 @@ from index.ingest import run_index  # noqa: E402
 from lib.project import display_name  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
-CLASS_OF = {"goal": ("goal",), "corrections": ("correction",), "decisions": ("rule", "decision"),
-            "bans": ("rule", "decision")}
-KIND_OF = {"goal": ("goal",), "corrections": ("correction", "model_correction"),
-           "decisions": ("standing_decision",), "bans": ("ban",)}
+CLASS_OF = {
+    "goal": ("goal",),
+    "corrections": ("correction",),
+    "decisions": ("rule", "decision"),
+    "bans": ("rule", "decision"),
+}
+KIND_OF = {
+    "goal": ("goal",),
+    "corrections": ("correction", "model_correction"),
+    "decisions": ("standing_decision",),
+    "bans": ("ban",),
+}
 
 
 def _source(conn: Any, section: str, item: Any) -> str | None:
@@ -49,7 +57,8 @@ def _source(conn: Any, section: str, item: Any) -> str | None:
     for sid_clause, args in (("session_id = ? AND", [item.session_id]), ("", [])):
         row = conn.execute(
             f"SELECT source_uuid FROM extractions WHERE {sid_clause} kind IN ({marks}) AND content LIKE ? LIMIT 1",
-            [*args, *kinds, text[:60].replace("%", "") + "%"]).fetchone()
+            [*args, *kinds, text[:60].replace("%", "") + "%"],
+        ).fetchone()
         if row:
             return str(row[0])
     return None
@@ -61,8 +70,13 @@ def audit(conn: Any, labels: dict[str, list[str]], sessions: list[tuple[str, str
         ctx = operator_context(conn, cwd, session_id=sid)
         for section, items in ctx.sections.items():
             for item in items:
-                row: dict[str, Any] = {"session": sid[:8], "project": display_name(project), "section": section,
-                                       "item": item.content[:110], "from": item.project or "-"}
+                row: dict[str, Any] = {
+                    "session": sid[:8],
+                    "project": display_name(project),
+                    "section": section,
+                    "item": item.content[:110],
+                    "from": item.project or "-",
+                }
                 foreign = bool(item.project) and item.project != display_name(project)
                 if section in CLASS_OF:
                     uuid = _source(conn, section, item)
@@ -72,8 +86,11 @@ def audit(conn: Any, labels: dict[str, list[str]], sessions: list[tuple[str, str
                         row["verdict"] = "unlabelled" if scope_ok else "wrong (other project)"
                     else:
                         ok = any(c in got for c in CLASS_OF[section])
-                        row["verdict"] = ("right" if ok else f"wrong (labels {','.join(got)})") if scope_ok \
+                        row["verdict"] = (
+                            ("right" if ok else f"wrong (labels {','.join(got)})")
+                            if scope_ok
                             else "wrong (other project)"
+                        )
                         row["labels"] = got
                 elif section == "sessions":
                     row["verdict"] = "wrong (other project)" if foreign else "right (project)"
@@ -85,8 +102,10 @@ def audit(conn: Any, labels: dict[str, list[str]], sessions: list[tuple[str, str
     judged = [r for r in rows if r["section"] in CLASS_OF]
     right = sum(r["verdict"] == "right" for r in judged)
     return {
-        "sessions": len(sessions), "rows": rows,
-        "memory_items": len(judged), "right": right,
+        "sessions": len(sessions),
+        "rows": rows,
+        "memory_items": len(judged),
+        "right": right,
         "precision": round(right / len(judged), 3) if judged else None,
         "other_project": sum(r["verdict"] == "wrong (other project)" for r in rows),
         "unlabelled": sum(r["verdict"] == "unlabelled" for r in rows),
@@ -116,7 +135,9 @@ def markdown(res: dict[str, Any]) -> str:
                 continue
             shown.add(r["item"])
         item = r["item"].replace("|", "\\|")
-        lines.append(f"| {r['session']} | {r['project']} | {r['section']} | {item} | {r['from']} | {r['verdict']} |")
+        lines.append(
+            f"| {r['session']} | {r['project']} | {r['section']} | {item} | {r['from']} | {r['verdict']} |"
+        )
     return "\n".join(lines)
 
 
@@ -141,10 +162,14 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown(res))
     else:
         for r in res["rows"]:
-            print(f"{r['session']} {r['project'][:20]:<20} {r['section']:<12} {r['verdict']:<28} {r['item'][:80]}")
-    print(f"\n{res['sessions']} sessions; memory items {res['memory_items']}: {res['right']} right "
-          f"(precision {res['precision']}); from another project and not operator-wide: {res['other_project']}; "
-          f"unlabelled: {res['unlabelled']}; by section {res['by_section']}")
+            print(
+                f"{r['session']} {r['project'][:20]:<20} {r['section']:<12} {r['verdict']:<28} {r['item'][:80]}"
+            )
+    print(
+        f"\n{res['sessions']} sessions; memory items {res['memory_items']}: {res['right']} right "
+        f"(precision {res['precision']}); from another project and not operator-wide: {res['other_project']}; "
+        f"unlabelled: {res['unlabelled']}; by section {res['by_section']}"
+    )
     return 0
 
 

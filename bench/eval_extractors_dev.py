@@ -311,7 +311,9 @@ def fold_table(
         per_fold.append(score(gold, pred))
     for cls in classes:
         rows = [r[cls] for r in per_fold]
-        cells = [f"{x['precision']:.2f}/{x['recall']:.2f}" if x["tp"] + x["fp"] + x["fn"] else "-" for x in rows]
+        cells = [
+            f"{x['precision']:.2f}/{x['recall']:.2f}" if x["tp"] + x["fp"] + x["fn"] else "-" for x in rows
+        ]
         f1s = [x["f1"] for x in rows if x["tp"] + x["fp"] + x["fn"]] or [0.0]
         lines.append(f"{cls:<16}" + "".join(f"{c:>12}" for c in cells) + f"{max(f1s) - min(f1s):>12.2f}")
     return "\n".join(lines)
@@ -338,7 +340,9 @@ def source_of(corpus: Path, rel: str, prov: dict[str, str]) -> str:
     return parts[1] if len(parts) > 2 and parts[0] == "projects" else str(corpus.name)
 
 
-def load_sets(sets: list[tuple[Path, Path]], context: str = "index") -> tuple[list[dict[str, Any]], dict[str, Utterance]]:
+def load_sets(
+    sets: list[tuple[Path, Path]], context: str = "index"
+) -> tuple[list[dict[str, Any]], dict[str, Utterance]]:
     """Label items of every set (``id`` made unique, ``source`` and ``set`` added) and their utterances."""
     items: list[dict[str, Any]] = []
     utts: dict[str, Utterance] = {}
@@ -370,9 +374,14 @@ def _report(name: str, sel: list[dict[str, Any]], pred: dict[str, set[str]], as_
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", dest="sets", type=_parse_set, action="append", metavar="LABELS=CORPUS",
-                    help="a label file and the corpus it refers to (repeatable; default: extract-dev and "
-                    "extract-dev2)")
+    ap.add_argument(
+        "--set",
+        dest="sets",
+        type=_parse_set,
+        action="append",
+        metavar="LABELS=CORPUS",
+        help="a label file and the corpus it refers to (repeatable; default: extract-dev and extract-dev2)",
+    )
     ap.add_argument("--labels", type=Path, help="one label file (with --corpus) instead of --set")
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--split", choices=("odd", "even", "all", "both"), default="all")
@@ -425,8 +434,10 @@ def main(argv: list[str] | None = None) -> int:
             if want != (cls in got):
                 u = utts[it["id"]]
                 conf = max((e.score for e in preds[it["id"]]), default=0.0)
-                print(f"--- {'FN' if want else 'FP'} {it['id']} {it['role']} {it['source']} labels={it['labels']} "
-                      f"got={sorted(got)} conf={conf:.2f}")
+                print(
+                    f"--- {'FN' if want else 'FP'} {it['id']} {it['role']} {it['source']} labels={it['labels']} "
+                    f"got={sorted(got)} conf={conf:.2f}"
+                )
                 if u.prev_assistant_text:
                     print("    prev_asst:", u.prev_assistant_text[:200].replace("\n", " "))
                 print("    text:", it["text"][:400].replace("\n", " "))

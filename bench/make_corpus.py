@@ -16,7 +16,9 @@ UUID_RE = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--source", default=str(Path(__file__).resolve().parents[2] / "shared" / "corpus" / "projects"))
+    ap.add_argument(
+        "--source", default=str(Path(__file__).resolve().parents[2] / "shared" / "corpus" / "projects")
+    )
     ap.add_argument("--copies", type=int, default=15)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()

@@ -57,8 +57,16 @@ ROLE_CLASSES = {
     "user": ("correction", "rule", "decision", "goal", "preference", "failed_attempt", "progress"),
     "assistant": ("decision", "failed_attempt", "self_correction", "progress"),
 }
-EMIT_PRECISION = {"correction": 0.82, "decision": 0.82, "goal": 0.82, "rule": 0.82,
-                  "preference": 0.75, "failed_attempt": 0.75, "self_correction": 0.82, "progress": 0.82}
+EMIT_PRECISION = {
+    "correction": 0.82,
+    "decision": 0.82,
+    "goal": 0.82,
+    "rule": 0.82,
+    "preference": 0.75,
+    "failed_attempt": 0.75,
+    "self_correction": 0.82,
+    "progress": 0.82,
+}
 BUNDLE_PRECISION = 0.87
 MODE = os.environ.get("TR_EMIT_MODE", "f1")
 VETO_FRACTION = float(os.environ.get("TR_VETO", "0.5"))
@@ -171,26 +179,42 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
             # A ban or standing decision counts as right when it is a rule or a decision (the eval
             # README's mapping of those kinds), which is also what the bundle audit checks.
             yb = np.maximum(y, _labels(sel, "decision")) if cls == "rule" else y
-            bundle = max(emit, _threshold(oof[keep], yb[keep], BUNDLE_PRECISION, above_all=True)) if keep.any() else 1.01
+            bundle = (
+                max(emit, _threshold(oof[keep], yb[keep], BUNDLE_PRECISION, above_all=True))
+                if keep.any()
+                else 1.01
+            )
             if bundle > 1.0 and cls == "rule":
                 # Too few labels to place a cut for bans and standing decisions: the heuristics'
                 # explicit cues decide (checked by the bundle audit, bench/bundle_audit.py).
                 bundle = emit
-            weights = {n: round(float(w[i + 1]), 4) for i, n in enumerate(names) if abs(w[i + 1]) >= MIN_WEIGHT}
-            out[role][cls] = {"bias": round(float(w[0]), 4), "weights": weights,
-                              "emit": round(emit, 4), "bundle": round(min(bundle, 1.01), 4),
-                              "veto": round(veto, 4),
-                              "positives": int(y.sum()), "items": len(sel)}
+            weights = {
+                n: round(float(w[i + 1]), 4) for i, n in enumerate(names) if abs(w[i + 1]) >= MIN_WEIGHT
+            }
+            out[role][cls] = {
+                "bias": round(float(w[0]), 4),
+                "weights": weights,
+                "emit": round(emit, 4),
+                "bundle": round(min(bundle, 1.01), 4),
+                "veto": round(veto, 4),
+                "positives": int(y.sum()),
+                "items": len(sel),
+            }
     return out
 
 
 def _parsed(trained: dict[str, Any]) -> dict[str, dict[str, ClassModel]]:
-    return {role: {c: ClassModel(m["bias"], m["weights"], m["emit"], m["bundle"], m["veto"]) for c, m in cl.items()}
-            for role, cl in trained.items()}
+    return {
+        role: {
+            c: ClassModel(m["bias"], m["weights"], m["emit"], m["bundle"], m["veto"]) for c, m in cl.items()
+        }
+        for role, cl in trained.items()
+    }
 
 
-def predict(items: list[dict[str, Any]], analyses: dict[str, Analysis],
-            role_models: dict[str, dict[str, ClassModel]]) -> tuple[dict[str, set[str]], list[tuple[str, bool]]]:
+def predict(
+    items: list[dict[str, Any]], analyses: dict[str, Analysis], role_models: dict[str, dict[str, ClassModel]]
+) -> tuple[dict[str, set[str]], list[tuple[str, bool]]]:
     """Predicted classes per item, and (class, correct) for every kept candidate above its bundle cut."""
     pred: dict[str, set[str]] = {}
     injected: list[tuple[str, bool]] = []
@@ -232,7 +256,9 @@ def loso(items: list[dict[str, Any]], analyses: dict[str, Analysis]) -> dict[str
     return {"pred": pred, "injected": injected}
 
 
-def _summary(items: list[dict[str, Any]], pred: dict[str, set[str]], title: str, as_json: bool) -> dict[str, Any]:
+def _summary(
+    items: list[dict[str, Any]], pred: dict[str, set[str]], title: str, as_json: bool
+) -> dict[str, Any]:
     gold = {it["id"]: set(it["labels"]) for it in items}
     pooled = score(gold, {k: pred[k] for k in gold})
     per_source = score_by_source(items, pred, {it["id"]: it["source"] for it in items})
@@ -263,14 +289,21 @@ def main(argv: list[str] | None = None) -> int:
             report[f"loso/{name}"] = _summary(sel, res["pred"], f"leave-one-source-out, {name}", args.json)
         inj = res["injected"]
         right = sum(ok for _, ok in inj)
-        report["bundle_precision"] = {"items": len(inj), "right": right,
-                                      "precision": round(right / len(inj), 3) if inj else 0.0}
+        report["bundle_precision"] = {
+            "items": len(inj),
+            "right": right,
+            "precision": round(right / len(inj), 3) if inj else 0.0,
+        }
         by_cls = {c: [ok for cc, ok in inj if cc == c] for c in ("correction", "rule", "decision", "goal")}
         report["bundle_by_class"] = {c: (sum(v), len(v)) for c, v in by_cls.items()}
         if not args.json:
-            print(f"\n== per source (leave-one-source-out)\n{format_sources(report['loso']['per_source'], CLASSES)}")
-            print(f"\nbundle items above threshold (held out): {right}/{len(inj)} right "
-                  f"({report['bundle_precision']['precision']}); by class {report['bundle_by_class']}")
+            print(
+                f"\n== per source (leave-one-source-out)\n{format_sources(report['loso']['per_source'], CLASSES)}"
+            )
+            print(
+                f"\nbundle items above threshold (held out): {right}/{len(inj)} right "
+                f"({report['bundle_precision']['precision']}); by class {report['bundle_by_class']}"
+            )
     if args.write:
         trained = train(items, analyses)
         data = {
@@ -284,8 +317,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.json:
             for role, classes in trained.items():
                 for cls, m in classes.items():
-                    print(f"{role:<10}{cls:<16} emit {m['emit']:.3f} bundle {m['bundle']:.3f} "
-                          f"({len(m['weights'])} weights, {m['positives']}/{m['items']} positive)")
+                    print(
+                        f"{role:<10}{cls:<16} emit {m['emit']:.3f} bundle {m['bundle']:.3f} "
+                        f"({len(m['weights'])} weights, {m['positives']}/{m['items']} positive)"
+                    )
     if args.json:
         print(json.dumps(report, indent=2, default=str))
     return 0

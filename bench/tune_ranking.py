@@ -26,7 +26,11 @@ from index import search  # noqa: E402
 from index.db import open_reader  # noqa: E402
 from index.retrieval_eval import Outcome, run_questions, summarise  # noqa: E402
 
-GRID = {"doc_share": [0.4, 0.0, 0.2, 0.3, 0.5, 0.6], "tool_use": [0.6, 0.75, 0.5], "tool_result": [0.5, 0.6, 0.4]}
+GRID = {
+    "doc_share": [0.4, 0.0, 0.2, 0.3, 0.5, 0.6],
+    "tool_use": [0.6, 0.75, 0.5],
+    "tool_result": [0.5, 0.6, 0.4],
+}
 
 
 def provenance(paths: list[str]) -> dict[str, str]:
@@ -40,7 +44,9 @@ def provenance(paths: list[str]) -> dict[str, str]:
     return out
 
 
-def run(setting: dict[str, float], pairs: list[tuple[str, list[dict]]], prov: dict[str, str]) -> list[Outcome]:
+def run(
+    setting: dict[str, float], pairs: list[tuple[str, list[dict]]], prov: dict[str, str]
+) -> list[Outcome]:
     search.DOC_SHARE = setting["doc_share"]
     search.KIND_WEIGHT["tool_use"] = setting["tool_use"]
     search.KIND_WEIGHT["tool_result"] = setting["tool_result"]
@@ -62,7 +68,9 @@ def main() -> None:
     ap.add_argument("--pair", nargs=2, action="append", metavar=("INDEX", "GOLD"), required=True)
     ap.add_argument("--provenance", action="append", default=[])
     args = ap.parse_args()
-    pairs = [(db, [json.loads(x) for x in Path(g).read_text().splitlines() if x.strip()]) for db, g in args.pair]
+    pairs = [
+        (db, [json.loads(x) for x in Path(g).read_text().splitlines() if x.strip()]) for db, g in args.pair
+    ]
     prov = provenance(args.provenance)
     settings = [dict(zip(GRID, vals)) for vals in itertools.product(*GRID.values())]
     table = []
@@ -71,8 +79,11 @@ def main() -> None:
         table.append((st, got))
         n = len(pairs[0][1])
         a, b = summarise(got[:n]), summarise(got[n:])
-        print(f"{st}: set1 {a['session_hit@1']}/{a['session_hit@5']}/{a['record_hit@5']}  "
-              f"set2 {b['session_hit@1']}/{b['session_hit@5']}/{b['record_hit@5']}", flush=True)
+        print(
+            f"{st}: set1 {a['session_hit@1']}/{a['session_hit@5']}/{a['record_hit@5']}  "
+            f"set2 {b['session_hit@1']}/{b['session_hit@5']}/{b['record_hit@5']}",
+            flush=True,
+        )
     sources = sorted({o.source for _, got in table for o in got if not o.negative})
     held: list[Outcome] = []
     print("\nleave one source out (setting chosen on the other sources -> held-out figures):")
@@ -81,11 +92,15 @@ def main() -> None:
         mine = [o for o in best[1] if o.source == src]
         held += mine
         s = summarise(mine)
-        print(f"  {src:<42} {best[0]}  hit@1 {s['session_hit@1']}  record@5 {s['record_hit@5']}  (n={s['questions']})")
+        print(
+            f"  {src:<42} {best[0]}  hit@1 {s['session_hit@1']}  record@5 {s['record_hit@5']}  (n={s['questions']})"
+        )
     for i, (_, rows) in enumerate(pairs, 1):
         ids = {r.get("id") for r in rows}
         s = summarise([o for o in held if o.id in ids])
-        print(f"held-out set{i}: hit@1 {s['session_hit@1']} hit@5 {s['session_hit@5']} record@5 {s['record_hit@5']}")
+        print(
+            f"held-out set{i}: hit@1 {s['session_hit@1']} hit@5 {s['session_hit@5']} record@5 {s['record_hit@5']}"
+        )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,13 @@ from lib.text import STOPWORDS
 STATES = ("calm", "watchful", "strained", "escalating", "critical")
 ACTIONS = ("proceed", "acknowledge_and_verify", "slow_down_and_confirm", "stop_and_ask")
 _THRESHOLDS = ((0.8, "critical"), (0.6, "escalating"), (0.4, "strained"), (0.2, "watchful"))
-_ACTION_OF = {"calm": "proceed", "watchful": "acknowledge_and_verify", "strained": "slow_down_and_confirm",
-              "escalating": "slow_down_and_confirm", "critical": "stop_and_ask"}
+_ACTION_OF = {
+    "calm": "proceed",
+    "watchful": "acknowledge_and_verify",
+    "strained": "slow_down_and_confirm",
+    "escalating": "slow_down_and_confirm",
+    "critical": "stop_and_ask",
+}
 
 CORRECTION = re.compile(
     r"^\s*(?:no+\b|nope\b|wrong\b|stop\b|wait\b|not (?:that|this|what)\b|don'?t\b|why (?:did|are|would) you\b)"
@@ -39,18 +44,25 @@ CORRECTION = re.compile(
     r"|\byou (?:didn'?t|did not|forgot|ignored|missed|broke|keep)\b|\bstill (?:doesn'?t|does not|not|broken|fail)"
     r"|\b(?:doesn'?t|does not|didn'?t|isn'?t) work|\bundo (?:that|it|this)\b|\brevert (?:that|it|this)\b"
     r"|\binstead of\b|\bstop (?:doing|adding|using|changing)\b",
-    re.I)
+    re.I,
+)
 FRUSTRATION = re.compile(
     r"\b(?:wtf|ffs|fs|omg|ugh+|argh+|damn|dammit|goddamn|shit|fuck\w*|crap|bloody|hell)\b"
     r"|\b(?:seriously|ridiculous|useless|pointless|annoying|frustrat\w*|sick of|tired of|come on|"
     r"for (?:god'?s|fuck'?s|christ'?s) sake|are you (?:kidding|serious|even)|what the|how many times|"
     r"waste of time|unbelievable|give up)\b|[!?]{3,}",
-    re.I)
+    re.I,
+)
 REPEAT = re.compile(
     r"\b(?:again|already (?:said|told|asked)|as i said|like i said|i keep (?:saying|telling)|"
-    r"once more|one more time|for the (?:second|third|last) time|repeat(?:ing)? myself)\b", re.I)
-PRAISE = re.compile(r"\b(?:thanks?|thank you|thx|great|perfect|awesome|nice|excellent|love it|well done|"
-                    r"good job|works now|that works|lgtm)\b", re.I)
+    r"once more|one more time|for the (?:second|third|last) time|repeat(?:ing)? myself)\b",
+    re.I,
+)
+PRAISE = re.compile(
+    r"\b(?:thanks?|thank you|thx|great|perfect|awesome|nice|excellent|love it|well done|"
+    r"good job|works now|that works|lgtm)\b",
+    re.I,
+)
 
 
 def _set(words: str) -> frozenset[str]:
@@ -59,8 +71,10 @@ def _set(words: str) -> frozenset[str]:
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z']+")
 _CAPS_WORD = re.compile(r"\b[A-Z]{3,}\b")
-_ACRONYMS = _set("API CLI JSON HTTP HTTPS URL SQL CSS HTML YAML TOML UTF UUID SSH PR CI CD MCP LLM GPU CPU "
-                      "RAM SSD DNS TCP UDP AWS GCP NPM TODO README FTS EOF OK JWT XML PDF IDE ENV PATH")
+_ACRONYMS = _set(
+    "API CLI JSON HTTP HTTPS URL SQL CSS HTML YAML TOML UTF UUID SSH PR CI CD MCP LLM GPU CPU "
+    "RAM SSD DNS TCP UDP AWS GCP NPM TODO README FTS EOF OK JWT XML PDF IDE ENV PATH"
+)
 _SENT = re.compile(r"[.!?\n;]+")
 _STOP = STOPWORDS | _set("never don't dont without")
 
@@ -175,8 +189,13 @@ def assess(prompt: str, signals: Signals, draft: str | None = None) -> dict[str,
         reasons.append("exclamation marks")
     n_words = len(text.split())
     prev_lengths = sorted(len(p.text.split()) for p in signals.history[-5:])
-    if prev_lengths and n_words <= 5 and prev_lengths[len(prev_lengths) // 2] >= 20 and not PRAISE.search(text) \
-            and (is_corr or frustration or bangs or text.rstrip().endswith("?")):
+    if (
+        prev_lengths
+        and n_words <= 5
+        and prev_lengths[len(prev_lengths) // 2] >= 20
+        and not PRAISE.search(text)
+        and (is_corr or frustration or bangs or text.rstrip().endswith("?"))
+    ):
         score += 0.1
         reasons.append("a curt reply after long prompts")
     if signals.interrupts:
@@ -197,8 +216,14 @@ def assess(prompt: str, signals: Signals, draft: str | None = None) -> dict[str,
     action = _ACTION_OF[state]
     if banned and ACTIONS.index(action) < ACTIONS.index("slow_down_and_confirm"):
         action = "slow_down_and_confirm"
-    return {"score": score, "state": state, "action": action, "reasons": reasons, "banned_phrases": banned,
-            "typos": typos_in(text, signals.typos)}
+    return {
+        "score": score,
+        "state": state,
+        "action": action,
+        "reasons": reasons,
+        "banned_phrases": banned,
+        "typos": typos_in(text, signals.typos),
+    }
 
 
 def streak_of(flags: Sequence[bool]) -> int:

@@ -39,12 +39,14 @@ PAST = re.compile(
     r"said|chose|tried|did|had|fixed|talked)|(?:you|i) (?:said|told|suggested|mentioned)|remember|recall|"
     r"again|like before|as before|same as (?:before|last)|previously|earlier|yesterday|before we|"
     r"what did we|did we (?:ever|already)|used to|the session where|back when|history of)\b",
-    re.I)
+    re.I,
+)
 TRIVIAL = re.compile(
     r"^\s*(?:ok(?:ay)?|k|y|yes|yep|yeah|yup|sure|no|nope|continue|go(?: on| ahead)?|proceed|next|do it|"
     r"thanks?(?: you)?|thx|ty|lgtm|great|good|nice|perfect|cool|done|stop|wait|retry|try again|again|"
     r"sounds good|looks good|go for it|please do|please continue|keep going|carry on)\s*(?:[.!?]+\s*)?$",
-    re.I)
+    re.I,
+)
 IDENT = re.compile(
     r"`([^`\n]{3,60})`"
     r"|(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+)"  # paths
@@ -53,7 +55,8 @@ IDENT = re.compile(
     r"|\b([A-Za-z][a-z0-9]*_[A-Za-z0-9_]+)\b"  # snake_case
     r"|\b([a-z]+[A-Z][A-Za-z0-9]+)\b"  # camelCase
     r"|\b([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+)\b"  # PascalCase with two humps
-    r"|\b([A-Z]{1,5}[-_]?\d{2,6})\b")  # error codes: E1234, TS2345, ERR-42
+    r"|\b([A-Z]{1,5}[-_]?\d{2,6})\b"
+)  # error codes: E1234, TS2345, ERR-42
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']{2,}")
 _STOP = STOPWORDS | frozenset(("it's", "like", "need", "now", "one", "two", "want"))
 
@@ -128,8 +131,15 @@ def is_trivial(prompt: str) -> bool:
     return bool(TRIVIAL.match(prompt)) or not prompt.strip()
 
 
-def decide(prompt: str, state: PolicyState, *, now: float, ident_hits: int = 0,
-           idents: list[str] | None = None, cap: int = MAX_INJECTIONS) -> Decision:
+def decide(
+    prompt: str,
+    state: PolicyState,
+    *,
+    now: float,
+    ident_hits: int = 0,
+    idents: list[str] | None = None,
+    cap: int = MAX_INJECTIONS,
+) -> Decision:
     """Should this prompt get recalled context? (`ident_hits`: index hits for `idents`.)"""
     text = prompt.strip()
     idents = identifiers(text) if idents is None else idents
@@ -174,7 +184,9 @@ def contained(item_text: str, prompt: str) -> bool:
     return len(iw & set(terms(prompt))) / len(iw) >= 0.8
 
 
-def filter_items(items: list[tuple[str, str]], prompt: str, state: PolicyState) -> tuple[list[tuple[str, str]], list[str]]:
+def filter_items(
+    items: list[tuple[str, str]], prompt: str, state: PolicyState
+) -> tuple[list[tuple[str, str]], list[str]]:
     """Drop (key, text) items injected earlier in the session or already in the prompt.
     Returns the kept items and the suppressors that applied."""
     seen = set(state.injected)
@@ -199,11 +211,19 @@ def judge(pending: dict[str, Any] | None, prompt: str) -> dict[str, Any] | None:
     repeated = bool(REPEAT.search(prompt)) or similarity(prompt, prev) >= 0.6
     bad = corrected or repeated
     fired = bool(pending.get("fired"))
-    return {"fired": fired, "reason": pending.get("reason"), "useful": (not bad) if fired else None,
-            "missed": bad if not fired else None, "next_is_correction": corrected, "next_is_repeat": repeated}
+    return {
+        "fired": fired,
+        "reason": pending.get("reason"),
+        "useful": (not bad) if fired else None,
+        "missed": bad if not fired else None,
+        "next_is_correction": corrected,
+        "next_is_repeat": repeated,
+    }
 
 
-def advance(state: PolicyState, prompt: str, decision: Decision, injected_keys: list[str], now: float) -> None:
+def advance(
+    state: PolicyState, prompt: str, decision: Decision, injected_keys: list[str], now: float
+) -> None:
     """Record this prompt and decision in the session state."""
     fired = bool(injected_keys)
     if fired:

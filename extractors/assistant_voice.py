@@ -87,7 +87,11 @@ _FAILED = cues(
     ),
     (r"\b(?:failed|fails)\b|\bis failing\b|\berror(?:ed|s)? (?:out|again)\b", 0.5),
     # "Config error - blocky doesn't accept CIDR", "Build failed: ...": the outcome stated first.
-    (r"^\W{0,4}(?:[\w.-]+ ){0,2}(?:error|failed|failure|fails)\s*(?:\u2014|--|-|:)\s", 1.0, "error failed failure fails"),
+    (
+        r"^\W{0,4}(?:[\w.-]+ ){0,2}(?:error|failed|failure|fails)\s*(?:\u2014|--|-|:)\s",
+        1.0,
+        "error failed failure fails",
+    ),
     (
         r"\b(?:that|this|the (?:fix|change|patch|approach|workaround))(?: also)? (?:didn'?t|did not|doesn'?t|won'?t) "
         r"(?:help|work|fix|change)\b|\bno change\b|\bhas no effect\b|\bnot taking effect\b|"
@@ -174,14 +178,21 @@ _PROGRESS = cues(
         r"merged|pushed|committed|cleaned|converted|moved|renamed|replaced)\b",
         0.3,
     ),
-    Cue(r"\u2705\s*(?:\*\*)?\s*(?:[a-z]+ )?(?:\w+ed|done|complete|success\w*|pass\w*|ready)\b", 0.7, literal="\u2705"),
+    Cue(
+        r"\u2705\s*(?:\*\*)?\s*(?:[a-z]+ )?(?:\w+ed|done|complete|success\w*|pass\w*|ready)\b",
+        0.7,
+        literal="\u2705",
+    ),
     Cue(
         r"^#+ .*(?:complete[d]?|done|success\w*|summary of (?:changes|work)|results?)\b",
         0.7,
         need="complete completed done success successful successfully summary results result",
     ),
     (r"\b(?:works|is active|is running|is up|is live|is enabled|succeeded)\b", 0.5),
-    (r"\balmost there\b|\bonly (?:one|\d+) (?:test|tests|issue|issues|error|errors|failure|failures) (?:left|remaining|is failing|are failing)\b", 0.6),
+    (
+        r"\balmost there\b|\bonly (?:one|\d+) (?:test|tests|issue|issues|error|errors|failure|failures) (?:left|remaining|is failing|are failing)\b",
+        0.6,
+    ),
     (
         r"^\W{0,4}(?:fixed|added|updated|removed|created|implemented|refactored|renamed|moved|replaced|installed|"
         r"configured|merged|deployed|cleaned up|wired|enabled|disabled|migrated) (?:the |a |an |all |\w+)",
@@ -208,17 +219,30 @@ _APPROVING = re.compile(r"^\W{0,4}(?:good|great|perfect|excellent|nice|ok(?:ay)?
 # (Searched from each colon - a literal the regex engine can skip to - then the label before it is checked.)
 _PLAN_LIST = re.compile(r":[^\S\n]*\n\s*(?:\d+[.)]|[-*])\s")  # one \s* on each side of the \n: linear
 _PLAN_LABELS = (
-    "i need", "in order", "next step", "steps", "plan", "todo", "to do", "remaining", "what's left", "whats left"
+    "i need",
+    "in order",
+    "next step",
+    "steps",
+    "plan",
+    "todo",
+    "to do",
+    "remaining",
+    "what's left",
+    "whats left",
 )
 _NARRATION = re.compile(
     r"^\W{0,4}(?:(?:now|next|first|ok(?:ay)?|great|perfect|good)[!,.]?\s+)?(?:let me|i'?ll|let'?s|i will|i need to|i'?m going to)\b"
 )
-_LIST = re.compile(r"\n[^\S\n]*(?:\d+[.)]|[-*])\s+\S")  # not \n\s*: each \n would rescan the blank lines after it
+_LIST = re.compile(
+    r"\n[^\S\n]*(?:\d+[.)]|[-*])\s+\S"
+)  # not \n\s*: each \n would rescan the blank lines after it
 
 
 def _plan_list(low: str) -> bool:
     """A plan announced as a list: "Next steps:" / "I need:" / "Remaining:" followed by list items."""
-    return any(low[max(0, m.start() - 12) : m.start()].endswith(_PLAN_LABELS) for m in _PLAN_LIST.finditer(low))
+    return any(
+        low[max(0, m.start() - 12) : m.start()].endswith(_PLAN_LABELS) for m in _PLAN_LIST.finditer(low)
+    )
 
 
 def self_correction(

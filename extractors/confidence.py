@@ -66,8 +66,13 @@ def parse(data: dict[str, Any]) -> dict[str, dict[str, ClassModel]]:
     out: dict[str, dict[str, ClassModel]] = {}
     for role, classes in (data.get("models") or {}).items():
         out[role] = {
-            cls: ClassModel(float(m["bias"]), {k: float(x) for k, x in m["weights"].items()},
-                            float(m["emit"]), float(m["bundle"]), float(m.get("veto", m["emit"])))
+            cls: ClassModel(
+                float(m["bias"]),
+                {k: float(x) for k, x in m["weights"].items()},
+                float(m["emit"]),
+                float(m["bundle"]),
+                float(m.get("veto", m["emit"])),
+            )
             for cls, m in classes.items()
         }
     return out

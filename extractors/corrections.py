@@ -77,11 +77,17 @@ _BODY = cues(
         r"^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b",
         1.2,
     ),
-    (r"\b(?:is|are|was|were) not (?:correct|right|accurate|true|how)\b|\b(?:isn'?t|aren'?t|wasn'?t) (?:correct|"
-     r"right|accurate|true)\b", 1.1),
+    (
+        r"\b(?:is|are|was|were) not (?:correct|right|accurate|true|how)\b|\b(?:isn'?t|aren'?t|wasn'?t) (?:correct|"
+        r"right|accurate|true)\b",
+        1.1,
+    ),
     # A counter-proposal: "rather than modifying A, could we call X?"
-    (r"\b(?:rather than|instead of)\b[^?\n]{0,120}?\b(?:could|can|should|shall|why not|what if)\b (?:we|you|it|i)\b",
-     0.8, "rather instead"),
+    (
+        r"\b(?:rather than|instead of)\b[^?\n]{0,120}?\b(?:could|can|should|shall|why not|what if)\b (?:we|you|it|i)\b",
+        0.8,
+        "rather instead",
+    ),
     (r"^you (?:run|do|try|fix|check|handle|test|execute|make|restart) (?:it|this|that|them)\b", 1.0),
     (r"\byourself\b", 0.4),
     (r"\bi'?ve noticed (?:that )?you\b|\byou (?:keep|always|constantly|repeatedly|tend to) \w+", 0.9),

@@ -254,7 +254,8 @@ _WAITING = Cue(
 # Several options laid out side by side: a menu or a recommendation for the user, unless one is taken.
 _OPTION_LABEL = re.compile(r"\boption (?:[a-h]|\d{1,2})\b", re.A)
 _RECOMMENDS = re.compile(
-    r"\b(?:i(?: would|'d)? (?:recommend|suggest)|my recommendation|recommended(?: fix(?:es)?)?:)|\(recommended\)", re.A
+    r"\b(?:i(?: would|'d)? (?:recommend|suggest)|my recommendation|recommended(?: fix(?:es)?)?:)|\(recommended\)",
+    re.A,
 )
 _COMMITS = Cue(
     r"\b(?:i'?ll go with|i'?m going with|going with|let'?s go with|i'?ve decided|i decided|we decided|settled on|"

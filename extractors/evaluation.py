@@ -181,7 +181,9 @@ def format_sources(
         for c in cls_list:
             r = res[c]
             cells.append(
-                f"{r['precision']:.2f}/{r['recall']:.2f} ({r['support']})" if r["tp"] + r["fp"] + r["fn"] else "-"
+                f"{r['precision']:.2f}/{r['recall']:.2f} ({r['support']})"
+                if r["tp"] + r["fp"] + r["fn"]
+                else "-"
             )
         lines.append(f"{src[:41]:<42}" + "".join(f"{x:>20}" for x in cells))
     return "\n".join(lines)

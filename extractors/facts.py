@@ -34,10 +34,10 @@ _PREFERENCE = table(
         r"(?:the|this|that|these|those|using|having|how|it|working|my|our)\b"
     ),
     # "I dont want unlock to be only a password": how things should be, said as a wish.
-    Cue(r"\bi (?:don'?t|dont|do not) want (?!you\b|to\b)(?:\w+ ){1,3}to (?:be|use|have|require|need|depend|rely)\b"),
     Cue(
-        r"\b(?:in|use) british english\b|\b(?:use|prefer) (?:tabs|spaces|single quotes|double quotes)\b"
+        r"\bi (?:don'?t|dont|do not) want (?!you\b|to\b)(?:\w+ ){1,3}to (?:be|use|have|require|need|depend|rely)\b"
     ),
+    Cue(r"\b(?:in|use) british english\b|\b(?:use|prefer) (?:tabs|spaces|single quotes|double quotes)\b"),
     Cue(r"\bjust call (?:it|them)\b|\b(?:call|name) (?:it|them|this) [\"'`]?\w"),
     Cue(r"\b(?:literal|exact|hard-?coded) expected (?:strings?|values?|output)\b|\bbranch prefix\b"),
 )
@@ -102,7 +102,10 @@ _FACT = table(
 # A bare path given as an answer ("1. /Users/me/Documents/M-Claude") is where something lives; inside a
 # long request it is only context for that request.
 _PATHS = table(
-    Cue(r"/(?:users|home|applications|volumes|opt|srv|mnt)/[\w./\\\[\]-]+", need="users home applications volumes opt srv mnt"),
+    Cue(
+        r"/(?:users|home|applications|volumes|opt|srv|mnt)/[\w./\\\[\]-]+",
+        need="users home applications volumes opt srv mnt",
+    ),
     Cue(r"~/[\w./-]+"),
     Cue(r"\b[a-z]:\\\\[\w.\\-]+", need="c d e f g h"),
 )

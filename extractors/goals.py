@@ -83,7 +83,8 @@ _GOAL = cues(
     # An imperative opening the prompt. Objective verbs (investigate, harden, refactor ...) name work with
     # an aim even in a few words; the others ("add ...", "generate ...") need more to be more than a step.
     (
-        _OPENER + r"(?:implement|build|troubleshoot|investigate|debug|diagnose|figure out|find out|find a way|"
+        _OPENER
+        + r"(?:implement|build|troubleshoot|investigate|debug|diagnose|figure out|find out|find a way|"
         r"refactor|migrate|harden|audit|evaluate|design|develop|research|analy[sz]e|optimi[sz]e|automate|"
         r"integrate|port|secure|lock down|set up|setup|clean up|cleanup|clean (?:it|this|everything|things) up|"
         r"redesign|modernize|scaffold|prototype|restructure|reorganize|consolidate|unify|overhaul|rework|"
@@ -264,7 +265,9 @@ def extract_goal(v: View, correction: float, floor: float = THRESHOLD) -> list[H
         content = sentence_at(v.prose, pos) if pos > 0 else clip(v.prose, 300)
         if len(content) < 20:
             content = clip(v.prose, 300)
-        hits.append(Hit("goal", content, squash(score - THRESHOLD + 0.8), {"status": status or "active"}, score))
+        hits.append(
+            Hit("goal", content, squash(score - THRESHOLD + 0.8), {"status": status or "active"}, score)
+        )
     if score < THRESHOLD and status and v.words <= 60:
         hits.append(Hit("goal_progress", clip(v.prose, 240), 0.6, {"status": status}))
     return hits

@@ -42,7 +42,9 @@ _FUNCTION_WORDS = wordset(
     "should would will please not no do does did my me our your if so why what how just now still also let "
     "lets don doesn isn im there here then than"
 )
-_SPEAKER_TAGS = frozenset("user: agent: assistant: human: claude: ai: system: **user:** **assistant:**".split())
+_SPEAKER_TAGS = frozenset(
+    "user: agent: assistant: human: claude: ai: system: **user:** **assistant:**".split()
+)
 _TAGS = re.compile(r"<(ide_\w+|system-reminder|task-notification)>.*?</\1>", re.S)
 _IMAGE = re.compile(r"\[Image #\d+\]")
 

@@ -18,44 +18,133 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z']+")
 _HOME = re.compile(r"^(?:/Users/|/home/|[A-Za-z]:\\Users\\)([^/\\]+)")
 _SSH = re.compile(r"\b(?:ssh|scp|rsync|mosh)\s+(?:-\S+\s+)*(?:[\w.-]+@)?([A-Za-z][\w-]{1,40})(?:[:\s]|$)")
 _EXT = re.compile(r"\.([A-Za-z0-9]{1,6})$")
-_POSITIVE = re.compile(r"\b(?:thanks|thank you|perfect|great|awesome|excellent|nice|love it|works now|that works|"
-                       r"looks good|lgtm|well done|exactly)\b", re.I)
-_NEGATIVE = re.compile(r"\b(?:wrong|broken|still (?:not|doesn'?t|failing)|doesn'?t work|not working|wtf|ugh|"
-                       r"again\?|useless|frustrat\w*|annoying|stop)\b", re.I)
-_EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF]")
+_POSITIVE = re.compile(
+    r"\b(?:thanks|thank you|perfect|great|awesome|excellent|nice|love it|works now|that works|"
+    r"looks good|lgtm|well done|exactly)\b",
+    re.I,
+)
+_NEGATIVE = re.compile(
+    r"\b(?:wrong|broken|still (?:not|doesn'?t|failing)|doesn'?t work|not working|wtf|ugh|"
+    r"again\?|useless|frustrat\w*|annoying|stop)\b",
+    re.I,
+)
+_EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 
 # Tools whose use says something about how the operator works.
-PACKAGE_MANAGERS = ("uv", "pip", "poetry", "pipenv", "conda", "npm", "pnpm", "yarn", "bun", "cargo", "go",
-                    "brew", "apt", "apt-get", "winget", "choco")
-TEST_RUNNERS = ("pytest", "unittest", "jest", "vitest", "mocha", "cargo test", "go test", "npm test",
-                "pnpm test", "yarn test", "rspec", "phpunit")
-_PM_RE = re.compile(r"(?:^|[;&|(]\s*|\b(?:sudo)\s+)(" + "|".join(re.escape(p) for p in PACKAGE_MANAGERS)
-                    + r")\s+(?:install|add|sync|run|remove|update|upgrade|i|build|test)\b")
+PACKAGE_MANAGERS = (
+    "uv",
+    "pip",
+    "poetry",
+    "pipenv",
+    "conda",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "cargo",
+    "go",
+    "brew",
+    "apt",
+    "apt-get",
+    "winget",
+    "choco",
+)
+TEST_RUNNERS = (
+    "pytest",
+    "unittest",
+    "jest",
+    "vitest",
+    "mocha",
+    "cargo test",
+    "go test",
+    "npm test",
+    "pnpm test",
+    "yarn test",
+    "rspec",
+    "phpunit",
+)
+_PM_RE = re.compile(
+    r"(?:^|[;&|(]\s*|\b(?:sudo)\s+)("
+    + "|".join(re.escape(p) for p in PACKAGE_MANAGERS)
+    + r")\s+(?:install|add|sync|run|remove|update|upgrade|i|build|test)\b"
+)
 _TEST_RE = re.compile("|".join(re.escape(t) for t in TEST_RUNNERS))
-_GIT_RE = re.compile(r"\bgit\s+(commit|push|rebase|merge|checkout|switch|stash|cherry-pick|worktree|pull|reset)\b")
+_GIT_RE = re.compile(
+    r"\bgit\s+(commit|push|rebase|merge|checkout|switch|stash|cherry-pick|worktree|pull|reset)\b"
+)
 
 # Common misspellings of English words (general knowledge, not learned from any corpus).
 KNOWN_TYPOS = {
-    "teh": "the", "recieve": "receive", "seperate": "separate", "definately": "definitely", "wierd": "weird",
-    "occured": "occurred", "untill": "until", "wich": "which", "becuase": "because", "beacuse": "because",
-    "thier": "their", "alot": "a lot", "adress": "address", "enviroment": "environment", "dependancy": "dependency",
-    "dependancies": "dependencies", "succesful": "successful", "sucessful": "successful", "neccessary": "necessary",
-    "necesary": "necessary", "accomodate": "accommodate", "existant": "existent", "paramter": "parameter",
-    "paramters": "parameters", "fucntion": "function", "funtion": "function", "retrun": "return",
-    "lenght": "length", "widht": "width", "heigth": "height", "calender": "calendar", "comit": "commit",
-    "commmit": "commit", "pubilsh": "publish", "similiar": "similar", "tommorow": "tomorrow", "truely": "truly",
-    "arguement": "argument", "begining": "beginning", "concious": "conscious", "goverment": "government",
-    "independant": "independent", "occurence": "occurrence", "prefered": "preferred", "refered": "referred",
-    "seperately": "separately", "threshhold": "threshold", "transfered": "transferred", "usefull": "useful",
-    "writting": "writing", "doesnt": "doesn't", "dont": "don't", "cant": "can't", "wont": "won't",
-    "isnt": "isn't", "didnt": "didn't", "thats": "that's", "whats": "what's", "youre": "you're",
+    "teh": "the",
+    "recieve": "receive",
+    "seperate": "separate",
+    "definately": "definitely",
+    "wierd": "weird",
+    "occured": "occurred",
+    "untill": "until",
+    "wich": "which",
+    "becuase": "because",
+    "beacuse": "because",
+    "thier": "their",
+    "alot": "a lot",
+    "adress": "address",
+    "enviroment": "environment",
+    "dependancy": "dependency",
+    "dependancies": "dependencies",
+    "succesful": "successful",
+    "sucessful": "successful",
+    "neccessary": "necessary",
+    "necesary": "necessary",
+    "accomodate": "accommodate",
+    "existant": "existent",
+    "paramter": "parameter",
+    "paramters": "parameters",
+    "fucntion": "function",
+    "funtion": "function",
+    "retrun": "return",
+    "lenght": "length",
+    "widht": "width",
+    "heigth": "height",
+    "calender": "calendar",
+    "comit": "commit",
+    "commmit": "commit",
+    "pubilsh": "publish",
+    "similiar": "similar",
+    "tommorow": "tomorrow",
+    "truely": "truly",
+    "arguement": "argument",
+    "begining": "beginning",
+    "concious": "conscious",
+    "goverment": "government",
+    "independant": "independent",
+    "occurence": "occurrence",
+    "prefered": "preferred",
+    "refered": "referred",
+    "seperately": "separately",
+    "threshhold": "threshold",
+    "transfered": "transferred",
+    "usefull": "useful",
+    "writting": "writing",
+    "doesnt": "doesn't",
+    "dont": "don't",
+    "cant": "can't",
+    "wont": "won't",
+    "isnt": "isn't",
+    "didnt": "didn't",
+    "thats": "that's",
+    "whats": "what's",
+    "youre": "you're",
 }
 
 
 _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-_NEAR = {c: {r[j] for j in (i - 1, i + 1) if 0 <= j < len(r)} | {
-    rows[k][i + d] for k in (n - 1, n + 1) if 0 <= k < 3 for d in (-1, 0, 1) if 0 <= i + d < len(rows[k])}
-    for rows in (_ROWS,) for n, r in enumerate(rows) for i, c in enumerate(r)}
+_NEAR = {
+    c: {r[j] for j in (i - 1, i + 1) if 0 <= j < len(r)}
+    | {rows[k][i + d] for k in (n - 1, n + 1) if 0 <= k < 3 for d in (-1, 0, 1) if 0 <= i + d < len(rows[k])}
+    for rows in (_ROWS,)
+    for n, r in enumerate(rows)
+    for i, c in enumerate(r)
+}
 
 
 def one_edit(a: str, b: str) -> bool:
@@ -67,14 +156,19 @@ def one_edit(a: str, b: str) -> bool:
         return False
     if la == lb:
         diff = [i for i in range(la) if a[i] != b[i]]
-        if len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]:
+        if (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        ):
             return True
         return len(diff) == 1 and diff[0] < la - 2 and a[diff[0]] in _NEAR.get(b[diff[0]], set())
     short, long_ = (a, b) if la < lb else (b, a)
     i = 0
     while i < len(short) and short[i] == long_[i]:
         i += 1
-    return short[i:] == long_[i + 1:] and i < len(long_) - 2
+    return short[i:] == long_[i + 1 :] and i < len(long_) - 2
 
 
 def learned_typos(prompt: str, reference: str | None) -> list[tuple[str, str]]:
@@ -95,14 +189,20 @@ def learned_typos(prompt: str, reference: str | None) -> list[tuple[str, str]]:
     for w in own:
         if len(w) < 5 or own[w] > 1 or w in KNOWN_TYPOS or "'" in w or w in ref.get((w[0], len(w)), ()):
             continue
-        hits = [r for n in (len(w) - 1, len(w), len(w) + 1) for r in ref.get((w[0], n), ())
-                if one_edit(w, r) and not (r.startswith(w) or w.startswith(r))]  # not inflections
+        hits = [
+            r
+            for n in (len(w) - 1, len(w), len(w) + 1)
+            for r in ref.get((w[0], n), ())
+            if one_edit(w, r) and not (r.startswith(w) or w.startswith(r))
+        ]  # not inflections
         if len(hits) == 1:
             out.append((w, hits[0]))
     return out
 
 
-def chunk_counters(messages: Iterable[Message], prompts: Iterable[tuple[Message, Context]]) -> Counter[tuple[str, str]]:
+def chunk_counters(
+    messages: Iterable[Message], prompts: Iterable[tuple[Message, Context]]
+) -> Counter[tuple[str, str]]:
     """Counters for one chunk: `messages` are all stored messages, `prompts` the human prompts with context."""
     c: Counter[tuple[str, str]] = Counter()
     sessions: set[str] = set()
@@ -110,7 +210,9 @@ def chunk_counters(messages: Iterable[Message], prompts: Iterable[tuple[Message,
         sessions.add(m.session_id)
         if m.cwd:
             home = _HOME.match(m.cwd)
-            os_name = "windows" if ":\\" in m.cwd[:4] else ("macos" if m.cwd.startswith("/Users/") else "linux")
+            os_name = (
+                "windows" if ":\\" in m.cwd[:4] else ("macos" if m.cwd.startswith("/Users/") else "linux")
+            )
             if home:
                 c[("machine", f"{os_name}|{home.group(1)}")] += 1
         if m.kind == "tool_use" and m.tool_name:

@@ -32,11 +32,17 @@ _DANGLING = frozenset(
 _HYPOTHETICAL = re.compile(r"\b(?:would be (?:to|if)|theoretically|in theory|hypothetically|what if)\b", re.A)
 
 # Starts only at the first space of a run ((?<!\s)): from every space of a long run it is quadratic.
-_TRAILING_TIME = re.compile(r"(?<!\s)\s+(?:(?:last|this|next) \w+|recently|yesterday|today|now|already|a while ago)\s*$")
+_TRAILING_TIME = re.compile(
+    r"(?<!\s)\s+(?:(?:last|this|next) \w+|recently|yesterday|today|now|already|a while ago)\s*$"
+)
 
 _BAN = table(
-    Cue(r"\b(?:never|don'?t ever|do not ever|never ever)\s+(?!mind\b)(?P<x>[a-z](?:[^.;!?\n]|\.(?=\w)){2,120})"),
-    Cue(r"\bstop (?P<x>(?:\w+ing|using|adding|making|creating|writing|asking)\b(?:[^.;!?\n]|\.(?=\w)){0,120})"),
+    Cue(
+        r"\b(?:never|don'?t ever|do not ever|never ever)\s+(?!mind\b)(?P<x>[a-z](?:[^.;!?\n]|\.(?=\w)){2,120})"
+    ),
+    Cue(
+        r"\bstop (?P<x>(?:\w+ing|using|adding|making|creating|writing|asking)\b(?:[^.;!?\n]|\.(?=\w)){0,120})"
+    ),
     Cue(
         r"\b(?:do not|don'?t|please don'?t|please do not|you (?:must|should) not|you mustn'?t|we (?:must|should) "
         r"not|must not|mustn'?t|shouldn'?t)\s+(?P<x>(?:use|add|commit|push|run|touch|modify|edit|create|"
@@ -47,7 +53,10 @@ _BAN = table(
         r"\b(?:no more|we (?:explicitly )?don'?t want|i (?:never|don'?t ever) want)\s+(?P<x>[a-z](?:[^.;!?\n]|\.(?=\w)){2,120})"
     ),
     # "avoid X" as an instruction, not "..., avoiding X" in a description.
-    Cue(r"(?:^|[.!;:]\s+|\b(?:please|always|should|must|to|and)\s+)avoid\s+(?P<x>[a-z](?:[^.;!?\n]|\.(?=\w)){2,120})", need="avoid"),
+    Cue(
+        r"(?:^|[.!;:]\s+|\b(?:please|always|should|must|to|and)\s+)avoid\s+(?P<x>[a-z](?:[^.;!?\n]|\.(?=\w)){2,120})",
+        need="avoid",
+    ),
     Cue(r"\b(?:is|are) (?:forbidden|not allowed|banned|off[- ]limits)\b"),
 )
 

@@ -54,64 +54,175 @@ def _p(rx: str, label: str, mixed: bool = False) -> tuple[re.Pattern[str], str, 
 TOKEN_RULES: tuple[TokenRule, ...] = (
     # underscore-delimited prefixes
     # classic `ghp_<36>` and the stateless App installation format `ghs_<app id>_<JWT>` (2026)
-    TokenRule("gh", "_", r"(?<=gh[pousr]_)(?=[A-Za-z0-9]{30}|[0-9]{1,12}_[A-Za-z0-9_-]{10})", 3,
-              (_p(r"gh[pousr]_[0-9]{1,12}_[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,}){1,2}", "github_token"),
-               _p(r"gh[pousr]_[A-Za-z0-9]{30,}", "github_token"))),
-    TokenRule("ghpat", "_", r"(?<=github_pat_)(?=[A-Za-z0-9_]{30})", 10,
-              (_p(r"github_pat_[A-Za-z0-9_]{30,}", "github_token"),)),
+    TokenRule(
+        "gh",
+        "_",
+        r"(?<=gh[pousr]_)(?=[A-Za-z0-9]{30}|[0-9]{1,12}_[A-Za-z0-9_-]{10})",
+        3,
+        (
+            _p(r"gh[pousr]_[0-9]{1,12}_[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,}){1,2}", "github_token"),
+            _p(r"gh[pousr]_[A-Za-z0-9]{30,}", "github_token"),
+        ),
+    ),
+    TokenRule(
+        "ghpat",
+        "_",
+        r"(?<=github_pat_)(?=[A-Za-z0-9_]{30})",
+        10,
+        (_p(r"github_pat_[A-Za-z0-9_]{30,}", "github_token"),),
+    ),
     TokenRule("npm", "_", r"(?<=npm_)(?=[A-Za-z0-9]{30})", 3, (_p(r"npm_[A-Za-z0-9]{30,}", "npm_token"),)),
-    TokenRule("hf", "_", r"(?<=hf_)(?=[A-Za-z0-9]{30})", 2,
-              (_p(r"hf_[A-Za-z0-9]{30,}", "huggingface_token", True),)),
-    TokenRule("stripe", "_", r"(?<=[sr]k_live_|[sr]k_test_)(?=[A-Za-z0-9]{10})", 7,
-              (_p(r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,}", "stripe_key"),)),
-    TokenRule("whsec", "_", r"(?<=whsec_)(?=[A-Za-z0-9+/]{20})", 5,
-              (_p(r"whsec_[A-Za-z0-9+/=]{20,}", "stripe_webhook_secret"),)),
-    TokenRule("dopat", "_", r"(?<=do[opr]_v1_)(?=[A-Za-z0-9]{32})", 6,
-              (_p(r"do[opr]_v1_[A-Za-z0-9]{32,}", "digitalocean_token"),)),
-    TokenRule("shopify", "_", r"(?<=shp(?:at|ss|ca|pa)_)(?=[a-fA-F0-9]{32})", 5,
-              (_p(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", "shopify_token"),), fixed_end=True),
-    TokenRule("linear", "_", r"(?<=lin_api_)(?=[A-Za-z0-9]{32})", 7,
-              (_p(r"lin_api_[A-Za-z0-9]{32,}", "linear_key"),)),
+    TokenRule(
+        "hf", "_", r"(?<=hf_)(?=[A-Za-z0-9]{30})", 2, (_p(r"hf_[A-Za-z0-9]{30,}", "huggingface_token", True),)
+    ),
+    TokenRule(
+        "stripe",
+        "_",
+        r"(?<=[sr]k_live_|[sr]k_test_)(?=[A-Za-z0-9]{10})",
+        7,
+        (_p(r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,}", "stripe_key"),),
+    ),
+    TokenRule(
+        "whsec",
+        "_",
+        r"(?<=whsec_)(?=[A-Za-z0-9+/]{20})",
+        5,
+        (_p(r"whsec_[A-Za-z0-9+/=]{20,}", "stripe_webhook_secret"),),
+    ),
+    TokenRule(
+        "dopat",
+        "_",
+        r"(?<=do[opr]_v1_)(?=[A-Za-z0-9]{32})",
+        6,
+        (_p(r"do[opr]_v1_[A-Za-z0-9]{32,}", "digitalocean_token"),),
+    ),
+    TokenRule(
+        "shopify",
+        "_",
+        r"(?<=shp(?:at|ss|ca|pa)_)(?=[a-fA-F0-9]{32})",
+        5,
+        (_p(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", "shopify_token"),),
+        fixed_end=True,
+    ),
+    TokenRule(
+        "linear",
+        "_",
+        r"(?<=lin_api_)(?=[A-Za-z0-9]{32})",
+        7,
+        (_p(r"lin_api_[A-Za-z0-9]{32,}", "linear_key"),),
+    ),
     # dash-delimited prefixes
-    TokenRule("glpat", "-", r"(?<=glpat-)(?=[A-Za-z0-9_-]{20})", 5,
-              (_p(r"glpat-[A-Za-z0-9_-]{20,}", "gitlab_token"),)),
-    TokenRule("glother", "-", r"(?<=gl[dr]t-)(?=[A-Za-z0-9_-]{20})", 4,
-              (_p(r"gl[dr]t-[A-Za-z0-9_-]{20,}", "gitlab_token"),)),
-    TokenRule("xox", "-", r"(?<=xox[abeoprs]-)(?=[A-Za-z0-9-]{8})", 4,
-              (_p(r"xox[abeoprs]-[A-Za-z0-9-]{10,}", "slack_token"),)),
+    TokenRule(
+        "glpat",
+        "-",
+        r"(?<=glpat-)(?=[A-Za-z0-9_-]{20})",
+        5,
+        (_p(r"glpat-[A-Za-z0-9_-]{20,}", "gitlab_token"),),
+    ),
+    TokenRule(
+        "glother",
+        "-",
+        r"(?<=gl[dr]t-)(?=[A-Za-z0-9_-]{20})",
+        4,
+        (_p(r"gl[dr]t-[A-Za-z0-9_-]{20,}", "gitlab_token"),),
+    ),
+    TokenRule(
+        "xox",
+        "-",
+        r"(?<=xox[abeoprs]-)(?=[A-Za-z0-9-]{8})",
+        4,
+        (_p(r"xox[abeoprs]-[A-Za-z0-9-]{10,}", "slack_token"),),
+    ),
     TokenRule("xapp", "-", r"(?<=xapp-)(?=[A-Za-z0-9])", 4, (_p(r"xapp-[A-Za-z0-9-]{10,}", "slack_token"),)),
-    TokenRule("sk", "-", r"(?<=sk-)(?=[A-Za-z0-9_-]{20})", 2, (
-        _p(r"sk-ant-[A-Za-z0-9_-]{20,}", "anthropic_key"),
-        _p(r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}", "openai_key"),
-        _p(r"sk-[A-Za-z0-9]{20,}", "openai_key", True),
-    )),
-    TokenRule("gocspx", "-", r"(?<=GOCSPX-)(?=[A-Za-z0-9_-]{20})", 6,
-              (_p(r"GOCSPX-[A-Za-z0-9_-]{20,}", "google_oauth_secret"),)),
+    TokenRule(
+        "sk",
+        "-",
+        r"(?<=sk-)(?=[A-Za-z0-9_-]{20})",
+        2,
+        (
+            _p(r"sk-ant-[A-Za-z0-9_-]{20,}", "anthropic_key"),
+            _p(r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}", "openai_key"),
+            _p(r"sk-[A-Za-z0-9]{20,}", "openai_key", True),
+        ),
+    ),
+    TokenRule(
+        "gocspx",
+        "-",
+        r"(?<=GOCSPX-)(?=[A-Za-z0-9_-]{20})",
+        6,
+        (_p(r"GOCSPX-[A-Za-z0-9_-]{20,}", "google_oauth_secret"),),
+    ),
     TokenRule("pypi", "-", r"(?<=pypi-)(?=Ag)", 4, (_p(r"pypi-Ag[A-Za-z0-9_-]{50,}", "pypi_token"),)),
-    TokenRule("mailgun", "-", r"(?<=key-)(?=[0-9a-f]{32})", 3,
-              (_p(r"key-[0-9a-f]{32}", "mailgun_key"),), fixed_end=True),
+    TokenRule(
+        "mailgun",
+        "-",
+        r"(?<=key-)(?=[0-9a-f]{32})",
+        3,
+        (_p(r"key-[0-9a-f]{32}", "mailgun_key"),),
+        fixed_end=True,
+    ),
     # dot-delimited prefixes
-    TokenRule("sendgrid", ".", r"(?<=SG\.)(?=[A-Za-z0-9_-]{16})", 2,
-              (_p(r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "sendgrid_key"),)),
-    TokenRule("vault", ".", r"(?<=hv[sbr]\.)(?=[A-Za-z0-9_-]{20})", 3,
-              (_p(r"hv[sbr]\.[A-Za-z0-9_-]{20,}", "vault_token"),)),
-    TokenRule("ya29", ".", r"(?<=ya29\.)(?=[A-Za-z0-9_-]{20})", 4,
-              (_p(r"ya29\.[A-Za-z0-9_-]{20,}", "google_oauth_token"),)),
+    TokenRule(
+        "sendgrid",
+        ".",
+        r"(?<=SG\.)(?=[A-Za-z0-9_-]{16})",
+        2,
+        (_p(r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "sendgrid_key"),),
+    ),
+    TokenRule(
+        "vault",
+        ".",
+        r"(?<=hv[sbr]\.)(?=[A-Za-z0-9_-]{20})",
+        3,
+        (_p(r"hv[sbr]\.[A-Za-z0-9_-]{20,}", "vault_token"),),
+    ),
+    TokenRule(
+        "ya29",
+        ".",
+        r"(?<=ya29\.)(?=[A-Za-z0-9_-]{20})",
+        4,
+        (_p(r"ya29\.[A-Za-z0-9_-]{20,}", "google_oauth_token"),),
+    ),
     # uppercase anchors
-    TokenRule("aws", "A", r"(?=KIA[A-Z0-9]{16}|SIA[A-Z0-9]{16})", 0,
-              (_p(r"A(?:KIA|SIA)[A-Z0-9]{16}", "aws_access_key"),), fixed_end=True),
-    TokenRule("aiza", "A", r"(?=Iza[0-9A-Za-z_-]{35})", 0,
-              (_p(r"AIza[0-9A-Za-z_-]{35}", "google_api_key"),), fixed_end=True),
-    TokenRule("twilio", "K", r"(?<=SK)(?=[0-9a-f]{32})", 1,
-              (_p(r"SK[0-9a-f]{32}", "twilio_key"),), fixed_end=True),
+    TokenRule(
+        "aws",
+        "A",
+        r"(?=KIA[A-Z0-9]{16}|SIA[A-Z0-9]{16})",
+        0,
+        (_p(r"A(?:KIA|SIA)[A-Z0-9]{16}", "aws_access_key"),),
+        fixed_end=True,
+    ),
+    TokenRule(
+        "aiza",
+        "A",
+        r"(?=Iza[0-9A-Za-z_-]{35})",
+        0,
+        (_p(r"AIza[0-9A-Za-z_-]{35}", "google_api_key"),),
+        fixed_end=True,
+    ),
+    TokenRule(
+        "twilio", "K", r"(?<=SK)(?=[0-9a-f]{32})", 1, (_p(r"SK[0-9a-f]{32}", "twilio_key"),), fixed_end=True
+    ),
 )
 TOKEN_RULES_BY_NAME = {r.name: r for r in TOKEN_RULES}
 
 # --- generic `name <sep> value` forms -------------------------------------------------------------
 # Secret key names end with one of these words. The scan first checks the last two letters (a
 # lookbehind whose alternatives start with a char class, which sre skips cheaply), then the words.
-_KV_WORDS = ("password", "passwd", "pwd", "passphrase", "pass", "credentials", "credential", "secret",
-             "token", "authorization", "key", "auth")
+_KV_WORDS = (
+    "password",
+    "passwd",
+    "pwd",
+    "passphrase",
+    "pass",
+    "credentials",
+    "credential",
+    "secret",
+    "token",
+    "authorization",
+    "key",
+    "auth",
+)
 # What may sit between the key name and the separator: `KEY=`, `"key":`, `\"key\":`, `key = `,
 # `'key' =>`, `key :=`.
 _KV_TAILS = {":": ("", "[\"']", r'\\"'), "=": ("", "[ \"':]", "(?:[\"'] | :)")}
@@ -149,10 +260,26 @@ _KV_VALUE_AHEAD = (
 )
 
 
-_FLAG_WORDS_LB = "(?:" + "|".join(
-    f"(?<={w})" for w in ("password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "key", "auth",
-                           "credential", "credentials")
-) + ")"  # lower-case only, as CLI flags are
+_FLAG_WORDS_LB = (
+    "(?:"
+    + "|".join(
+        f"(?<={w})"
+        for w in (
+            "password",
+            "passwd",
+            "passphrase",
+            "pass",
+            "pwd",
+            "secret",
+            "token",
+            "key",
+            "auth",
+            "credential",
+            "credentials",
+        )
+    )
+    + ")"
+)  # lower-case only, as CLI flags are
 
 # (name, anchor, guard) for the formats handled by custom code in the scrubber.
 SPECIAL_RULES: tuple[tuple[str, str, str], ...] = (
@@ -216,9 +343,30 @@ API_ID = re.compile(r"(?:msg|req|toolu|srvtoolu)_[A-Za-z0-9]{8,64}")
 
 # --- key-name classification ---------------------------------------------------------------------
 _KEY_QUALIFIERS = (
-    "api", "access", "secret", "private", "auth", "encryption", "signing", "master", "account", "client",
-    "app", "service", "subscription", "license", "consumer", "webhook", "admin", "hmac", "jwt",
-    "decryption", "deploy", "ingest", "write", "read",
+    "api",
+    "access",
+    "secret",
+    "private",
+    "auth",
+    "encryption",
+    "signing",
+    "master",
+    "account",
+    "client",
+    "app",
+    "service",
+    "subscription",
+    "license",
+    "consumer",
+    "webhook",
+    "admin",
+    "hmac",
+    "jwt",
+    "decryption",
+    "deploy",
+    "ingest",
+    "write",
+    "read",
 )
 _TOKENIZER_NAMES = ("padtoken", "bostoken", "eostoken", "unktoken", "septoken", "clstoken", "masktoken")
 _STRIP = str.maketrans("", "", "_-.$ ")
@@ -243,7 +391,11 @@ def secret_key_label(name: str) -> str | None:
         return None
     if compact.endswith("authorization"):
         return "authorization"
-    if compact.endswith(("password", "passwd", "passphrase")) or _word_end(name, "pass") or _word_end(name, "pwd"):
+    if (
+        compact.endswith(("password", "passwd", "passphrase"))
+        or _word_end(name, "pass")
+        or _word_end(name, "pwd")
+    ):
         return "password"
     if compact.endswith(("accountkey", "sharedaccesskey", "sharedaccesssignature")):
         return "azure_key"
@@ -252,7 +404,9 @@ def secret_key_label(name: str) -> str | None:
         label = "vault_token"
     elif "twilio" in compact:
         label = "twilio_token"
-    if compact.endswith(("secret", "credential", "credentials", "auth", "keydata")):  # kubeconfig client-key-data
+    if compact.endswith(
+        ("secret", "credential", "credentials", "auth", "keydata")
+    ):  # kubeconfig client-key-data
         return label
     if compact.endswith("token"):
         return None if compact.endswith(_TOKENIZER_NAMES) else label
@@ -278,10 +432,33 @@ PATH_RE = re.compile(
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DOTTED_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 CAMEL_TYPE_RE = re.compile(r"(?:[A-Z][a-z]+)+")
-CODE_WORDS = frozenset((
-    "return", "yield", "break", "continue", "raise", "await", "async", "lambda", "import", "print", "self",
-    "this", "function", "const", "let", "var", "new", "not", "and", "or", "else", "elif", "then",
-))
+CODE_WORDS = frozenset(
+    (
+        "return",
+        "yield",
+        "break",
+        "continue",
+        "raise",
+        "await",
+        "async",
+        "lambda",
+        "import",
+        "print",
+        "self",
+        "this",
+        "function",
+        "const",
+        "let",
+        "var",
+        "new",
+        "not",
+        "and",
+        "or",
+        "else",
+        "elif",
+        "then",
+    )
+)
 KEYWORDISH_RE = re.compile(r"(?i)pass|secret|token|key|auth|cred")
 
 # value shapes after a separator
@@ -336,7 +513,9 @@ def plausible_value(v: str, label: str, min_len: int) -> bool:
 def _random_segment(seg: str) -> bool:
     """A long mixed-case alphanumeric run with digits: token material, not an identifier."""
     return (
-        len(seg) >= 16 and any(c.isdigit() for c in seg) and any(c.isupper() for c in seg)
+        len(seg) >= 16
+        and any(c.isdigit() for c in seg)
+        and any(c.isupper() for c in seg)
         and any(c.islower() for c in seg)
     )
 
@@ -355,8 +534,9 @@ def secret_path_head(v: str) -> int:
     if first == len(parts) or _ordinary_piece(parts[first]):
         return 0
     k = len(parts)
-    while k > first + 1 and (not parts[k - 1] or _ordinary_piece(parts[k - 1])
-                             or not parts[k - 1].split(".", 1)[0].strip(ID_CHARS)):
+    while k > first + 1 and (
+        not parts[k - 1] or _ordinary_piece(parts[k - 1]) or not parts[k - 1].split(".", 1)[0].strip(ID_CHARS)
+    ):
         k -= 1
     return len("/".join(parts[:k]))
 
@@ -367,8 +547,10 @@ def _ordinary_piece(piece: str) -> bool:
     return bool(ORDINARY_PIECE.fullmatch(piece)) and not looks_random(piece)
 
 
-ORDINARY_PIECE = re.compile(r"(?:[a-z][a-z0-9_-]*|[0-9]+|[A-Z][a-z]+(?:[-_][A-Za-z0-9]+)*|[A-Z0-9_-]+)"
-                            r"(?:\.[A-Za-z0-9_-]{1,10})*")
+ORDINARY_PIECE = re.compile(
+    r"(?:[a-z][a-z0-9_-]*|[0-9]+|[A-Z][a-z]+(?:[-_][A-Za-z0-9]+)*|[A-Z0-9_-]+)"
+    r"(?:\.[A-Za-z0-9_-]{1,10})*"
+)
 
 
 def unquoted_value_ok(text: str, v: str, end: int, sep: str, spaced: bool, name: str = "") -> bool:

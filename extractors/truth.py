@@ -41,7 +41,9 @@ _RULES: tuple[tuple[str, Cue, float], ...] = (
     ),
     (
         "certainty_claim",
-        Cue(r"\b(?:100|9[0-9])% (?:chance|sure|certain|confident)\b", need="100 90 91 92 93 94 95 96 97 98 99"),
+        Cue(
+            r"\b(?:100|9[0-9])% (?:chance|sure|certain|confident)\b", need="100 90 91 92 93 94 95 96 97 98 99"
+        ),
         0.6,
     ),
     (

@@ -70,18 +70,35 @@ def report(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
             else:
                 judged_skipped += 1
                 missed += bool(out.get("missed"))
-    per_trigger = {r: {"judged": c["judged"], "useful": c["useful"], "precision": _ratio(c["useful"], c["judged"])}
-                   for r, c in sorted(by_reason.items())}
+    per_trigger = {
+        r: {"judged": c["judged"], "useful": c["useful"], "precision": _ratio(c["useful"], c["judged"])}
+        for r, c in sorted(by_reason.items())
+    }
     rep: dict[str, Any] = {
-        "prompts": prompts, "fired": fired, "fire_rate": _ratio(fired, prompts),
+        "prompts": prompts,
+        "fired": fired,
+        "fire_rate": _ratio(fired, prompts),
         "avg_injected_chars": round(injected_chars / fired) if fired else 0,
-        "precision": _ratio(useful, judged_fired), "judged_injections": judged_fired, "useful_injections": useful,
-        "miss_rate": _ratio(missed, judged_skipped), "judged_skips": judged_skipped, "missed": missed,
-        "per_trigger": per_trigger, "decisions": dict(decisions.most_common()),
+        "precision": _ratio(useful, judged_fired),
+        "judged_injections": judged_fired,
+        "useful_injections": useful,
+        "miss_rate": _ratio(missed, judged_skipped),
+        "judged_skips": judged_skipped,
+        "missed": missed,
+        "per_trigger": per_trigger,
+        "decisions": dict(decisions.most_common()),
         "suppressors": dict(suppressors.most_common()),
-        "hooks": {h: {"runs": runs[h], "errors": errors[h], "p50_ms": _pct(latency[h], 0.5),
-                      "p95_ms": _pct(latency[h], 0.95)} for h in sorted(runs)},
-        "index_runs": index_runs, "index_errors": index_errors,
+        "hooks": {
+            h: {
+                "runs": runs[h],
+                "errors": errors[h],
+                "p50_ms": _pct(latency[h], 0.5),
+                "p95_ms": _pct(latency[h], 0.95),
+            }
+            for h in sorted(runs)
+        },
+        "index_runs": index_runs,
+        "index_errors": index_errors,
     }
     rep["advice"] = advice(rep)
     return rep
@@ -91,14 +108,23 @@ def advice(rep: dict[str, Any]) -> list[str]:
     out = []
     for reason, r in rep["per_trigger"].items():
         if r["judged"] >= MIN_SAMPLES and r["precision"] is not None and r["precision"] < 0.5:
-            out.append(f"{reason}: precision {r['precision']:.0%} over {r['judged']} injections — "
-                       f"this trigger mostly injects what did not help")
-    if rep["judged_injections"] >= MIN_SAMPLES and (rep["precision"] or 0) >= 0.8 and (rep["miss_rate"] or 0) > 0.2:
-        out.append(f"precision is high but {rep['miss_rate']:.0%} of skipped prompts were followed by a correction "
-                   "or repeat — the policy could fire more often")
+            out.append(
+                f"{reason}: precision {r['precision']:.0%} over {r['judged']} injections — "
+                f"this trigger mostly injects what did not help"
+            )
+    if (
+        rep["judged_injections"] >= MIN_SAMPLES
+        and (rep["precision"] or 0) >= 0.8
+        and (rep["miss_rate"] or 0) > 0.2
+    ):
+        out.append(
+            f"precision is high but {rep['miss_rate']:.0%} of skipped prompts were followed by a correction "
+            "or repeat — the policy could fire more often"
+        )
     if rep["judged_injections"] < MIN_SAMPLES:
-        out.append(f"only {rep['judged_injections']} judged injections so far; figures firm up after "
-                   f"{MIN_SAMPLES}+")
+        out.append(
+            f"only {rep['judged_injections']} judged injections so far; figures firm up after {MIN_SAMPLES}+"
+        )
     for hook, h in rep["hooks"].items():
         if h["runs"] and h["errors"] / h["runs"] > 0.1:
             out.append(f"{hook}: {h['errors']} of {h['runs']} runs failed — see events.jsonl")

@@ -34,8 +34,10 @@ class Ctx:
 def answer(event_name: str, text: str) -> str:
     if not text:
         return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
-                                              "additionalContext": text[:MAX_CONTEXT]}}, ensure_ascii=False)
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text[:MAX_CONTEXT]}},
+        ensure_ascii=False,
+    )
 
 
 def open_db(ctx: Ctx) -> sqlite3.Connection:
@@ -81,8 +83,10 @@ def derived_root(transcript_path: str, configured: list[Path]) -> tuple[Path | N
     if not path.is_absolute():
         return None, str(guess)
     homes = agent_homes(configured)
-    for root in (path.parents[1] if len(path.parents) > 1 else None,
-                 path.parents[3] if len(path.parents) > 3 else None):
+    for root in (
+        path.parents[1] if len(path.parents) > 1 else None,
+        path.parents[3] if len(path.parents) > 3 else None,
+    ):
         if root is None or root.name != "projects":
             continue
         home = root.parent

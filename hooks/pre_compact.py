@@ -6,8 +6,10 @@ from __future__ import annotations
 from hooks.context import PACKET_BUDGET, Ctx, open_db
 from hooks.state import continuation_file, write_json
 
-PRECOMPACT_LEAD = ("Keep in the summary where this session stood; total-recall recorded it from the transcript "
-                   "(copy the block with its total-recall-memory tags):")
+PRECOMPACT_LEAD = (
+    "Keep in the summary where this session stood; total-recall recorded it from the transcript "
+    "(copy the block with its total-recall-memory tags):"
+)
 
 
 def pre_compact(ctx: Ctx) -> str:
@@ -24,7 +26,9 @@ def pre_compact(ctx: Ctx) -> str:
             conn = open_db(ctx)
         except IndexError_ as exc:
             ctx.rec["index"] = type(exc).__name__
-    packet = continuation(conn, sid, cwd=ctx.str_field("cwd"), transcript_path=ctx.str_field("transcript_path"))
+    packet = continuation(
+        conn, sid, cwd=ctx.str_field("cwd"), transcript_path=ctx.str_field("transcript_path")
+    )
     ctx.rec["trigger"] = ctx.str_field("trigger")
     ctx.rec["packet_sources"] = packet.sources
     ctx.rec["saved"] = write_json(continuation_file(ctx.state, sid), packet.to_json())

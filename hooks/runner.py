@@ -16,8 +16,13 @@ from typing import Any
 
 EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "post-compact")
 # Seconds before the hook gives up and prints nothing (Claude Code's own timeouts are longer).
-DEADLINE = {"session-start": 3.0, "user-prompt-submit": 3.0, "pre-compact": 12.0, "stop": 3.0,
-            "post-compact": 3.0}
+DEADLINE = {
+    "session-start": 3.0,
+    "user-prompt-submit": 3.0,
+    "pre-compact": 12.0,
+    "stop": 3.0,
+    "post-compact": 3.0,
+}
 MAX_STDIN = 16 << 20
 
 

@@ -12,8 +12,10 @@ from hooks.state import continuation_file, first_banner, read_json
 
 BUNDLE_BUDGET = 1800
 STARTUP_REINDEX_AFTER_S = 120
-BANNER = ("total-recall: first run — indexing your Claude Code history in the background. "
-          "Memory from past sessions will appear in your next sessions.")
+BANNER = (
+    "total-recall: first run — indexing your Claude Code history in the background. "
+    "Memory from past sessions will appear in your next sessions."
+)
 
 
 def session_start(ctx: Ctx) -> str:
@@ -83,4 +85,6 @@ def restore_packet(ctx: Ctx, conn: sqlite3.Connection | None, sid: str, cwd: str
         except Exception:  # noqa: BLE001 - a damaged file: rebuild the packet instead
             pass
     ctx.rec["packet_source"] = "rebuilt"
-    return continuation(conn, sid, cwd=cwd, transcript_path=ctx.str_field("transcript_path")).render(PACKET_BUDGET)
+    return continuation(conn, sid, cwd=cwd, transcript_path=ctx.str_field("transcript_path")).render(
+        PACKET_BUDGET
+    )

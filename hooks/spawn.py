@@ -58,8 +58,9 @@ def _mark_pending(state: Path) -> None:
         (state / PENDING).touch()
 
 
-def spawn_index(db: Path, roots: list[Path] | None = None, *, full: bool = False, jobs: int = 1,
-                trigger: str = "hook") -> str:
+def spawn_index(
+    db: Path, roots: list[Path] | None = None, *, full: bool = False, jobs: int = 1, trigger: str = "hook"
+) -> str:
     """Start a detached index run. Returns "spawned", "collapsed" (one is running) or "failed"."""
     state = state_dir(db)
     try:
@@ -75,8 +76,15 @@ def spawn_index(db: Path, roots: list[Path] | None = None, *, full: bool = False
     if full:
         cmd.append("--full")
     try:
-        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True, cwd=str(state))
+        subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            cwd=str(state),
+        )
     except OSError:
         return "failed"
     return "spawned"
@@ -149,8 +157,9 @@ def worker(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str) -> 
         return 0
 
 
-def _passes(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str, state: Path,
-            priority: dict[str, int]) -> int:
+def _passes(
+    db: Path, roots: list[Path], full: bool, jobs: int, trigger: str, state: Path, priority: dict[str, int]
+) -> int:
     """Index passes while ticks keep arriving (each tick leaves `index.pending`)."""
     from index.ingest import run_index
     from lib.paths import projects_roots
@@ -162,14 +171,25 @@ def _passes(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str, st
         with contextlib.suppress(OSError):
             os.unlink(state / PENDING)
         t0 = time.perf_counter()
-        rec: dict[str, object] = {"event": "index", "trigger": trigger, "pass": n + 1, "full": full and n == 0,
-                                  **priority}
+        rec: dict[str, object] = {
+            "event": "index",
+            "trigger": trigger,
+            "pass": n + 1,
+            "full": full and n == 0,
+            **priority,
+        }
         try:
             existing = [p for p in paths if p.is_dir()]
             report = run_index(db, existing, full=full and n == 0, jobs=jobs)
-            rec.update(ok=True, files=report.files, files_unchanged=report.files_unchanged,
-                       messages_added=report.messages_added, extractions_added=report.extractions_added,
-                       bytes_read=report.bytes_read, errors=len(report.errors))
+            rec.update(
+                ok=True,
+                files=report.files,
+                files_unchanged=report.files_unchanged,
+                messages_added=report.messages_added,
+                extractions_added=report.extractions_added,
+                bytes_read=report.bytes_read,
+                errors=len(report.errors),
+            )
             (state / LAST).write_text(str(time.time()))
         except Exception as exc:  # logged, never raised: nobody is watching this process
             rec.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:500])

@@ -26,9 +26,11 @@ SEARCH_BUDGET_S = 0.12
 PROMPT_BUDGET = 1600  # characters of recall injected with one prompt (issue 4: ≤ ~1,600)
 IN_HOOK_TARGET_S = 0.16
 MIN_SEARCH_S = 0.03
-_ACTION_TEXT = {"acknowledge_and_verify": "acknowledge the problem and verify before claiming success",
-                "slow_down_and_confirm": "slow down and confirm the plan with the operator",
-                "stop_and_ask": "stop and ask the operator how to proceed"}
+_ACTION_TEXT = {
+    "acknowledge_and_verify": "acknowledge the problem and verify before claiming success",
+    "slow_down_and_confirm": "slow down and confirm the plan with the operator",
+    "stop_and_ask": "stop and ask the operator how to proceed",
+}
 
 
 def user_prompt_submit(ctx: Ctx) -> str:
@@ -47,15 +49,23 @@ def escalation_note(esc: dict[str, object]) -> str:
     if esc.get("state") not in (None, "calm"):
         reasons = esc.get("reasons") or []
         why = "; ".join(str(r) for r in reasons[:3]) if isinstance(reasons, list) else ""
-        lines.append(f"Operator signals (total-recall): {esc['state']} ({why}). Suggested: "
-                     f"{_ACTION_TEXT.get(str(esc.get('action')), 'proceed')}.")
+        lines.append(
+            f"Operator signals (total-recall): {esc['state']} ({why}). Suggested: "
+            f"{_ACTION_TEXT.get(str(esc.get('action')), 'proceed')}."
+        )
     typos = esc.get("typos") or []
     if isinstance(typos, list) and typos:
         from index.bundle import safe_text  # typos come from the index: recalled text like any other
 
-        lines.append("Known typos of this operator in the prompt: " + ", ".join(
-            f"{safe_text(str(t['typo']), 40)}→{safe_text(str(t['meant']), 40)}" for t in typos[:5]
-            if isinstance(t, dict)) + ".")
+        lines.append(
+            "Known typos of this operator in the prompt: "
+            + ", ".join(
+                f"{safe_text(str(t['typo']), 40)}→{safe_text(str(t['meant']), 40)}"
+                for t in typos[:5]
+                if isinstance(t, dict)
+            )
+            + "."
+        )
     return "\n".join(lines)
 
 
@@ -95,15 +105,24 @@ def prompt_context(ctx: Ctx, connect: Callable[[], sqlite3.Connection], prompt: 
     if decision.fire and conn is None:
         suppressors.append("no_index")
     elif decision.fire and conn is not None:
-        budget = min(SEARCH_BUDGET_S, max(MIN_SEARCH_S, IN_HOOK_TARGET_S - (time.perf_counter() - ctx.started)))
+        budget = min(
+            SEARCH_BUDGET_S, max(MIN_SEARCH_S, IN_HOOK_TARGET_S - (time.perf_counter() - ctx.started))
+        )
         text, keys, more = _recall(conn, prompt, cwd, sid, idents, state, ctx.deadline, esc, budget)
         suppressors += more
     advance(state, prompt, decision, keys, now)
     write_json(path, state.to_json())
-    ctx.rec["policy"] = {"fire": bool(text), "decided": decision.fire, "reason": decision.reason,
-                         "triggers": decision.triggers, "suppressors": suppressors,
-                         "identifiers": len(idents), "identifier_hits": hits, "items": len(keys),
-                         "injections": state.injections}
+    ctx.rec["policy"] = {
+        "fire": bool(text),
+        "decided": decision.fire,
+        "reason": decision.reason,
+        "triggers": decision.triggers,
+        "suppressors": suppressors,
+        "identifiers": len(idents),
+        "identifier_hits": hits,
+        "items": len(keys),
+        "injections": state.injections,
+    }
     ctx.rec["injected_chars"] = len(text)
     return text
 
@@ -118,15 +137,31 @@ def _connect(ctx: Ctx, connect: Callable[[], sqlite3.Connection]) -> sqlite3.Con
         return None
 
 
-def _recall(conn: sqlite3.Connection, prompt: str, cwd: str | None, sid: str, idents: list[str],
-            state: PolicyState, deadline: float, esc: dict[str, object],
-            search_budget: float) -> tuple[str, list[str], list[str]]:
+def _recall(
+    conn: sqlite3.Connection,
+    prompt: str,
+    cwd: str | None,
+    sid: str,
+    idents: list[str],
+    state: PolicyState,
+    deadline: float,
+    esc: dict[str, object],
+    search_budget: float,
+) -> tuple[str, list[str], list[str]]:
     from index.prompt_recall import gather as gather_items
     from index.prompt_recall import render
 
     notes: list[str] = []
-    items = gather_items(conn, prompt, cwd=cwd, session_id=sid, idents=idents, search_budget_s=search_budget,
-                         deadline=deadline, notes=notes)
+    items = gather_items(
+        conn,
+        prompt,
+        cwd=cwd,
+        session_id=sid,
+        idents=idents,
+        search_budget_s=search_budget,
+        deadline=deadline,
+        notes=notes,
+    )
     kept_pairs, why = filter_items([(i.key, i.line) for i in items], prompt, state)
     why += notes
     kept_keys = {k for k, _ in kept_pairs}

@@ -16,7 +16,9 @@ def update_main_branch(conn: sqlite3.Connection, session_id: str) -> int:
     """Recompute `messages.on_main` for one session; returns how many rows changed."""
     rows = conn.execute(
         """SELECT id, uuid, parent_uuid, kind, on_main, message_id FROM messages
-           WHERE session_id=? AND is_sidechain=0 ORDER BY id""", (session_id,)).fetchall()
+           WHERE session_id=? AND is_sidechain=0 ORDER BY id""",
+        (session_id,),
+    ).fetchall()
     if not rows:
         return 0
     parent = {r[1]: r[2] for r in rows}

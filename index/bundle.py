@@ -64,7 +64,9 @@ _PROJECT_BOUND = re.compile(
 )
 # Brackets that read like < and > (fullwidth, angle), and the « » that quote our items. (‹ › are what
 # safe_text turns < > into, so it can run twice over the same text.)
-_LOOKALIKE = str.maketrans({c: "<" for c in "＜﹤〈⟨《❮"} | {c: ">" for c in "＞﹥〉⟩》❯"} | {"«": '"', "»": '"'})
+_LOOKALIKE = str.maketrans(
+    {c: "<" for c in "＜﹤〈⟨《❮"} | {c: ">" for c in "＞﹥〉⟩》❯"} | {"«": '"', "»": '"'}
+)
 _TAG = re.compile(r"<\s*(?:/\s*)?[A-Za-z!?][^<>]{0,200}>")  # one \s* per gap: linear
 _OUR_MARK = re.compile(re.escape(MARK), re.I)
 _FENCE = re.compile(r"```+")
@@ -106,9 +108,13 @@ class OperatorContext:
     def to_json(self) -> dict[str, Any]:
         return {
             "project": display_name(self.project_key) if self.project_key else None,
-            "project_key": self.project_key, "cwd": self.cwd, "budget": self.budget, "chars": len(self.text),
+            "project_key": self.project_key,
+            "cwd": self.cwd,
+            "budget": self.budget,
+            "chars": len(self.text),
             "sections": {k: [i.to_json() for i in v] for k, v in self.sections.items()},
-            "dropped": self.dropped, "text": self.text,
+            "dropped": self.dropped,
+            "text": self.text,
         }
 
 
@@ -183,8 +189,12 @@ def identity(conn: sqlite3.Connection) -> list[Item]:
     head += f" since {first}" if first else ""
     items = [Item(head, _day(p.get("last_ts")))]
     tools = []
-    for label, key, n in (("languages", "languages", 4), ("package managers", "package_managers", 2),
-                          ("tests", "test_runners", 2), ("models", "models", 2)):
+    for label, key, n in (
+        ("languages", "languages", 4),
+        ("package managers", "package_managers", 2),
+        ("tests", "test_runners", 2),
+        ("models", "models", 2),
+    ):
         names = [_MODEL.sub("", x) for x in _names(p.get(key), n)]
         if names:
             tools.append(f"{label}: {', '.join(names)}")
@@ -209,7 +219,8 @@ def goals(conn: sqlite3.Connection, key: str | None, now: datetime) -> list[Item
            LEFT JOIN extractions e ON e.id = g.extraction_id
            WHERE g.project_key = ? AND g.status IN ('active','paused','blocked') AND coalesce(e.score, 1) >= ?
            ORDER BY max(coalesce(g.updated_ts,''), coalesce(g.ts,'')) DESC, g.id DESC LIMIT 6""",
-        (key, bundle_threshold("goal"))).fetchall()
+        (key, bundle_threshold("goal")),
+    ).fetchall()
     active: list[Item] = []
     parked: list[Item] = []
     for content, status, ts, updated, sid, project in rows:
@@ -217,8 +228,13 @@ def goals(conn: sqlite3.Connection, key: str | None, now: datetime) -> list[Item
         eff = decayed_status(status, touch, now)
         if eff == "abandoned":
             continue
-        item = Item(safe_text(content), _day(touch), sid, display_name(project),
-                    {"status": eff, "recorded_status": status})
+        item = Item(
+            safe_text(content),
+            _day(touch),
+            sid,
+            display_name(project),
+            {"status": eff, "recorded_status": status},
+        )
         (active if eff == "active" else parked).append(item)
     if active:
         return active[:1]
@@ -227,7 +243,9 @@ def goals(conn: sqlite3.Connection, key: str | None, now: datetime) -> list[Item
     return parked[:1]
 
 
-def _rules(conn: sqlite3.Connection, table: str, key: str | None, n_project: int, n_global: int) -> list[Item]:
+def _rules(
+    conn: sqlite3.Connection, table: str, key: str | None, n_project: int, n_global: int
+) -> list[Item]:
     """Active bans or standing decisions above the injection threshold: this project's first, then
     other projects' only when stated operator-wide."""
     kind = "standing_decision" if table == "standing_decisions" else "ban"
@@ -250,8 +268,15 @@ def _rules(conn: sqlite3.Connection, table: str, key: str | None, n_project: int
             continue
         seen.add(norm)
         where = display_name(project) if project else "global"
-        out.append(Item(safe_text(content, ITEM_CHARS - 20) + f" [{where}]", _day(last), sid,
-                        display_name(project), {"scope": "global"}))
+        out.append(
+            Item(
+                safe_text(content, ITEM_CHARS - 20) + f" [{where}]",
+                _day(last),
+                sid,
+                display_name(project),
+                {"scope": "global"},
+            )
+        )
     return out
 
 
@@ -264,7 +289,9 @@ def _statement(context: str | None) -> str:
     return str(ctx.get("statement") or "") if isinstance(ctx, dict) else ""
 
 
-def corrections(conn: sqlite3.Connection, key: str | None, n_project: int = 4, n_global: int = 2) -> list[Item]:
+def corrections(
+    conn: sqlite3.Connection, key: str | None, n_project: int = 4, n_global: int = 2
+) -> list[Item]:
     out: list[Item] = []
     seen: set[str] = set()
 
@@ -293,7 +320,11 @@ def corrections(conn: sqlite3.Connection, key: str | None, n_project: int = 4, n
            WHERE kind IN ('correction','model_correction') AND score >= ? AND {} ORDER BY ts DESC LIMIT ?"""
     cut = bundle_threshold("correction")
     if key:
-        add(conn.execute(q.format("project_key = ?"), (cut, key, n_project * 3)).fetchall(), "project", n_project)
+        add(
+            conn.execute(q.format("project_key = ?"), (cut, key, n_project * 3)).fetchall(),
+            "project",
+            n_project,
+        )
     add(conn.execute(q.format("project_key IS NOT ?"), (cut, key, 200)).fetchall(), "global", n_global)
     return out
 
@@ -307,8 +338,12 @@ def voice(conn: sqlite3.Connection) -> list[Item]:
     items.append(Item(f"writes {', '.join(style) or 'plainly'} (avg {v.get('avg_words', 0)} words/prompt)"))
     typos = [t for t in v.get("typos") or [] if isinstance(t, dict) and t.get("typo")]
     if typos:
-        items.append(Item("typos: " + ", ".join(f"{t['typo']}→{t.get('meant', '?')}" for t in typos[:6]),
-                          extra={"typos": typos[:20]}))
+        items.append(
+            Item(
+                "typos: " + ", ".join(f"{t['typo']}→{t.get('meant', '?')}" for t in typos[:6]),
+                extra={"typos": typos[:20]},
+            )
+        )
     openers = _names(v.get("openers"), 5)
     if openers:
         items.append(Item("often opens with: " + ", ".join(openers)))
@@ -319,24 +354,34 @@ def machines(conn: sqlite3.Connection, n: int = 3) -> list[Item]:
     items = []
     hosts = ""
     for machine, os_name, users, homes, sessions, last, host_csv in conn.execute(
-            """SELECT machine, os, users, homes, sessions, last_ts, hosts FROM machines
-               WHERE users != '?' ORDER BY last_ts DESC LIMIT ?""", (n,)):
+        """SELECT machine, os, users, homes, sessions, last_ts, hosts FROM machines
+               WHERE users != '?' ORDER BY last_ts DESC LIMIT ?""",
+        (n,),
+    ):
         hosts = hosts or (host_csv or "")
-        items.append(Item(f"{os_name} as {users} ({homes or '?'}), {sessions} sessions", _day(last),
-                          extra={"machine": machine}))
+        items.append(
+            Item(
+                f"{os_name} as {users} ({homes or '?'}), {sessions} sessions",
+                _day(last),
+                extra={"machine": machine},
+            )
+        )
     if items and hosts:
         items.append(Item("hosts mentioned: " + ", ".join(hosts.split(",")[:6])))
     return items
 
 
-def last_sessions(conn: sqlite3.Connection, key: str | None, n: int = 4,
-                  exclude: str | None = None) -> list[Item]:
+def last_sessions(
+    conn: sqlite3.Connection, key: str | None, n: int = 4, exclude: str | None = None
+) -> list[Item]:
     if not key:
         return []
     rows = conn.execute(
         """SELECT session_id, title, last_ts, project_key FROM sessions
            WHERE project_key = ? AND n_prompts > 0 AND session_id IS NOT ?
-           ORDER BY last_ts DESC LIMIT ?""", (key, exclude, n * 4)).fetchall()
+           ORDER BY last_ts DESC LIMIT ?""",
+        (key, exclude, n * 4),
+    ).fetchall()
     out: list[Item] = []
     seen: set[str] = set()
     for sid, title, last, project in rows:
@@ -367,8 +412,14 @@ def render(sections: dict[str, list[Item]], budget: int) -> tuple[str, dict[str,
     return fitted.text, fitted.dropped
 
 
-def operator_context(conn: sqlite3.Connection, cwd: str | None, *, budget: int = 1800,
-                     now: datetime | None = None, session_id: str | None = None) -> OperatorContext:
+def operator_context(
+    conn: sqlite3.Connection,
+    cwd: str | None,
+    *,
+    budget: int = 1800,
+    now: datetime | None = None,
+    session_id: str | None = None,
+) -> OperatorContext:
     """The SessionStart bundle for `cwd` (None = no project: only operator-wide sections)."""
     now = now or datetime.now(timezone.utc)
     cwd = stored_cwd(cwd)

@@ -36,8 +36,10 @@ class IndexUnavailable(IndexError_):
     """The index is there but may not be opened (permissions, a read-only folder, a lock): not damage,
     so the fix never says rebuild, which would delete a healthy index."""
 
-    fix = ("check the permissions of the index and its folder, and that no other program holds it; "
-           "the index is not damaged: keep it")
+    fix = (
+        "check the permissions of the index and its folder, and that no other program holds it; "
+        "the index is not damaged: keep it"
+    )
 
 
 _DAMAGED = ("not a database", "malformed", "corrupt")  # SQLITE_NOTADB and SQLITE_CORRUPT
@@ -58,14 +60,18 @@ def access_problem(path: Path, write: bool = False, detail: str = "") -> IndexUn
     """The permission problem that keeps this process from `path` (the index or a file beside it)."""
     why = f" ({detail})" if detail else ""
     if path.exists() and not os.access(path, os.R_OK | (os.W_OK if write else 0)):
-        return IndexUnavailable(f"permission denied on {path}{why}",
-                                f"give your user access to it (chmod u+rw {path}) or run as its owner")
+        return IndexUnavailable(
+            f"permission denied on {path}{why}",
+            f"give your user access to it (chmod u+rw {path}) or run as its owner",
+        )
     folder = path.parent
     if not os.access(folder, os.W_OK | os.X_OK):
-        return IndexUnavailable(f"folder {folder} is read-only{why}",
-                                f"make it writable (chmod u+w {folder}): SQLite keeps -wal and -shm files "
-                                "beside the index, even to read it; or copy the index to a writable folder "
-                                "and set TOTAL_RECALL_DB")
+        return IndexUnavailable(
+            f"folder {folder} is read-only{why}",
+            f"make it writable (chmod u+w {folder}): SQLite keeps -wal and -shm files "
+            "beside the index, even to read it; or copy the index to a writable folder "
+            "and set TOTAL_RECALL_DB",
+        )
     return None
 
 
@@ -124,7 +130,9 @@ def open_reader(path: Path, *, deadline: float | None = None) -> sqlite3.Connect
     if not path.exists():
         raise IndexMissing(f"no index at {path}")
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
         limit_to(conn, deadline)
         _tune(conn)
         version = current_version(conn)
@@ -135,8 +143,10 @@ def open_reader(path: Path, *, deadline: float | None = None) -> sqlite3.Connect
     if version == 0:
         raise IndexMissing(f"index {path} is empty")
     if version > SCHEMA_VERSION:
-        raise IndexCorrupt(f"index {path} has schema {version}, newer than this total-recall ({SCHEMA_VERSION})",
-                           "upgrade total-recall or run `total-recall rebuild --yes`")
+        raise IndexCorrupt(
+            f"index {path} has schema {version}, newer than this total-recall ({SCHEMA_VERSION})",
+            "upgrade total-recall or run `total-recall rebuild --yes`",
+        )
     return conn
 
 

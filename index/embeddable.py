@@ -13,7 +13,11 @@ from typing import Any
 
 from index.textstore import unpack
 
-_TABLES = {"message": ("messages", "id"), "extraction": ("extractions", "id"), "session": ("sessions", "session_id")}
+_TABLES = {
+    "message": ("messages", "id"),
+    "extraction": ("extractions", "id"),
+    "session": ("sessions", "session_id"),
+}
 _BATCH = 500  # ids per IN (...) list, well under SQLite's variable limit
 
 
@@ -21,18 +25,23 @@ def _marks(kinds: Sequence[str]) -> str:
     return ",".join("?" * len(kinds))
 
 
-def messages_after(conn: Any, after: int, hi: int, kinds: Sequence[str], limit: int) -> list[tuple[int, str, str]]:
+def messages_after(
+    conn: Any, after: int, hi: int, kinds: Sequence[str], limit: int
+) -> list[tuple[int, str, str]]:
     """(id, uuid, text) of messages of `kinds` with after < id <= hi, oldest first, at most `limit`."""
     rows = conn.execute(
         f"""SELECT id, uuid, body FROM messages WHERE id > ? AND id <= ? AND kind IN ({_marks(kinds)})
-            ORDER BY id LIMIT ?""", [after, hi, *kinds, limit]).fetchall()
+            ORDER BY id LIMIT ?""",
+        [after, hi, *kinds, limit],
+    ).fetchall()
     return [(int(r[0]), str(r[1]), unpack(r[2])) for r in rows]
 
 
 def extractions_after(conn: Any, after: int, hi: int, limit: int) -> list[tuple[int, str]]:
     """(id, content) of extractions with after < id <= hi, oldest first, at most `limit`."""
-    rows = conn.execute("SELECT id, content FROM extractions WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
-                        (after, hi, limit)).fetchall()
+    rows = conn.execute(
+        "SELECT id, content FROM extractions WHERE id > ? AND id <= ? ORDER BY id LIMIT ?", (after, hi, limit)
+    ).fetchall()
     return [(int(r[0]), str(r[1])) for r in rows]
 
 
@@ -56,10 +65,13 @@ def extraction_content(conn: Any, rid: object) -> str | None:
     return str(row[0]) if row else None
 
 
-def count_after(conn: Any, after_message: int, after_extraction: int, kinds: Sequence[str]) -> tuple[int, int]:
+def count_after(
+    conn: Any, after_message: int, after_extraction: int, kinds: Sequence[str]
+) -> tuple[int, int]:
     """How many messages of `kinds` and extractions lie beyond the two watermarks (the backlog)."""
-    m = conn.execute(f"SELECT count(*) FROM messages WHERE id > ? AND kind IN ({_marks(kinds)})",
-                     [after_message, *kinds]).fetchone()[0]
+    m = conn.execute(
+        f"SELECT count(*) FROM messages WHERE id > ? AND kind IN ({_marks(kinds)})", [after_message, *kinds]
+    ).fetchone()[0]
     e = conn.execute("SELECT count(*) FROM extractions WHERE id > ?", (after_extraction,)).fetchone()[0]
     return int(m), int(e)
 
@@ -72,7 +84,7 @@ def session_titles(conn: Any) -> Iterator[tuple[str, str]]:
 
 def _by_ids(conn: Any, sql: str, refs: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
     for i in range(0, len(refs), _BATCH):
-        part = list(refs[i:i + _BATCH])
+        part = list(refs[i : i + _BATCH])
         yield from conn.execute(sql.format(marks=_marks(part)), part)
 
 
@@ -87,20 +99,35 @@ def owners(conn: Any, kind: str, refs: Sequence[Any]) -> dict[Any, str]:
     if kind == "session":
         return {r: r for r in refs}
     table, key = _TABLES[kind]
-    return {r[0]: r[1] for r in _by_ids(conn, f"SELECT {key}, session_id FROM {table} WHERE {key} IN ({{marks}})",
-                                         refs)}
+    return {
+        r[0]: r[1]
+        for r in _by_ids(conn, f"SELECT {key}, session_id FROM {table} WHERE {key} IN ({{marks}})", refs)
+    }
 
 
 def source(conn: Any, kind: str, ref: object) -> dict[str, Any] | None:
     """What a vector stands for, to show it: session_id, uuid, ts, kind and the full text."""
     if kind == "message":
-        row = conn.execute("SELECT session_id, uuid, ts, kind, body FROM messages WHERE id=?", (ref,)).fetchone()
-        return None if row is None else \
-            {"session_id": row[0], "uuid": row[1], "ts": row[2], "kind": row[3], "text": unpack(row[4])}
+        row = conn.execute(
+            "SELECT session_id, uuid, ts, kind, body FROM messages WHERE id=?", (ref,)
+        ).fetchone()
+        return (
+            None
+            if row is None
+            else {"session_id": row[0], "uuid": row[1], "ts": row[2], "kind": row[3], "text": unpack(row[4])}
+        )
     if kind == "extraction":
-        row = conn.execute("SELECT session_id, source_uuid, ts, kind, content FROM extractions WHERE id=?",
-                           (ref,)).fetchone()
-        return None if row is None else \
-            {"session_id": row[0], "uuid": row[1], "ts": row[2], "kind": row[3], "text": row[4]}
+        row = conn.execute(
+            "SELECT session_id, source_uuid, ts, kind, content FROM extractions WHERE id=?", (ref,)
+        ).fetchone()
+        return (
+            None
+            if row is None
+            else {"session_id": row[0], "uuid": row[1], "ts": row[2], "kind": row[3], "text": row[4]}
+        )
     row = conn.execute("SELECT last_ts, title FROM sessions WHERE session_id=?", (ref,)).fetchone()
-    return None if row is None else {"session_id": ref, "uuid": None, "ts": row[0], "kind": "title", "text": row[1]}
+    return (
+        None
+        if row is None
+        else {"session_id": ref, "uuid": None, "ts": row[0], "kind": "title", "text": row[1]}
+    )

@@ -24,20 +24,28 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).lower()[:400]
 
 
-def session_history(conn: sqlite3.Connection, session_id: str, current: str | None = None,
-                    n: int = HISTORY) -> list[PastPrompt]:
+def session_history(
+    conn: sqlite3.Connection, session_id: str, current: str | None = None, n: int = HISTORY
+) -> list[PastPrompt]:
     """The session's latest human prompts, oldest first, each flagged when it was a correction.
     The live prompt is dropped if the index already holds it."""
     rows = conn.execute(
         """SELECT uuid, body FROM messages WHERE session_id = ? AND kind = 'prompt' AND is_sidechain = 0
-           ORDER BY id DESC LIMIT ?""", (session_id, n + 1)).fetchall()
+           ORDER BY id DESC LIMIT ?""",
+        (session_id, n + 1),
+    ).fetchall()
     if not rows:
         return []
     uuids = [r[0] for r in rows]
     marks = ",".join("?" * len(uuids))
-    corrected = {r[0] for r in conn.execute(
-        f"""SELECT source_uuid FROM extractions WHERE source_uuid IN ({marks})
-            AND kind IN ('correction','model_correction')""", uuids)}
+    corrected = {
+        r[0]
+        for r in conn.execute(
+            f"""SELECT source_uuid FROM extractions WHERE source_uuid IN ({marks})
+            AND kind IN ('correction','model_correction')""",
+            uuids,
+        )
+    }
     out = [PastPrompt(unpack(body), uuid in corrected) for uuid, body in rows]
     if current is not None and out and _norm(out[0].text) == _norm(current):
         out = out[1:]
@@ -47,7 +55,9 @@ def session_history(conn: sqlite3.Connection, session_id: str, current: str | No
 def recent_interrupts(conn: sqlite3.Connection, session_id: str) -> int:
     row = conn.execute(
         """SELECT count(*) FROM (SELECT kind FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?)
-           WHERE kind = 'interrupt'""", (session_id, RECENT_TURNS)).fetchone()
+           WHERE kind = 'interrupt'""",
+        (session_id, RECENT_TURNS),
+    ).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -57,15 +67,20 @@ def project_corrections(conn: sqlite3.Connection, key: str | None, now: datetime
     since = (now - timedelta(hours=PROJECT_WINDOW_HOURS)).strftime("%Y-%m-%dT%H:%M:%S")
     row = conn.execute(
         """SELECT count(*) FROM extractions WHERE project_key = ? AND kind = 'correction' AND ts >= ?""",
-        (key, since)).fetchone()
+        (key, since),
+    ).fetchone()
     return int(row[0]) if row else 0
 
 
 def project_bans(conn: sqlite3.Connection, key: str | None) -> list[str]:
     if key:
-        rows = conn.execute("SELECT content FROM bans WHERE project_key = ? AND active = 1", (key,)).fetchall()
+        rows = conn.execute(
+            "SELECT content FROM bans WHERE project_key = ? AND active = 1", (key,)
+        ).fetchall()
     else:
-        rows = conn.execute("SELECT content FROM bans WHERE active = 1 ORDER BY mentions DESC LIMIT 200").fetchall()
+        rows = conn.execute(
+            "SELECT content FROM bans WHERE active = 1 ORDER BY mentions DESC LIMIT 200"
+        ).fetchall()
     return [r[0] for r in rows]
 
 
@@ -78,12 +93,21 @@ def learned_typos(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     except orjson.JSONDecodeError:
         return []
     typos = data.get("typos") if isinstance(data, dict) else None
-    return [(str(t.get("typo")), str(t.get("meant") or "")) for t in typos or []
-            if isinstance(t, dict) and t.get("typo")]
+    return [
+        (str(t.get("typo")), str(t.get("meant") or ""))
+        for t in typos or []
+        if isinstance(t, dict) and t.get("typo")
+    ]
 
 
-def gather(conn: sqlite3.Connection, *, prompt: str, session_id: str | None = None, cwd: str | None = None,
-           now: datetime | None = None) -> Signals:
+def gather(
+    conn: sqlite3.Connection,
+    *,
+    prompt: str,
+    session_id: str | None = None,
+    cwd: str | None = None,
+    now: datetime | None = None,
+) -> Signals:
     now = now or datetime.now(timezone.utc)
     key = project_key(stored_cwd(cwd)) if cwd else None
     if key is None and session_id:
@@ -98,8 +122,14 @@ def gather(conn: sqlite3.Connection, *, prompt: str, session_id: str | None = No
     )
 
 
-def assess(conn: sqlite3.Connection, *, prompt: str, draft: str | None = None, session_id: str | None = None,
-           cwd: str | None = None) -> dict[str, Any]:
+def assess(
+    conn: sqlite3.Connection,
+    *,
+    prompt: str,
+    draft: str | None = None,
+    session_id: str | None = None,
+    cwd: str | None = None,
+) -> dict[str, Any]:
     """{"score", "state", "action", "reasons", "banned_phrases", "typos": [{"typo", "meant"}]}."""
     signals = gather(conn, prompt=prompt, session_id=session_id, cwd=cwd)
     return detect(prompt, signals, draft)

@@ -61,7 +61,9 @@ def parse_since(value: str | None, now: datetime | None = None) -> str | None:
             return dt.strftime("%Y-%m-%dT%H:%M:%S.000Z")
         dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except (ValueError, OverflowError) as exc:
-        raise BadFilter(f"--since {value!r}: use a duration like 7d, 12h, 2w or an ISO date like 2026-10-01") from exc
+        raise BadFilter(
+            f"--since {value!r}: use a duration like 7d, 12h, 2w or an ISO date like 2026-10-01"
+        ) from exc
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")

@@ -47,10 +47,12 @@ def _titles(conn: sqlite3.Connection) -> None:
              title_source='summary'
            WHERE coalesce(title_source, '') NOT IN ('custom') AND EXISTS(
                SELECT 1 FROM summaries s JOIN messages m ON m.uuid = s.leaf_uuid
-               WHERE m.session_id = sessions.session_id)""")
+               WHERE m.session_id = sessions.session_id)"""
+    )
     conn.execute(
         """UPDATE sessions SET title=substr(first_prompt, 1, 120), title_source='first_prompt'
-           WHERE title IS NULL AND first_prompt IS NOT NULL""")
+           WHERE title IS NULL AND first_prompt IS NOT NULL"""
+    )
 
 
 def _link_agents(conn: sqlite3.Connection) -> None:
@@ -69,4 +71,5 @@ def _link_agents(conn: sqlite3.Connection) -> None:
                   SELECT t.tool_use_id, t.uuid, coalesce(agents.subagent_type, t.subagent_type), t.description
                   FROM task_spawns t WHERE {match} ORDER BY t.tool_use_id LIMIT 1)
                 WHERE EXISTS(SELECT 1 FROM task_spawns t WHERE {match})
-                  AND NOT EXISTS(SELECT 1 FROM task_spawns t WHERE {unless})""")
+                  AND NOT EXISTS(SELECT 1 FROM task_spawns t WHERE {unless})"""
+        )

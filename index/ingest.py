@@ -46,11 +46,18 @@ class IndexReport:
     errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"files": self.files, "files_unchanged": self.files_unchanged, "records": self.records,
-                "messages_added": self.messages_added, "extractions_added": self.extractions_added,
-                "bad_lines": dict(self.bad_lines), "bytes_read": self.bytes_read,
-                "elapsed_s": round(self.elapsed_s, 3), "files_missing": self.files_missing,
-                "errors": self.errors}
+        return {
+            "files": self.files,
+            "files_unchanged": self.files_unchanged,
+            "records": self.records,
+            "messages_added": self.messages_added,
+            "extractions_added": self.extractions_added,
+            "bad_lines": dict(self.bad_lines),
+            "bytes_read": self.bytes_read,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "files_missing": self.files_missing,
+            "errors": self.errors,
+        }
 
 
 def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[Task], int, set[str]]:
@@ -60,8 +67,12 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
     longer holds the bytes that were indexed (its fingerprint, head and tail, changed: rewritten);
     its rows, and those of every file sharing a session with it, are dropped first (`reset_files`).
     A file whose size, mtime and inode all match is not opened at all."""
-    state = {r[0]: r for r in conn.execute(
-        "SELECT path, size, mtime_ns, inode, offset, head_hash, carry, missing, id FROM ingest_state")}
+    state = {
+        r[0]: r
+        for r in conn.execute(
+            "SELECT path, size, mtime_ns, inode, offset, head_hash, carry, missing, id FROM ingest_state"
+        )
+    }
     found: dict[str, Found] = {}
     for f in discover(roots):
         found.setdefault(f.path, f)  # nested roots reach a file twice: one key, one task
@@ -83,8 +94,10 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
             resets.add(fid)
         elif f.size == offset:
             # touched but nothing new: just refresh its stat
-            conn.execute("UPDATE ingest_state SET mtime_ns=?, size=?, missing=0 WHERE path=?",
-                         (f.mtime_ns, f.size, key))
+            conn.execute(
+                "UPDATE ingest_state SET mtime_ns=?, size=?, missing=0 WHERE path=?",
+                (f.mtime_ns, f.size, key),
+            )
         else:
             tasks[key] = _task(f, offset, orjson.loads(carry) if carry else None, reset=False)
     if resets:
@@ -160,8 +173,15 @@ def _safe_prepare(t: Task) -> Outcome:
         return (t, f"{t.path}: {type(exc).__name__}: {str(exc)[:200]}")
 
 
-def run_index(db: Path, roots: list[Path], *, full: bool = False, jobs: int = 1,
-              progress: Progress | None = None, wait: float = 120.0) -> IndexReport:
+def run_index(
+    db: Path,
+    roots: list[Path],
+    *,
+    full: bool = False,
+    jobs: int = 1,
+    progress: Progress | None = None,
+    wait: float = 120.0,
+) -> IndexReport:
     """Index what is new under `roots`; one run at a time (waits up to `wait` s for another).
 
     A write that fails (disk full, read-only place, I/O error) raises an `IndexError_` with a fix;
@@ -178,7 +198,9 @@ def run_index(db: Path, roots: list[Path], *, full: bool = False, jobs: int = 1,
         raise known from exc
 
 
-def _run_index(db: Path, roots: list[Path], *, full: bool, jobs: int, progress: Progress | None) -> IndexReport:
+def _run_index(
+    db: Path, roots: list[Path], *, full: bool, jobs: int, progress: Progress | None
+) -> IndexReport:
     started = time.perf_counter()
     conn = open_writer(db)
     report = IndexReport()
@@ -228,19 +250,25 @@ def write_error(exc: BaseException, db: Path) -> IndexError_ | None:
     where = db.parent
     resume = "then run `total-recall index` again (it resumes where it stopped)"
     if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or "disk is full" in text or "no space" in text:
-        return IndexWriteError(f"no space left to write the index at {db}",
-                               f"free disk space on {where} (or move the index with --db), {resume}")
+        return IndexWriteError(
+            f"no space left to write the index at {db}",
+            f"free disk space on {where} (or move the index with --db), {resume}",
+        )
     if code in (errno.EACCES, errno.EPERM, errno.EROFS) or "readonly" in text or "unable to open" in text:
         named = getattr(exc, "filename", None)  # the lock or the index itself
         denied = access_problem(Path(named) if named else db, write=True, detail=str(exc))
         if denied is not None:
             return denied
-        return IndexWriteError(f"cannot write the index at {db} ({exc})",
-                               f"make {where} writable, or put the index elsewhere with --db or TOTAL_RECALL_DB")
+        return IndexWriteError(
+            f"cannot write the index at {db} ({exc})",
+            f"make {where} writable, or put the index elsewhere with --db or TOTAL_RECALL_DB",
+        )
     if "locked" in text or "busy" in text:
         return IndexBusy(f"the index at {db} is locked by another process")
     if isinstance(exc, OSError) or "disk i/o error" in text:
-        return IndexWriteError(f"could not write the index at {db} ({exc})", f"check the disk holding {where}, {resume}")
+        return IndexWriteError(
+            f"could not write the index at {db} ({exc})", f"check the disk holding {where}, {resume}"
+        )
     if "malformed" in text or "not a database" in text:
         return IndexCorrupt(f"index {db} is damaged ({exc})")
     return None
@@ -283,13 +311,19 @@ class _Batch:
 def _mark_missing(conn: sqlite3.Connection, roots: list[Path], seen: set[str]) -> int:
     """Transcripts deleted from disk keep their memory; only their source is marked missing."""
     prefixes = tuple(str(r).rstrip(os.sep) + os.sep for r in roots)
-    gone = [p for (p,) in conn.execute("SELECT path FROM ingest_state WHERE missing=0")
-            if p not in seen and key_path(p).startswith(prefixes)]
+    gone = [
+        p
+        for (p,) in conn.execute("SELECT path FROM ingest_state WHERE missing=0")
+        if p not in seen and key_path(p).startswith(prefixes)
+    ]
     if gone:
         with transaction(conn):
             conn.executemany("UPDATE ingest_state SET missing=1 WHERE path=?", [(p,) for p in gone])
-            conn.executemany("""UPDATE sessions SET source_state='missing'
-                                WHERE file_id=(SELECT id FROM ingest_state WHERE path=?)""", [(p,) for p in gone])
+            conn.executemany(
+                """UPDATE sessions SET source_state='missing'
+                                WHERE file_id=(SELECT id FROM ingest_state WHERE path=?)""",
+                [(p,) for p in gone],
+            )
     conn.execute("""UPDATE sessions SET source_state='present' WHERE source_state='missing' AND file_id IN
                     (SELECT id FROM ingest_state WHERE missing=0)""")
     return len(gone)
@@ -300,5 +334,17 @@ def _record_run(conn: sqlite3.Connection, r: IndexReport, jobs: int, mode: str) 
         """INSERT INTO ingest_runs(started_at, elapsed_s, mode, jobs, files, files_unchanged, records,
            messages_added, extractions_added, bytes_read, bad_lines, errors)
            VALUES(strftime('%Y-%m-%dT%H:%M:%fZ','now'),?,?,?,?,?,?,?,?,?,?,?)""",
-        (r.elapsed_s, mode, jobs, r.files, r.files_unchanged, r.records, r.messages_added, r.extractions_added,
-         r.bytes_read, orjson.dumps(dict(r.bad_lines)).decode(), len(r.errors)))
+        (
+            r.elapsed_s,
+            mode,
+            jobs,
+            r.files,
+            r.files_unchanged,
+            r.records,
+            r.messages_added,
+            r.extractions_added,
+            r.bytes_read,
+            orjson.dumps(dict(r.bad_lines)).decode(),
+            len(r.errors),
+        ),
+    )

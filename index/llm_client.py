@@ -58,7 +58,9 @@ def is_loopback(url: str) -> bool:
 def check_url(url: str) -> str:
     """The URL without a trailing slash, or LLMError if it is not on this machine's loopback."""
     if not is_loopback(url):
-        raise LLMError(f"refusing LLM URL {url!r}: only loopback addresses (127.0.0.1, ::1, localhost) are allowed")
+        raise LLMError(
+            f"refusing LLM URL {url!r}: only loopback addresses (127.0.0.1, ::1, localhost) are allowed"
+        )
     return url.rstrip("/")
 
 
@@ -83,10 +85,18 @@ class OllamaClient:
 
     def generate(self, prompt: str) -> str:
         """Send one prompt; return the model's text (Ollama's `response` field)."""
-        body = json.dumps({"model": self.model, "prompt": prompt, "stream": False, "format": "json",
-                           "options": {"temperature": 0}}).encode()
-        req = urllib.request.Request(f"{self.url}/api/generate", data=body, method="POST",
-                                     headers={"Content-Type": "application/json"})
+        body = json.dumps(
+            {
+                "model": self.model,
+                "prompt": prompt,
+                "stream": False,
+                "format": "json",
+                "options": {"temperature": 0},
+            }
+        ).encode()
+        req = urllib.request.Request(
+            f"{self.url}/api/generate", data=body, method="POST", headers={"Content-Type": "application/json"}
+        )
         try:
             with _OPENER.open(req, timeout=self.timeout) as resp:
                 raw = resp.read()

@@ -26,8 +26,17 @@ from index.textstore import unpack
 from index.tx import transaction
 
 # Goals untouched this long decay (design: time-based decay of the goal state machine).
-_SESSION_TABLES = ("turns", "turn_durations", "compactions", "agents", "task_spawns", "bans", "standing_decisions",
-                   "failed_attempts", "goal_stack")
+_SESSION_TABLES = (
+    "turns",
+    "turn_durations",
+    "compactions",
+    "agents",
+    "task_spawns",
+    "bans",
+    "standing_decisions",
+    "failed_attempts",
+    "goal_stack",
+)
 WAIT_S = 120.0  # as `index --wait`
 
 
@@ -57,14 +66,24 @@ def reapply(db: Path) -> dict[str, int]:
 
 def sessions_for(conn: sqlite3.Connection, session: str | None, project: str | None) -> list[str]:
     if session:
-        return [r[0] for r in conn.execute("SELECT session_id FROM sessions WHERE session_id LIKE ?", (session + "%",))]
+        return [
+            r[0]
+            for r in conn.execute("SELECT session_id FROM sessions WHERE session_id LIKE ?", (session + "%",))
+        ]
     if project:
-        return [r[0] for r in conn.execute(
-            "SELECT session_id FROM sessions WHERE project_key = ? OR project_key LIKE ?", (project, f"%{project}"))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT session_id FROM sessions WHERE project_key = ? OR project_key LIKE ?",
+                (project, f"%{project}"),
+            )
+        ]
     return []
 
 
-def forget(conn: sqlite3.Connection, db: Path, session_ids: list[str], reason: str = "user request") -> dict[str, Any]:
+def forget(
+    conn: sqlite3.Connection, db: Path, session_ids: list[str], reason: str = "user request"
+) -> dict[str, Any]:
     """Delete everything stored for these sessions, remember not to store them again (in the index and
     in the user-state file, which a rebuild keeps), then compact so the text is gone from the file."""
     leaves = {sid: _summary_leaves(conn, sid) for sid in session_ids}
@@ -80,40 +99,59 @@ def forget(conn: sqlite3.Connection, db: Path, session_ids: list[str], reason: s
         for sid in session_ids:
             for k, n in _delete_session(conn, sid, leaves[sid]).items():
                 counts[k] += n
-            conn.executemany("INSERT OR REPLACE INTO forgotten(session_id, at, reason) VALUES(?,?,?)",
-                             [(k, at, reason) for k in [sid, *(userstate.LEAF + u for u in leaves[sid])]])
+            conn.executemany(
+                "INSERT OR REPLACE INTO forgotten(session_id, at, reason) VALUES(?,?,?)",
+                [(k, at, reason) for k in [sid, *(userstate.LEAF + u for u in leaves[sid])]],
+            )
         materialise(conn)  # profiles, projects, machines and vocabulary without them
     return {**counts, "vectors_removed": _prune_vectors(db), **compact(conn)}
 
 
 def _summary_leaves(conn: sqlite3.Connection, sid: str) -> list[str]:
     """Leaf uuids of `summary` records (usually in another session's file) about this session."""
-    return [r[0] for r in conn.execute(
-        """SELECT DISTINCT leaf_uuid FROM summaries WHERE leaf_uuid IN (
+    return [
+        r[0]
+        for r in conn.execute(
+            """SELECT DISTINCT leaf_uuid FROM summaries WHERE leaf_uuid IN (
              SELECT uuid FROM messages WHERE session_id=?1 UNION
              SELECT a.uuid FROM aliases a JOIN sessions s ON s.file_id = a.file_id WHERE s.session_id=?1)
-           ORDER BY leaf_uuid""", (sid,))]
+           ORDER BY leaf_uuid""",
+            (sid,),
+        )
+    ]
 
 
 def _delete_session(conn: sqlite3.Connection, sid: str, leaves: list[str]) -> dict[str, int]:
-    files = [r[0] for r in conn.execute(
-        """SELECT file_id FROM messages WHERE session_id=?1 UNION SELECT file_id FROM sessions WHERE session_id=?1
-           UNION SELECT file_id FROM extractions WHERE session_id=?1""", (sid,)) if r[0] is not None]
+    files = [
+        r[0]
+        for r in conn.execute(
+            """SELECT file_id FROM messages WHERE session_id=?1 UNION SELECT file_id FROM sessions WHERE session_id=?1
+           UNION SELECT file_id FROM extractions WHERE session_id=?1""",
+            (sid,),
+        )
+        if r[0] is not None
+    ]
     fmarks = ",".join("?" * len(files))
     # The files that held the session are re-read next run (their rows dropped first, the forgotten
     # session skipped), so per-file counters and the carried context are rebuilt without it; until
     # then nothing derived from those files is kept.
-    conn.execute(f"""UPDATE ingest_state SET head_hash='0:forget', mtime_ns=-1, carry=NULL
-                     WHERE id IN ({fmarks})""", files)
+    conn.execute(
+        f"""UPDATE ingest_state SET head_hash='0:forget', mtime_ns=-1, carry=NULL
+                     WHERE id IN ({fmarks})""",
+        files,
+    )
     for table in ("profile_counters", "aliases"):
         conn.execute(f"DELETE FROM {table} WHERE file_id IN ({fmarks})", files)
     n_sum = conn.executemany("DELETE FROM summaries WHERE leaf_uuid=?", [(u,) for u in leaves]).rowcount
     rows = conn.execute("SELECT id, body FROM messages WHERE session_id=?", (sid,)).fetchall()
-    conn.executemany("INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
-                     [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)])
+    conn.executemany(
+        "INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
+        [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)],
+    )
     n_msg = conn.execute("DELETE FROM messages WHERE session_id=?", (sid,)).rowcount
-    n_ext = delete_extractions(conn, [r[0] for r in conn.execute("SELECT id FROM extractions WHERE session_id=?",
-                                                                   (sid,))])
+    n_ext = delete_extractions(
+        conn, [r[0] for r in conn.execute("SELECT id FROM extractions WHERE session_id=?", (sid,))]
+    )
     for table in _SESSION_TABLES:
         conn.execute(f"DELETE FROM {table} WHERE session_id=?", (sid,))
     n_ses = conn.execute("DELETE FROM sessions WHERE session_id=?", (sid,)).rowcount
@@ -147,26 +185,50 @@ def consolidate(conn: sqlite3.Connection, now: datetime | None = None) -> dict[s
     with transaction(conn):
         abandoned = conn.execute(
             """UPDATE goal_stack SET status='abandoned' WHERE status IN ('active','paused','blocked')
-               AND updated_ts < ?""", (abandon_before,)).rowcount
-        paused = conn.execute("UPDATE goal_stack SET status='paused' WHERE status='active' AND updated_ts < ?",
-                              (pause_before,)).rowcount
+               AND updated_ts < ?""",
+            (abandon_before,),
+        ).rowcount
+        paused = conn.execute(
+            "UPDATE goal_stack SET status='paused' WHERE status='active' AND updated_ts < ?", (pause_before,)
+        ).rowcount
         dup = conn.execute(
             """UPDATE goal_stack SET status='done' WHERE status IN ('active','paused') AND id NOT IN (
-                 SELECT max(id) FROM goal_stack GROUP BY project_key, lower(content))""").rowcount
+                 SELECT max(id) FROM goal_stack GROUP BY project_key, lower(content))"""
+        ).rowcount
     conn.execute("INSERT INTO messages_fts(messages_fts) VALUES('optimize')")
     conn.execute("INSERT INTO extractions_fts(extractions_fts) VALUES('optimize')")
     conn.execute("PRAGMA optimize")
     open_goals = dict(conn.execute("SELECT status, count(*) FROM goal_stack GROUP BY status").fetchall())
-    return {"goals_paused": paused, "goals_abandoned": abandoned, "duplicate_goals_closed": dup,
-            "goals_by_status": open_goals, "fts_optimized": True}
+    return {
+        "goals_paused": paused,
+        "goals_abandoned": abandoned,
+        "duplicate_goals_closed": dup,
+        "goals_by_status": open_goals,
+        "fts_optimized": True,
+    }
 
 
-def session_transcript(conn: sqlite3.Connection, session_id: str, include_tools: bool = False) -> list[dict[str, Any]]:
+def session_transcript(
+    conn: sqlite3.Connection, session_id: str, include_tools: bool = False
+) -> list[dict[str, Any]]:
     """The live conversation of one session, in order, for `export`."""
-    kinds = ("prompt", "text", "compact_summary", "away_summary") + (("tool_use", "tool_result") if include_tools else ())
+    kinds = ("prompt", "text", "compact_summary", "away_summary") + (
+        ("tool_use", "tool_result") if include_tools else ()
+    )
     marks = ",".join("?" * len(kinds))
-    return [{"uuid": r[0], "ts": r[1], "role": r[2], "kind": r[3], "text": unpack(r[4]), "on_main": bool(r[5]),
-             "agent_id": r[6]}
-            for r in conn.execute(
-                f"""SELECT uuid, ts, role, kind, body, on_main, agent_id FROM messages
-                    WHERE session_id=? AND kind IN ({marks}) ORDER BY id""", (session_id, *kinds))]
+    return [
+        {
+            "uuid": r[0],
+            "ts": r[1],
+            "role": r[2],
+            "kind": r[3],
+            "text": unpack(r[4]),
+            "on_main": bool(r[5]),
+            "agent_id": r[6],
+        }
+        for r in conn.execute(
+            f"""SELECT uuid, ts, role, kind, body, on_main, agent_id FROM messages
+                    WHERE session_id=? AND kind IN ({marks}) ORDER BY id""",
+            (session_id, *kinds),
+        )
+    ]

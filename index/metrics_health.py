@@ -34,11 +34,15 @@ def _r(x: float | None, nd: int = 3) -> float | None:
 def _stats(evs: list[dict[str, Any]]) -> dict[str, Any]:
     lat = [float(e["latency_ms"]) for e in evs if isinstance(e.get("latency_ms"), (int, float))]
     errs = [e for e in evs if e.get("ok") is False or e.get("error")]
-    return {"fired": len(evs), "errors": len(errs),
-            "latency_ms_p50": _r(percentile(lat, 50), 1), "latency_ms_p95": _r(percentile(lat, 95), 1),
-            "latency_ms_max": _r(max(lat), 1) if lat else None,
-            "last_ts": max(str(e.get("ts") or "") for e in evs) or None,
-            "last_error": str(errs[-1].get("error") or "failed") if errs else None}
+    return {
+        "fired": len(evs),
+        "errors": len(errs),
+        "latency_ms_p50": _r(percentile(lat, 50), 1),
+        "latency_ms_p95": _r(percentile(lat, 95), 1),
+        "latency_ms_max": _r(max(lat), 1) if lat else None,
+        "last_ts": max(str(e.get("ts") or "") for e in evs) or None,
+        "last_error": str(errs[-1].get("error") or "failed") if errs else None,
+    }
 
 
 def hook_stats(state_dir: Path, since: str | None = None) -> dict[str, Any]:
@@ -50,41 +54,75 @@ def hook_stats(state_dir: Path, since: str | None = None) -> dict[str, Any]:
         if e.get("event") == "hook":
             by[str(e.get("hook") or "?")].append(e)
     bg = [e for e in events if e.get("event") == "index"]
-    return {"events_file": str(state_dir / "events.jsonl"), "fired": sum(len(v) for v in by.values()),
-            "bad_lines": bad, "hooks": [{"hook": name, **_stats(evs)} for name, evs in sorted(by.items())],
-            "background_index": _stats(bg) if bg else None}
+    return {
+        "events_file": str(state_dir / "events.jsonl"),
+        "fired": sum(len(v) for v in by.values()),
+        "bad_lines": bad,
+        "hooks": [{"hook": name, **_stats(evs)} for name, evs in sorted(by.items())],
+        "background_index": _stats(bg) if bg else None,
+    }
 
 
-def health(conn: sqlite3.Connection, db: Path, since: str | None = None, scan_disk: bool = True) -> dict[str, Any]:
+def health(
+    conn: sqlite3.Connection, db: Path, since: str | None = None, scan_disk: bool = True
+) -> dict[str, Any]:
     """Index freshness, ingest latency, errors, DB size and hook statistics."""
-    runs = conn.execute("""SELECT started_at, elapsed_s, mode, files, files_unchanged, records, bytes_read,
+    runs = conn.execute(
+        """SELECT started_at, elapsed_s, mode, files, files_unchanged, records, bytes_read,
                                   bad_lines, errors FROM ingest_runs WHERE started_at >= ?
-                           ORDER BY id DESC LIMIT 500""", (since or "",)).fetchall()
+                           ORDER BY id DESC LIMIT 500""",
+        (since or "",),
+    ).fetchall()
     last = runs[0] if runs else None
     incr = [r[1] for r in runs if r[2] == "incremental" and r[1] is not None]
     allr = [r[1] for r in runs if r[1] is not None]
     n_files, n_missing, bad_lines, newest_ns = conn.execute(
         """SELECT count(*), coalesce(sum(missing), 0), coalesce(sum(bad_lines), 0), max(mtime_ns)
-           FROM ingest_state""").fetchone()
+           FROM ingest_state"""
+    ).fetchone()
     now = datetime.now(timezone.utc)
     fresh: dict[str, Any] = {
         "last_run_at": last[0] if last else None,
         "last_run_age_s": round((now - _dt(last[0])).total_seconds(), 1) if last else None,
-        "newest_indexed_mtime": _iso_ns(newest_ns)}
+        "newest_indexed_mtime": _iso_ns(newest_ns),
+    }
     if scan_disk:
         fresh.update(_pending(conn))
-    size = {s: (Path(str(db) + s).stat().st_size if Path(str(db) + s).exists() else 0) for s in ("", "-wal", "-shm")}
+    size = {
+        s: (Path(str(db) + s).stat().st_size if Path(str(db) + s).exists() else 0)
+        for s in ("", "-wal", "-shm")
+    }
     return {
-        "db": str(db), "db_bytes": sum(size.values()), "db_wal_bytes": size["-wal"],
+        "db": str(db),
+        "db_bytes": sum(size.values()),
+        "db_wal_bytes": size["-wal"],
         "freshness": fresh,
-        "ingest": {"runs": len(runs), "p50_s": _r(percentile(allr, 50)), "p95_s": _r(percentile(allr, 95)),
-                   "incremental_p50_s": _r(percentile(incr, 50)), "incremental_p95_s": _r(percentile(incr, 95)),
-                   "last": None if last is None else {
-                       "at": last[0], "elapsed_s": _r(last[1]), "mode": last[2], "files": last[3],
-                       "files_unchanged": last[4], "records": last[5], "bytes_read": last[6],
-                       "bad_lines": _loads(last[7]), "errors": last[8]}},
-        "errors": {"ingest_errors": sum(r[8] or 0 for r in runs), "bad_lines": bad_lines,
-                   "files": n_files, "files_missing": n_missing},
+        "ingest": {
+            "runs": len(runs),
+            "p50_s": _r(percentile(allr, 50)),
+            "p95_s": _r(percentile(allr, 95)),
+            "incremental_p50_s": _r(percentile(incr, 50)),
+            "incremental_p95_s": _r(percentile(incr, 95)),
+            "last": None
+            if last is None
+            else {
+                "at": last[0],
+                "elapsed_s": _r(last[1]),
+                "mode": last[2],
+                "files": last[3],
+                "files_unchanged": last[4],
+                "records": last[5],
+                "bytes_read": last[6],
+                "bad_lines": _loads(last[7]),
+                "errors": last[8],
+            },
+        },
+        "errors": {
+            "ingest_errors": sum(r[8] or 0 for r in runs),
+            "bad_lines": bad_lines,
+            "files": n_files,
+            "files_missing": n_missing,
+        },
         "hooks": hook_stats(db.parent, since),
     }
 
@@ -110,17 +148,25 @@ def _pending(conn: sqlite3.Connection) -> dict[str, Any]:
     """Transcripts on disk that are new or changed since they were indexed (stat only)."""
     from lib.discovery import discover
 
-    state = {p: (size, mtime) for p, size, mtime in conn.execute(
-        "SELECT path, size, mtime_ns FROM ingest_state WHERE missing = 0")}
-    roots = [Path(r) for (r,) in conn.execute("SELECT DISTINCT root FROM ingest_state WHERE root IS NOT NULL")]
+    state = {
+        p: (size, mtime)
+        for p, size, mtime in conn.execute("SELECT path, size, mtime_ns FROM ingest_state WHERE missing = 0")
+    }
+    roots = [
+        Path(r) for (r,) in conn.execute("SELECT DISTINCT root FROM ingest_state WHERE root IS NOT NULL")
+    ]
     pending = 0
     newest = 0
     for f in discover([r for r in roots if r.is_dir()]):
         newest = max(newest, f.mtime_ns)
         if state.get(f.path) != (f.size, f.mtime_ns):
             pending += 1
-    return {"roots": [str(r) for r in roots], "newest_transcript_mtime": _iso_ns(newest or None),
-            "pending_files": pending, "up_to_date": pending == 0}
+    return {
+        "roots": [str(r) for r in roots],
+        "newest_transcript_mtime": _iso_ns(newest or None),
+        "pending_files": pending,
+        "up_to_date": pending == 0,
+    }
 
 
 def _dt(ts: str) -> datetime:

@@ -49,15 +49,30 @@ def project_graph(conn: sqlite3.Connection, *, focus: str | None, limit: int) ->
     and — for the focus project — files its sessions touched inside other projects."""
     rows = conn.execute(
         """SELECT project_key, name, cwds, sessions, prompts, first_ts, last_ts, branches, models FROM projects
-           ORDER BY last_ts DESC""").fetchall()
-    nodes = [{"project": r[1] or display_name(r[0]), "project_key": r[0], "cwds": _csv(r[2]), "sessions": r[3],
-              "prompts": r[4], "first_date": (r[5] or "")[:10] or None, "last_date": (r[6] or "")[:10] or None,
-              "branches": _csv(r[7])[:5], "models": _csv(r[8])[:3]} for r in rows]
+           ORDER BY last_ts DESC"""
+    ).fetchall()
+    nodes = [
+        {
+            "project": r[1] or display_name(r[0]),
+            "project_key": r[0],
+            "cwds": _csv(r[2]),
+            "sessions": r[3],
+            "prompts": r[4],
+            "first_date": (r[5] or "")[:10] or None,
+            "last_date": (r[6] or "")[:10] or None,
+            "branches": _csv(r[7])[:5],
+            "models": _csv(r[8])[:3],
+        }
+        for r in rows
+    ]
     keys = [n["project_key"] for n in nodes if n["project_key"]]
     focus_key = None
     if focus:
-        focus_key = next((k for k in keys if k == focus), None) or next(
-            (k for k in keys if display_name(k) == focus), None) or project_key(focus)
+        focus_key = (
+            next((k for k in keys if k == focus), None)
+            or next((k for k in keys if display_name(k) == focus), None)
+            or project_key(focus)
+        )
         if focus_key not in keys:
             focus_key = next((k for k in keys if focus in k), None)
     edges: list[dict[str, Any]] = []
@@ -77,14 +92,26 @@ def project_graph(conn: sqlite3.Connection, *, focus: str | None, limit: int) ->
             if k != focus_key:
                 edges.append({"from": display_name(focus_key), "to": display_name(k), "kind": "same_machine"})
         near = {focus_key} | {k for e in edges for k in keys if display_name(k) in (e["from"], e["to"])}
-        nodes = [n for n in nodes if n["project_key"] in near] + [n for n in nodes if n["project_key"] not in near]
+        nodes = [n for n in nodes if n["project_key"] in near] + [
+            n for n in nodes if n["project_key"] not in near
+        ]
     else:
         for h, ks in homes.items():
             if len(ks) > 1:
-                edges.append({"machine_home": h, "projects": [display_name(k) for k in ks[:20]],
-                              "kind": "same_machine"})
-    return {"focus": display_name(focus_key) if focus_key else None, "focus_key": focus_key,
-            "projects_total": len(nodes), "nodes": nodes[:limit], "edges": edges[: limit * 3]}
+                edges.append(
+                    {
+                        "machine_home": h,
+                        "projects": [display_name(k) for k in ks[:20]],
+                        "kind": "same_machine",
+                    }
+                )
+    return {
+        "focus": display_name(focus_key) if focus_key else None,
+        "focus_key": focus_key,
+        "projects_total": len(nodes),
+        "nodes": nodes[:limit],
+        "edges": edges[: limit * 3],
+    }
 
 
 REFERENCE_SESSIONS = 12
@@ -96,10 +123,12 @@ def _references(conn: sqlite3.Connection, focus: str, keys: list[str]) -> list[d
     counts: dict[str, int] = {}
     seen: dict[str, str | None] = {}
     for (target,) in conn.execute(
-            """SELECT m.tool_target FROM messages m WHERE m.session_id IN (
+        """SELECT m.tool_target FROM messages m WHERE m.session_id IN (
                    SELECT session_id FROM sessions WHERE project_key = ? ORDER BY last_ts DESC LIMIT ?)
                AND m.kind = 'tool_use' AND m.tool_name IN ('Read','Edit','Write','MultiEdit','NotebookEdit',
-               'Grep','Glob') AND m.tool_target IS NOT NULL""", (focus, REFERENCE_SESSIONS)):
+               'Grep','Glob') AND m.tool_target IS NOT NULL""",
+        (focus, REFERENCE_SESSIONS),
+    ):
         if target.startswith(focus):
             continue
         if target not in seen:
@@ -107,9 +136,16 @@ def _references(conn: sqlite3.Connection, focus: str, keys: list[str]) -> list[d
         owner = seen[target]
         if owner:
             counts[owner] = counts.get(owner, 0) + 1
-    return [{"from": display_name(focus), "to": display_name(k), "kind": "references_files", "count": n,
-             "from_last_sessions": REFERENCE_SESSIONS}
-            for k, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+    return [
+        {
+            "from": display_name(focus),
+            "to": display_name(k),
+            "kind": "references_files",
+            "count": n,
+            "from_last_sessions": REFERENCE_SESSIONS,
+        }
+        for k, n in sorted(counts.items(), key=lambda kv: -kv[1])
+    ]
 
 
 def _owner(path: str, keys: set[str]) -> str | None:
@@ -133,9 +169,17 @@ def machine_inventory(conn: sqlite3.Connection) -> dict[str, Any]:
     machines = []
     for machine, os_name, users, homes, sessions, first, last, host_csv in rows:
         hosts = hosts or _csv(host_csv)
-        machines.append({"machine": machine, "os": os_name, "user": users, "homes": _csv(homes),
-                         "sessions": sessions, "first_date": (first or "")[:10] or None,
-                         "last_date": (last or "")[:10] or None})
+        machines.append(
+            {
+                "machine": machine,
+                "os": os_name,
+                "user": users,
+                "homes": _csv(homes),
+                "sessions": sessions,
+                "first_date": (first or "")[:10] or None,
+                "last_date": (last or "")[:10] or None,
+            }
+        )
     return {"machines": machines, "hosts_mentioned": hosts}
 
 
@@ -143,32 +187,65 @@ def define_term(conn: sqlite3.Connection, term: str, *, limit: int) -> dict[str,
     """What the operator means by `term`: the vocabulary entry, facts that mention it, and the places
     it was used (through the one search function)."""
     t = term.strip()
-    row = conn.execute("SELECT term, uses, projects, definition, source_uuid FROM vocabulary WHERE term = ? "
-                       "COLLATE NOCASE ORDER BY uses DESC LIMIT 1", (t,)).fetchone()
+    row = conn.execute(
+        "SELECT term, uses, projects, definition, source_uuid FROM vocabulary WHERE term = ? "
+        "COLLATE NOCASE ORDER BY uses DESC LIMIT 1",
+        (t,),
+    ).fetchone()
     entry = None
     if row:
-        entry = {"term": row[0], "uses": row[1], "projects": _csv(row[2]), "definition": row[3],
-                 "definition_uuid": row[4]}
+        entry = {
+            "term": row[0],
+            "uses": row[1],
+            "projects": _csv(row[2]),
+            "definition": row[3],
+            "definition_uuid": row[4],
+        }
     facts = []
     phrase = '"' + t.replace('"', "") + '"'
     try:
         for content, sid, src, proj, ts in conn.execute(
-                """SELECT e.content, e.session_id, e.source_uuid, e.project_key, e.ts
+            """SELECT e.content, e.session_id, e.source_uuid, e.project_key, e.ts
                    FROM extractions_fts f JOIN extractions e ON e.id = f.rowid
                    WHERE extractions_fts MATCH ? AND e.kind IN ('domain_fact','implicit_preference',
                          'standing_decision','decision','ban')
-                   ORDER BY e.ts DESC LIMIT ?""", (phrase, limit)):
-            facts.append({"content": content, "date": (ts or "")[:10] or None, "session_id": sid,
-                          "project": display_name(proj) if proj else None, "uuid": src})
+                   ORDER BY e.ts DESC LIMIT ?""",
+            (phrase, limit),
+        ):
+            facts.append(
+                {
+                    "content": content,
+                    "date": (ts or "")[:10] or None,
+                    "session_id": sid,
+                    "project": display_name(proj) if proj else None,
+                    "uuid": src,
+                }
+            )
     except sqlite3.OperationalError:
         facts = []
-    uses = [{"snippet": h.snippet, "date": (h.ts or "")[:10] or None, "session_id": h.session_id,
-             "project": display_name(h.project) if h.project else None, "uuid": h.uuid, "role": h.role}
-            for h in search_messages(conn, t, Filters(kind="prompt"), limit=limit)]
+    uses = [
+        {
+            "snippet": h.snippet,
+            "date": (h.ts or "")[:10] or None,
+            "session_id": h.session_id,
+            "project": display_name(h.project) if h.project else None,
+            "uuid": h.uuid,
+            "role": h.role,
+        }
+        for h in search_messages(conn, t, Filters(kind="prompt"), limit=limit)
+    ]
     if len(uses) < limit:
         seen = {u["uuid"] for u in uses}
-        uses += [{"snippet": h.snippet, "date": (h.ts or "")[:10] or None, "session_id": h.session_id,
-                  "project": display_name(h.project) if h.project else None, "uuid": h.uuid, "role": h.role}
-                 for h in search_messages(conn, t, Filters(kind="text"), limit=limit - len(uses))
-                 if h.uuid not in seen]
+        uses += [
+            {
+                "snippet": h.snippet,
+                "date": (h.ts or "")[:10] or None,
+                "session_id": h.session_id,
+                "project": display_name(h.project) if h.project else None,
+                "uuid": h.uuid,
+                "role": h.role,
+            }
+            for h in search_messages(conn, t, Filters(kind="text"), limit=limit - len(uses))
+            if h.uuid not in seen
+        ]
     return {"term": t, "entry": entry, "facts": facts, "uses": uses}

@@ -36,11 +36,15 @@ def norm(text: str) -> str:
 
 # --- what changed ------------------------------------------------------------------------------------
 
+
 def mark_projects(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
     """Mark the projects of the operator-kind extractions matching `where` for a re-fold."""
-    conn.execute(f"""INSERT OR IGNORE INTO pending(what, key)
+    conn.execute(
+        f"""INSERT OR IGNORE INTO pending(what, key)
                      SELECT DISTINCT 'operator', json_quote(project_key) FROM extractions
-                     WHERE kind IN {_KINDS_SQL} AND {where}""", args)
+                     WHERE kind IN {_KINDS_SQL} AND {where}""",
+        args,
+    )
 
 
 def refold_pending(conn: sqlite3.Connection) -> int:
@@ -53,11 +57,20 @@ def refold_pending(conn: sqlite3.Connection) -> int:
 
 def fold_new(conn: sqlite3.Connection, after_id: int) -> None:
     """Re-fold now the projects of extractions with id > after_id (e.g. one just promoted)."""
-    refold(conn, [p for (p,) in conn.execute(
-        f"SELECT DISTINCT project_key FROM extractions WHERE id > ? AND kind IN {_KINDS_SQL}", (after_id,))])
+    refold(
+        conn,
+        [
+            p
+            for (p,) in conn.execute(
+                f"SELECT DISTINCT project_key FROM extractions WHERE id > ? AND kind IN {_KINDS_SQL}",
+                (after_id,),
+            )
+        ],
+    )
 
 
 # --- the fold -----------------------------------------------------------------------------------------
+
 
 @dataclass
 class _Rule:
@@ -99,20 +112,27 @@ def refold(conn: sqlite3.Connection, projects: Iterable[str | None]) -> None:
     for project in dict.fromkeys(projects):
         for table in TABLES:
             # also rows left by an extraction whose id was freed and reused in this project
-            conn.execute(f"""DELETE FROM {table} WHERE project_key IS ?1 OR extraction_id IN (
-                               SELECT id FROM extractions WHERE project_key IS ?1)""", (project,))
+            conn.execute(
+                f"""DELETE FROM {table} WHERE project_key IS ?1 OR extraction_id IN (
+                               SELECT id FROM extractions WHERE project_key IS ?1)""",
+                (project,),
+            )
         p = _Project()
         for eid, kind, content, context, sid, src, ts in conn.execute(
-                f"""SELECT id, kind, content, context, session_id, source_uuid, ts FROM extractions
+            f"""SELECT id, kind, content, context, session_id, source_uuid, ts FROM extractions
                     WHERE project_key IS ? AND kind IN {_KINDS_SQL}
-                    ORDER BY coalesce(ts, ''), source_uuid, id""", (project,)).fetchall():
+                    ORDER BY coalesce(ts, ''), source_uuid, id""",
+            (project,),
+        ).fetchall():
             ctx: dict[str, Any] = orjson.loads(context) if context else {}
             if kind == "ban":
                 _mention(p.bans, eid, content, sid, src, ts)
             elif kind == "standing_decision":
                 _decision(p.decisions, eid, content, ctx, sid, src, ts)
             elif kind == "failed_attempt":
-                p.failed.append((project, content, ctx.get("by") or "assistant", ctx.get("error"), ts, sid, src, eid))
+                p.failed.append(
+                    (project, content, ctx.get("by") or "assistant", ctx.get("error"), ts, sid, src, eid)
+                )
             elif kind == "goal":
                 _goal(p.goals, eid, content, ctx, sid, src, ts)
             elif ctx.get("status") in GOAL_STATES:
@@ -120,7 +140,9 @@ def refold(conn: sqlite3.Connection, projects: Iterable[str | None]) -> None:
         _store(conn, project, p)
 
 
-def _mention(rules: dict[str, _Rule], eid: int, content: str, sid: str | None, src: str, ts: str | None) -> _Rule:
+def _mention(
+    rules: dict[str, _Rule], eid: int, content: str, sid: str | None, src: str, ts: str | None
+) -> _Rule:
     key = norm(content)
     r = rules.get(key)
     if r is None:
@@ -132,8 +154,15 @@ def _mention(rules: dict[str, _Rule], eid: int, content: str, sid: str | None, s
     return r
 
 
-def _decision(rules: dict[str, _Rule], eid: int, content: str, ctx: dict[str, Any], sid: str | None, src: str,
-              ts: str | None) -> None:
+def _decision(
+    rules: dict[str, _Rule],
+    eid: int,
+    content: str,
+    ctx: dict[str, Any],
+    sid: str | None,
+    src: str,
+    ts: str | None,
+) -> None:
     r = _mention(rules, eid, content, sid, src, ts)
     r.status, r.superseded_by = "active", None  # said again: in force again
     old = ctx.get("supersedes") or ctx.get("from")
@@ -147,13 +176,18 @@ def _decision(rules: dict[str, _Rule], eid: int, content: str, ctx: dict[str, An
     key = norm(content)
     for other_key, other in rules.items():
         toks = set(other_key.split())
-        if other_key != key and other.status == "active" and all(w in toks for w in words) \
-                and not all(w in toks for w in to_words):
+        if (
+            other_key != key
+            and other.status == "active"
+            and all(w in toks for w in words)
+            and not all(w in toks for w in to_words)
+        ):
             other.status, other.superseded_by = "superseded", key
 
 
-def _goal(goals: list[_Goal], eid: int, content: str, ctx: dict[str, Any], sid: str | None, src: str,
-          ts: str | None) -> None:
+def _goal(
+    goals: list[_Goal], eid: int, content: str, ctx: dict[str, Any], sid: str | None, src: str, ts: str | None
+) -> None:
     status = str(ctx["status"]) if ctx.get("status") in GOAL_STATES else "active"
     if status == "active":
         for g in goals:  # a new active goal pauses the previous one in this project
@@ -165,8 +199,11 @@ def _goal(goals: list[_Goal], eid: int, content: str, ctx: dict[str, Any], sid: 
 def _progress(goals: list[_Goal], status: str, src: str, ts: str | None) -> None:
     """Move the goal that was current when this was said (the latest open one not newer than it)."""
     limit = ts or "~"
-    open_goals = [(g.ts is not None, g.ts or "", i) for i, g in enumerate(goals)
-                  if g.status in OPEN_GOAL and (g.ts or "") <= limit]
+    open_goals = [
+        (g.ts is not None, g.ts or "", i)
+        for i, g in enumerate(goals)
+        if g.status in OPEN_GOAL and (g.ts or "") <= limit
+    ]
     if not open_goals:
         return
     g = goals[max(open_goals)[2]]
@@ -179,17 +216,32 @@ def _store(conn: sqlite3.Connection, project: str | None, p: _Project) -> None:
         conn.executemany(
             f"""INSERT INTO {table}(project_key, norm, content, first_ts, last_ts, mentions, session_id,
                 source_uuid, extraction_id) VALUES(?,?,?,?,?,?,?,?,?)""",
-            [(project, k, r.content, r.first_ts, r.last_ts, r.mentions, r.sid, r.src, r.eid) for k, r in rules.items()])
-    decided = [(r.status, r.from_text, r.to_text, r.superseded_by, project, k) for k, r in p.decisions.items()
-               if r.status != "active" or r.from_text is not None or r.to_text is not None]
+            [
+                (project, k, r.content, r.first_ts, r.last_ts, r.mentions, r.sid, r.src, r.eid)
+                for k, r in rules.items()
+            ],
+        )
+    decided = [
+        (r.status, r.from_text, r.to_text, r.superseded_by, project, k)
+        for k, r in p.decisions.items()
+        if r.status != "active" or r.from_text is not None or r.to_text is not None
+    ]
     conn.executemany(
         """UPDATE standing_decisions SET status=?1, from_text=?2, to_text=?3, superseded_by=(
              SELECT id FROM standing_decisions WHERE project_key IS ?5 AND norm = ?4)
-           WHERE project_key IS ?5 AND norm = ?6""", decided)
+           WHERE project_key IS ?5 AND norm = ?6""",
+        decided,
+    )
     conn.executemany(
         """INSERT INTO failed_attempts(project_key, content, by_role, error, ts, session_id, source_uuid,
-           extraction_id) VALUES(?,?,?,?,?,?,?,?)""", p.failed)
+           extraction_id) VALUES(?,?,?,?,?,?,?,?)""",
+        p.failed,
+    )
     conn.executemany(
         """INSERT INTO goal_stack(project_key, content, status, ts, updated_ts, session_id, source_uuid,
            extraction_id, status_source_uuid) VALUES(?,?,?,?,?,?,?,?,?)""",
-        [(project, g.content, g.status, g.ts, g.updated_ts, g.sid, g.src, g.eid, g.status_src) for g in p.goals])
+        [
+            (project, g.content, g.status, g.ts, g.updated_ts, g.sid, g.src, g.eid, g.status_src)
+            for g in p.goals
+        ],
+    )

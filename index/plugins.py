@@ -54,18 +54,26 @@ class VectorPlugin(Protocol):
     def prefetch(self, conn: sqlite3.Connection, text: str, explicit: bool) -> None:
         """Start the query's vector search while the caller runs its FTS query."""
 
-    def fuse_messages(self, conn: sqlite3.Connection, text: str, q: Query, f: Filters, ranked: Ranked,
-                      explicit: bool) -> Ranked:
+    def fuse_messages(
+        self, conn: sqlite3.Connection, text: str, q: Query, f: Filters, ranked: Ranked, explicit: bool
+    ) -> Ranked:
         """The message ranking fused with vector neighbours (`ranked` itself when vectors took no part)."""
         ...
 
-    def fuse_sessions(self, conn: sqlite3.Connection, text: str, totals: dict[str, float],
-                      candidates: set[str], explicit: bool) -> dict[str, float]:
+    def fuse_sessions(
+        self,
+        conn: sqlite3.Connection,
+        text: str,
+        totals: dict[str, float],
+        candidates: set[str],
+        explicit: bool,
+    ) -> dict[str, float]:
         """Session scores fused with each session's nearest vector, over `candidates` only."""
         ...
 
-    def fuse_ids(self, conn: sqlite3.Connection, text: str, ids: Sequence[Any], kind: str,
-                 explicit: bool) -> list[Any] | None:
+    def fuse_ids(
+        self, conn: sqlite3.Connection, text: str, ids: Sequence[Any], kind: str, explicit: bool
+    ) -> list[Any] | None:
         """An FTS-ranked id list of one kind fused with its vector neighbours; None: keep the FTS order."""
         ...
 

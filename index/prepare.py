@@ -41,10 +41,20 @@ def prepare(task: Task) -> Prepared:
     bodies = {m.uuid: fts_fields(m.text) for m in chunk.messages}
     for m in chunk.messages:
         m.text = ""  # travels packed in `bodies`; no need to pickle it twice
-    return Prepared(chunk=chunk, root=task.root, project_dir=task.project_dir, layout=task.info.layout,
-                    size=task.size, mtime_ns=task.mtime_ns, inode=task.inode,
-                    head_hash=head_hash(task.path, chunk.end), reset=task.reset, extractions=rows,
-                    bodies=bodies, counters=[(p, scrub_text(k), v) for (p, k), v in counters.items()])
+    return Prepared(
+        chunk=chunk,
+        root=task.root,
+        project_dir=task.project_dir,
+        layout=task.info.layout,
+        size=task.size,
+        mtime_ns=task.mtime_ns,
+        inode=task.inode,
+        head_hash=head_hash(task.path, chunk.end),
+        reset=task.reset,
+        extractions=rows,
+        bodies=bodies,
+        counters=[(p, scrub_text(k), v) for (p, k), v in counters.items()],
+    )
 
 
 def _drop_sessions(chunk: FileChunk, gone: frozenset[str]) -> None:
@@ -53,8 +63,9 @@ def _drop_sessions(chunk: FileChunk, gone: frozenset[str]) -> None:
     session was forgotten (`leaf:<uuid>` rows of `forgotten`; summaries usually sit in another file)."""
     dropped = {m.uuid for m in chunk.messages if m.session_id in gone}
     dropped.update(a.uuid for a in chunk.aliases if a.session_id in gone)
-    chunk.summaries = [(leaf, title) for leaf, title in chunk.summaries
-                       if leaf not in dropped and LEAF + leaf not in gone]
+    chunk.summaries = [
+        (leaf, title) for leaf, title in chunk.summaries if leaf not in dropped and LEAF + leaf not in gone
+    ]
     chunk.messages = [m for m in chunk.messages if m.session_id not in gone]
     chunk.aliases = [a for a in chunk.aliases if a.session_id not in gone]
     chunk.turns = [t for t in chunk.turns if t.session_id not in gone]
@@ -75,20 +86,54 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Messag
         if m.kind == "prompt":
             prompts.append((m, ctx))
         u = Utterance(
-            uuid=m.uuid, session_id=m.session_id, role="user" if m.role == "user" else "assistant",
-            text=m.text, ts=m.ts, cwd=m.cwd, project_key=project_key(m.cwd), is_sidechain=m.is_sidechain,
-            prev_assistant_text=ctx.prev_assistant_text, prev_user_text=ctx.prev_user_text,
-            recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools])
+            uuid=m.uuid,
+            session_id=m.session_id,
+            role="user" if m.role == "user" else "assistant",
+            text=m.text,
+            ts=m.ts,
+            cwd=m.cwd,
+            project_key=project_key(m.cwd),
+            is_sidechain=m.is_sidechain,
+            prev_assistant_text=ctx.prev_assistant_text,
+            prev_user_text=ctx.prev_user_text,
+            recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools],
+        )
         for e in extract(u):
             content = scrub_text(e.content)
             context = scrub_obj(e.context) if e.context else {}
-            rows.append((e.kind, content, orjson.dumps(context).decode(), float(e.score), e.session_id,
-                         e.source_uuid, e.ordinal, e.cwd or m.cwd, u.project_key, e.ts or m.ts))
+            rows.append(
+                (
+                    e.kind,
+                    content,
+                    orjson.dumps(context).decode(),
+                    float(e.score),
+                    e.session_id,
+                    e.source_uuid,
+                    e.ordinal,
+                    e.cwd or m.cwd,
+                    u.project_key,
+                    e.ts or m.ts,
+                )
+            )
     for m in chunk.messages:
         if m.kind in ("away_summary", "compact_summary") and not m.is_sidechain:
-            for e in extract_summary(m.kind, m.text, uuid=m.uuid, session_id=m.session_id, ts=m.ts, cwd=m.cwd):
-                rows.append((e.kind, scrub_text(e.content), orjson.dumps(e.context).decode(), e.score, e.session_id,
-                             e.source_uuid, 0, e.cwd, project_key(e.cwd), e.ts))
+            for e in extract_summary(
+                m.kind, m.text, uuid=m.uuid, session_id=m.session_id, ts=m.ts, cwd=m.cwd
+            ):
+                rows.append(
+                    (
+                        e.kind,
+                        scrub_text(e.content),
+                        orjson.dumps(e.context).decode(),
+                        e.score,
+                        e.session_id,
+                        e.source_uuid,
+                        0,
+                        e.cwd,
+                        project_key(e.cwd),
+                        e.ts,
+                    )
+                )
     return rows, prompts
 
 
@@ -121,8 +166,16 @@ def scrub_chunk(chunk: FileChunk) -> None:
     """Every stored string of the chunk goes through the one scrubber (the file path is the only
     exception: it is where the transcript is, needed to read it again)."""
     memo: dict[str, str] = {}
-    for rows in (chunk.messages, chunk.aliases, chunk.turns, chunk.durations, chunk.compactions, chunk.spawns,
-                 chunk.agents, chunk.sessions.values()):
+    for rows in (
+        chunk.messages,
+        chunk.aliases,
+        chunk.turns,
+        chunk.durations,
+        chunk.compactions,
+        chunk.spawns,
+        chunk.agents,
+        chunk.sessions.values(),
+    ):
         _scrub_rows(rows, memo)
     first: dict[str, str] = {}
     for m in chunk.messages:  # lib cut the raw text; cut the scrubbed one so no token is split

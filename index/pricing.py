@@ -41,9 +41,16 @@ class Rate:
     cache_write_5m: float
     cache_write_1h: float
 
-    def cost(self, input_tokens: int, output_tokens: int, cache_read: int, cache_5m: int, cache_1h: int) -> float:
-        return (input_tokens * self.input + output_tokens * self.output + cache_read * self.cache_read
-                + cache_5m * self.cache_write_5m + cache_1h * self.cache_write_1h) / 1e6
+    def cost(
+        self, input_tokens: int, output_tokens: int, cache_read: int, cache_5m: int, cache_1h: int
+    ) -> float:
+        return (
+            input_tokens * self.input
+            + output_tokens * self.output
+            + cache_read * self.cache_read
+            + cache_5m * self.cache_write_5m
+            + cache_1h * self.cache_write_1h
+        ) / 1e6
 
     def to_json(self) -> dict[str, float]:
         return {f: getattr(self, f) for f in _FIELDS}
@@ -94,12 +101,22 @@ class ModelPrice:
 
     def to_json(self) -> dict[str, Any]:
         cur = self.periods[-1]
-        return {"model": self.key, "provider": self.provider, "source": self.source, **cur.base.to_json(),
-                "tiers": [{"above": t.above, **t.rate.to_json()} for t in cur.tiers],
-                "history": [{"until": p.until, **p.base.to_json(),
-                             "tiers": [{"above": t.above, **t.rate.to_json()} for t in p.tiers]}
-                            for p in self.periods[:-1]],
-                "web_search_per_1k": self.web_search_per_1k}
+        return {
+            "model": self.key,
+            "provider": self.provider,
+            "source": self.source,
+            **cur.base.to_json(),
+            "tiers": [{"above": t.above, **t.rate.to_json()} for t in cur.tiers],
+            "history": [
+                {
+                    "until": p.until,
+                    **p.base.to_json(),
+                    "tiers": [{"above": t.above, **t.rate.to_json()} for t in p.tiers],
+                }
+                for p in self.periods[:-1]
+            ],
+            "web_search_per_1k": self.web_search_per_1k,
+        }
 
 
 _DATE_SUFFIX = re.compile(r"(?:-\d{8}|@\d{8}|-\d{4}-\d{2}-\d{2})$")
@@ -175,8 +192,13 @@ class Catalog:
     def from_json(cls, data: Mapping[str, Any]) -> Catalog:
         web = data.get("web_search_per_1k") or {}
         models = {k: _model(k, v, web) for k, v in (data.get("models") or {}).items()}
-        return cls(str(data.get("as_of") or "?"), models, dict(data.get("aliases") or {}),
-                   frozenset(data.get("free") or ("<synthetic>",)), dict(data.get("sources") or {}))
+        return cls(
+            str(data.get("as_of") or "?"),
+            models,
+            dict(data.get("aliases") or {}),
+            frozenset(data.get("free") or ("<synthetic>",)),
+            dict(data.get("sources") or {}),
+        )
 
     def resolve(self, model: str | None) -> str | None:
         """Catalog key for a model name as written in a transcript, or None when unknown."""
@@ -215,8 +237,18 @@ class Catalog:
         """Every tier threshold, highest first (for banding requests in SQL)."""
         return sorted({t for m in self.models.values() for t in m.thresholds()}, reverse=True)
 
-    def cost(self, model: str | None, day: str | None, prompt_tokens: int, input_tokens: int, output_tokens: int,
-             cache_read: int, cache_5m: int, cache_1h: int, web_search: int = 0) -> float | None:
+    def cost(
+        self,
+        model: str | None,
+        day: str | None,
+        prompt_tokens: int,
+        input_tokens: int,
+        output_tokens: int,
+        cache_read: int,
+        cache_5m: int,
+        cache_1h: int,
+        web_search: int = 0,
+    ) -> float | None:
         """Cost of one request (or of a group of requests sharing model, day and tier band)."""
         if self.is_free(model):
             return 0.0
@@ -224,8 +256,10 @@ class Catalog:
         if mp is None:
             return None
         rate = mp.period(day).rate_for(prompt_tokens)
-        return (rate.cost(input_tokens, output_tokens, cache_read, cache_5m, cache_1h)
-                + web_search * mp.web_search_per_1k / 1000.0)
+        return (
+            rate.cost(input_tokens, output_tokens, cache_read, cache_5m, cache_1h)
+            + web_search * mp.web_search_per_1k / 1000.0
+        )
 
     def with_overrides(self, specs: Iterable[str]) -> Catalog:
         """Apply `--rate MODEL=IN/OUT[/CACHE_READ[/WRITE_5M[/WRITE_1H]]]` overrides (flat, no tiers)."""
@@ -234,16 +268,23 @@ class Catalog:
             name, rate = parse_rate_spec(spec, self)
             key = self.resolve(name) or normalize_model(name)
             old = models.get(key)
-            models[key] = ModelPrice(key, old.provider if old else "override", (Period(None, rate),),
-                                     old.web_search_per_1k if old else 0.0, "override")
+            models[key] = ModelPrice(
+                key,
+                old.provider if old else "override",
+                (Period(None, rate),),
+                old.web_search_per_1k if old else 0.0,
+                "override",
+            )
         return replace(self, models=models, _resolved={})
 
 
 def parse_rate_spec(spec: str, catalog: Catalog | None = None) -> tuple[str, Rate]:
     """`claude-opus-4-7=5/25` -> ("claude-opus-4-7", Rate). Missing cache prices follow the model's
     catalog ratios when it is known, else Anthropic's multipliers (0.1 read, 1.25 5m write, 2 1h write)."""
-    bad = BadRate(f"--rate {spec!r}: use MODEL=IN/OUT[/CACHE_READ[/WRITE_5M[/WRITE_1H]]] "
-                  "in USD per million tokens, e.g. --rate claude-opus-4-7=5/25")
+    bad = BadRate(
+        f"--rate {spec!r}: use MODEL=IN/OUT[/CACHE_READ[/WRITE_5M[/WRITE_1H]]] "
+        "in USD per million tokens, e.g. --rate claude-opus-4-7=5/25"
+    )
     name, sep, prices = spec.partition("=")
     if not sep or not name.strip():
         raise bad

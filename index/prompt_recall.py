@@ -23,14 +23,32 @@ from lib.project import display_name, project_key
 from lib.text import STOPWORDS
 
 # Kinds about one project's work: from another project they are injected only when stated operator-wide.
-PROJECT_KINDS = frozenset(("ban", "standing_decision", "decision", "correction", "model_correction",
-                           "failed_attempt", "goal"))
-RECALL_KINDS = ("ban,standing_decision,decision,correction,model_correction,failed_attempt,goal,"
-                "domain_fact,implicit_preference")
-SKIP_MESSAGE_KINDS = frozenset(("meta", "system_reminder", "compact_prompt", "interrupt", "compact_boundary",
-                                "compact_summary", "agent_prompt", "api_error"))
-KIND_LABEL = {"standing_decision": "standing decision", "model_correction": "correction",
-              "failed_attempt": "failed attempt", "domain_fact": "fact", "implicit_preference": "preference"}
+PROJECT_KINDS = frozenset(
+    ("ban", "standing_decision", "decision", "correction", "model_correction", "failed_attempt", "goal")
+)
+RECALL_KINDS = (
+    "ban,standing_decision,decision,correction,model_correction,failed_attempt,goal,"
+    "domain_fact,implicit_preference"
+)
+SKIP_MESSAGE_KINDS = frozenset(
+    (
+        "meta",
+        "system_reminder",
+        "compact_prompt",
+        "interrupt",
+        "compact_boundary",
+        "compact_summary",
+        "agent_prompt",
+        "api_error",
+    )
+)
+KIND_LABEL = {
+    "standing_decision": "standing decision",
+    "model_correction": "correction",
+    "failed_attempt": "failed attempt",
+    "domain_fact": "fact",
+    "implicit_preference": "preference",
+}
 ROLE_LABEL = {"user": "you", "assistant": "assistant", "system": "system"}
 _WORD = re.compile(r"[A-Za-z][\w'-]{2,}")
 MAX_TERMS = 5  # each OR term widens the candidate set; 5 keeps the message search near 20 ms (p50)
@@ -80,7 +98,9 @@ def ident_hits(conn: sqlite3.Connection, idents: list[str]) -> int:
             continue
         phrase = '"' + " ".join(parts) + '"'
         try:
-            row = conn.execute("SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (phrase,)).fetchone()
+            row = conn.execute(
+                "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (phrase,)
+            ).fetchone()
         except sqlite3.OperationalError:
             continue
         n += row is not None
@@ -101,9 +121,18 @@ def _day(ts: str | None) -> str | None:
     return ts[:10] if ts else None
 
 
-def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id: str | None,
-           idents: list[str], now: datetime | None = None, search_budget_s: float | None = None,
-           deadline: float | None = None, notes: list[str] | None = None) -> list[Recalled]:
+def gather(
+    conn: sqlite3.Connection,
+    prompt: str,
+    *,
+    cwd: str | None,
+    session_id: str | None,
+    idents: list[str],
+    now: datetime | None = None,
+    search_budget_s: float | None = None,
+    deadline: float | None = None,
+    notes: list[str] | None = None,
+) -> list[Recalled]:
     """Memory (extractions) then past messages about `prompt`, excluding the live session.
     The message search stops after `search_budget_s` (memory items are kept; "search_timeout" is
     added to `notes`); `deadline` is the caller's overall monotonic deadline, restored afterwards."""
@@ -114,9 +143,16 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
     out: list[Recalled] = []
     same: set[str] = set()
     try:
-        mem = recall(conn, query, kind=RECALL_KINDS, scope="this_project" if cwd else "global", cwd=cwd, limit=6,
-                     hybrid=False,
-                     now=now).hits
+        mem = recall(
+            conn,
+            query,
+            kind=RECALL_KINDS,
+            scope="this_project" if cwd else "global",
+            cwd=cwd,
+            limit=6,
+            hybrid=False,
+            now=now,
+        ).hits
     except sqlite3.OperationalError as exc:
         if "interrupt" in str(exc):
             raise  # the hook's deadline: stop here
@@ -132,8 +168,10 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
             continue  # another project's decisions, bans and goals stay there
         same.update((norm, h.source_uuid))
         label = KIND_LABEL.get(h.kind, h.kind) + (", superseded" if h.stale else "")
-        line = f"[{_tags(label, h.ts, safe_text(display_name(h.project), 40) if h.project else '', h.session_id)}] " \
-               f"{quote(h.content, 220)}"
+        line = (
+            f"[{_tags(label, h.ts, safe_text(display_name(h.project), 40) if h.project else '', h.session_id)}] "
+            f"{quote(h.content, 220)}"
+        )
         out.append(Recalled(h.source_uuid, line, "memory", _day(h.ts), h.session_id, h.project))
     key = project_key(stored_cwd(cwd)) if cwd else None
     t0 = time.perf_counter()
@@ -142,10 +180,14 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
         limit_to(conn, min(until, deadline) if deadline is not None else until)
     hits = []
     try:
-        hits = search_messages(conn, query, Filters(project=key) if key else None, limit=10, now=now,
-                               hybrid=False)  # no embedding model on the hot path
-        if key and len([m for m in hits if m.session_id != session_id]) < 2 \
-                and time.perf_counter() - t0 < WIDEN_IF_UNDER_S:
+        hits = search_messages(
+            conn, query, Filters(project=key) if key else None, limit=10, now=now, hybrid=False
+        )  # no embedding model on the hot path
+        if (
+            key
+            and len([m for m in hits if m.session_id != session_id]) < 2
+            and time.perf_counter() - t0 < WIDEN_IF_UNDER_S
+        ):
             hits += search_messages(conn, query, None, limit=10, now=now, hybrid=False)
     except sqlite3.OperationalError as exc:
         if "interrupt" not in str(exc) or (deadline is not None and time.monotonic() > deadline):
@@ -163,8 +205,16 @@ def gather(conn: sqlite3.Connection, prompt: str, *, cwd: str | None, session_id
         seen.add(m.uuid)
         title = titles.get(m.session_id)
         tags = _tags(ROLE_LABEL.get(m.role, m.role), m.ts, quote(title, 50) if title else "", m.session_id)
-        out.append(Recalled(m.uuid, f"[{tags}] «{unmark(safe_text(m.snippet, 260))}»", "messages", _day(m.ts),
-                            m.session_id, m.project))
+        out.append(
+            Recalled(
+                m.uuid,
+                f"[{tags}] «{unmark(safe_text(m.snippet, 260))}»",
+                "messages",
+                _day(m.ts),
+                m.session_id,
+                m.project,
+            )
+        )
     return out
 
 
@@ -178,8 +228,13 @@ def _titles(conn: sqlite3.Connection, ids: set[str]) -> dict[str, str]:
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
-    return {r[0]: r[1] for r in conn.execute(
-        f"SELECT session_id, title FROM sessions WHERE session_id IN ({marks}) AND title IS NOT NULL", list(ids))}
+    return {
+        r[0]: r[1]
+        for r in conn.execute(
+            f"SELECT session_id, title FROM sessions WHERE session_id IN ({marks}) AND title IS NOT NULL",
+            list(ids),
+        )
+    }
 
 
 def render(items: list[Recalled], budget: int, footer: str = "") -> PromptRecall:

@@ -18,9 +18,20 @@ from index.textstore import unpack
 
 # Durable knowledge ranks above one-off observations.
 KIND_WEIGHT = {
-    "ban": 1.3, "standing_decision": 1.3, "correction": 1.15, "model_correction": 1.15, "decision": 1.1,
-    "goal": 1.05, "failed_attempt": 1.0, "implicit_preference": 1.0, "domain_fact": 1.0,
-    "self_correction": 0.9, "away_summary": 0.9, "progress": 0.8, "goal_progress": 0.7, "truth_rhetoric": 0.5,
+    "ban": 1.3,
+    "standing_decision": 1.3,
+    "correction": 1.15,
+    "model_correction": 1.15,
+    "decision": 1.1,
+    "goal": 1.05,
+    "failed_attempt": 1.0,
+    "implicit_preference": 1.0,
+    "domain_fact": 1.0,
+    "self_correction": 0.9,
+    "away_summary": 0.9,
+    "progress": 0.8,
+    "goal_progress": 0.7,
+    "truth_rhetoric": 0.5,
 }
 
 
@@ -50,9 +61,18 @@ class RecallResult:
     note: str | None = None
 
 
-def recall(conn: sqlite3.Connection, topic: str, *, kind: str | None = None, scope: str = "global",
-           cwd: str | None = None, since: str | None = None, limit: int = 10,
-           now: datetime | None = None, hybrid: bool | None = None) -> RecallResult:
+def recall(
+    conn: sqlite3.Connection,
+    topic: str,
+    *,
+    kind: str | None = None,
+    scope: str = "global",
+    cwd: str | None = None,
+    since: str | None = None,
+    limit: int = 10,
+    now: datetime | None = None,
+    hybrid: bool | None = None,
+) -> RecallResult:
     """Extractions about `topic`, FTS-ranked and, when a vector plugin is registered (hybrid None = auto,
     False on hot paths such as hooks), fused with their vector neighbours by the same RRF as search."""
     now = now or datetime.now(timezone.utc)
@@ -61,7 +81,9 @@ def recall(conn: sqlite3.Connection, topic: str, *, kind: str | None = None, sco
     kinds = [k for k in (kind or "").split(",") if k]
 
     def run(sc: Scope) -> list[RecallHit]:
-        hits = _query(conn, q.any_of() if q and not q.empty else None, kinds, sc.where, sc.args, since, limit, now)
+        hits = _query(
+            conn, q.any_of() if q and not q.empty else None, kinds, sc.where, sc.args, since, limit, now
+        )
         if q and not q.empty and hybrid is not False:
             hits = _fuse(conn, topic, hits, kinds, sc.where, sc.args, since, limit, now, bool(hybrid))
         return hits
@@ -71,7 +93,9 @@ def recall(conn: sqlite3.Connection, topic: str, *, kind: str | None = None, sco
     return RecallResult(hits, used, note)
 
 
-def _conditions(kinds: list[str], where: str, args: list[object], since: str | None) -> tuple[str, list[object]]:
+def _conditions(
+    kinds: list[str], where: str, args: list[object], since: str | None
+) -> tuple[str, list[object]]:
     conds: list[str] = []
     params: list[object] = []
     if where:
@@ -87,12 +111,31 @@ def _conditions(kinds: list[str], where: str, args: list[object], since: str | N
 
 
 def _hit(r: tuple[Any, ...], score: float) -> RecallHit:
-    return RecallHit(r[0], r[1], r[2], orjson.loads(r[3] or "{}"), r[4], r[5], r[6], r[7], r[8], round(score, 4),
-                     confidence=round(float(r[9]), 3))
+    return RecallHit(
+        r[0],
+        r[1],
+        r[2],
+        orjson.loads(r[3] or "{}"),
+        r[4],
+        r[5],
+        r[6],
+        r[7],
+        r[8],
+        round(score, 4),
+        confidence=round(float(r[9]), 3),
+    )
 
 
-def _query(conn: sqlite3.Connection, match: str | None, kinds: list[str], where: str, args: list[object],
-           since: str | None, limit: int, now: datetime) -> list[RecallHit]:
+def _query(
+    conn: sqlite3.Connection,
+    match: str | None,
+    kinds: list[str],
+    where: str,
+    args: list[object],
+    since: str | None,
+    limit: int,
+    now: datetime,
+) -> list[RecallHit]:
     cond, params = _conditions(kinds, where, args, since)
     if match:
         rows = conn.execute(
@@ -100,12 +143,14 @@ def _query(conn: sqlite3.Connection, match: str | None, kinds: list[str], where:
                        e.score, bm25(extractions_fts, 1.0, 0.3)
                 FROM extractions_fts JOIN extractions e ON e.id = extractions_fts.rowid
                 WHERE extractions_fts MATCH ? {cond} ORDER BY bm25(extractions_fts, 1.0, 0.3) LIMIT ?""",
-            [match, *params, max(limit * 5, 50)]).fetchall()
+            [match, *params, max(limit * 5, 50)],
+        ).fetchall()
     else:
         rows = conn.execute(
             f"""SELECT e.id, e.kind, e.content, e.context, e.session_id, e.source_uuid, e.cwd, e.project_key, e.ts,
                        e.score, -1.0 FROM extractions e WHERE 1=1 {cond} ORDER BY e.ts DESC LIMIT ?""",
-            [*params, max(limit * 5, 50)]).fetchall()
+            [*params, max(limit * 5, 50)],
+        ).fetchall()
     scored = []
     for r in rows:
         s = -float(r[10]) * KIND_WEIGHT.get(r[1], 0.8) * (0.5 + float(r[9])) * recency(r[8], now, 0.8, 90.0)
@@ -123,11 +168,25 @@ def _query(conn: sqlite3.Connection, match: str | None, kinds: list[str], where:
     return out
 
 
-def _fuse(conn: sqlite3.Connection, topic: str, hits: list[RecallHit], kinds: list[str], where: str,
-          args: list[object], since: str | None, limit: int, now: datetime, explicit: bool) -> list[RecallHit]:
+def _fuse(
+    conn: sqlite3.Connection,
+    topic: str,
+    hits: list[RecallHit],
+    kinds: list[str],
+    where: str,
+    args: list[object],
+    since: str | None,
+    limit: int,
+    now: datetime,
+    explicit: bool,
+) -> list[RecallHit]:
     """Reorder by reciprocal rank fusion with the vector neighbours; vector-only ids pass the same filters."""
     vectors = require_vectors(explicit)
-    order = None if vectors is None else vectors.fuse_ids(conn, topic, [h.id for h in hits], "extraction", explicit)
+    order = (
+        None
+        if vectors is None
+        else vectors.fuse_ids(conn, topic, [h.id for h in hits], "extraction", explicit)
+    )
     if not order:
         return hits
     have = {h.id: h for h in hits}
@@ -136,8 +195,9 @@ def _fuse(conn: sqlite3.Connection, topic: str, hits: list[RecallHit], kinds: li
         cond, params = _conditions(kinds, where, args, since)
         rows = conn.execute(
             f"""SELECT e.id, e.kind, e.content, e.context, e.session_id, e.source_uuid, e.cwd, e.project_key, e.ts,
-                       e.score, 0.0 FROM extractions e WHERE e.id IN ({','.join('?' * len(extra))}) {cond}""",
-            [*extra, *params]).fetchall()
+                       e.score, 0.0 FROM extractions e WHERE e.id IN ({",".join("?" * len(extra))}) {cond}""",
+            [*extra, *params],
+        ).fetchall()
         for r in rows:
             have[r[0]] = _hit(r, 0.0)
     out = []
@@ -153,39 +213,75 @@ def _fuse(conn: sqlite3.Connection, topic: str, hits: list[RecallHit], kinds: li
 def _mark_stale(conn: sqlite3.Connection, hits: list[RecallHit]) -> None:
     for h in hits:
         if h.kind == "standing_decision":
-            row = conn.execute("SELECT status FROM standing_decisions WHERE extraction_id=? OR source_uuid=?",
-                               (h.id, h.source_uuid)).fetchone()
+            row = conn.execute(
+                "SELECT status FROM standing_decisions WHERE extraction_id=? OR source_uuid=?",
+                (h.id, h.source_uuid),
+            ).fetchone()
             h.stale = bool(row and row[0] == "superseded")
 
 
 def iter_extractions(conn: sqlite3.Connection, kind: str | None = None) -> Iterator[dict[str, Any]]:
     """All extraction rows for `dump`, oldest first."""
-    sql = """SELECT kind, source_uuid, session_id, content, context, score, ts, cwd, project_key, ordinal, id
-             FROM extractions""" + (" WHERE kind = ?" if kind else "") + " ORDER BY ts, id"
+    sql = (
+        """SELECT kind, source_uuid, session_id, content, context, score, ts, cwd, project_key, ordinal, id
+             FROM extractions"""
+        + (" WHERE kind = ?" if kind else "")
+        + " ORDER BY ts, id"
+    )
     for r in conn.execute(sql, (kind,) if kind else ()):
-        yield {"kind": r[0], "source_uuid": r[1], "session_id": r[2], "content": r[3],
-               "context": orjson.loads(r[4] or "{}"), "score": r[5], "ts": r[6], "cwd": r[7], "project": r[8],
-               "ordinal": r[9], "id": r[10]}
+        yield {
+            "kind": r[0],
+            "source_uuid": r[1],
+            "session_id": r[2],
+            "content": r[3],
+            "context": orjson.loads(r[4] or "{}"),
+            "score": r[5],
+            "ts": r[6],
+            "cwd": r[7],
+            "project": r[8],
+            "ordinal": r[9],
+            "id": r[10],
+        }
 
 
 def iter_messages(conn: sqlite3.Connection, kind: str | None = None) -> Iterator[dict[str, Any]]:
     """All message rows for `dump`, in index order."""
-    sql = """SELECT m.uuid, m.session_id, m.parent_uuid, m.role, m.kind, m.ts, m.body, s.cwd, s.project_key,
+    sql = (
+        """SELECT m.uuid, m.session_id, m.parent_uuid, m.role, m.kind, m.ts, m.body, s.cwd, s.project_key,
                     m.agent_id, m.is_sidechain, m.on_main, m.tool_name FROM messages m
-             LEFT JOIN sessions s ON s.session_id = m.session_id""" + (" WHERE m.kind = ?" if kind else "") + \
-          " ORDER BY m.id"
+             LEFT JOIN sessions s ON s.session_id = m.session_id"""
+        + (" WHERE m.kind = ?" if kind else "")
+        + " ORDER BY m.id"
+    )
     for r in conn.execute(sql, (kind,) if kind else ()):
-        yield {"uuid": r[0], "source_uuid": r[0], "session_id": r[1], "parent_uuid": r[2], "role": r[3],
-               "kind": r[4], "ts": r[5], "content": unpack(r[6]), "cwd": r[7], "project": r[8], "agent_id": r[9],
-               "is_sidechain": bool(r[10]), "on_main": bool(r[11]), "tool_name": r[12], "context": {}, "score": None}
+        yield {
+            "uuid": r[0],
+            "source_uuid": r[0],
+            "session_id": r[1],
+            "parent_uuid": r[2],
+            "role": r[3],
+            "kind": r[4],
+            "ts": r[5],
+            "content": unpack(r[6]),
+            "cwd": r[7],
+            "project": r[8],
+            "agent_id": r[9],
+            "is_sidechain": bool(r[10]),
+            "on_main": bool(r[11]),
+            "tool_name": r[12],
+            "context": {},
+            "score": None,
+        }
 
 
 def kinds_by_uuid(conn: sqlite3.Connection, uuids: list[str]) -> dict[str, set[str]]:
     """Extraction kinds per source message (for `eval extractors`)."""
     out: dict[str, set[str]] = {}
     for i in range(0, len(uuids), 500):
-        part = uuids[i:i + 500]
+        part = uuids[i : i + 500]
         for uuid, kind in conn.execute(
-                f"SELECT source_uuid, kind FROM extractions WHERE source_uuid IN ({','.join('?' * len(part))})", part):
+            f"SELECT source_uuid, kind FROM extractions WHERE source_uuid IN ({','.join('?' * len(part))})",
+            part,
+        ):
             out.setdefault(uuid, set()).add(kind)
     return out

@@ -43,7 +43,7 @@ KIND_DEFINITIONS: dict[str, str] = {
     "implicit_preference": "a preference of the user's implied by how they ask or correct",
     "domain_fact": "a fact about the user's project, domain or environment",
     "self_correction": "the assistant admits a mistake of its own and corrects it",
-    "truth_rhetoric": "the assistant asserts agreement or success without evidence (e.g. \"You're right\")",
+    "truth_rhetoric": 'the assistant asserts agreement or success without evidence (e.g. "You\'re right")',
 }
 
 
@@ -75,16 +75,27 @@ class Report:
     changes: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "considered": self.considered, "confirmed": self.confirmed,
-                "doubted": self.doubted, "unclear": self.unclear, "stopped": self.stopped, "changes": self.changes}
+        return {
+            "model": self.model,
+            "considered": self.considered,
+            "confirmed": self.confirmed,
+            "doubted": self.doubted,
+            "unclear": self.unclear,
+            "stopped": self.stopped,
+            "changes": self.changes,
+        }
 
 
 def _has_table(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='refinements'").fetchone() is not None
+    return (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='refinements'").fetchone()
+        is not None
+    )
 
 
-def candidates(conn: sqlite3.Connection, limit: int, kind: str | None = None,
-               band: tuple[float, float] = BAND) -> list[Candidate]:
+def candidates(
+    conn: sqlite3.Connection, limit: int, kind: str | None = None, band: tuple[float, float] = BAND
+) -> list[Candidate]:
     """Unreviewed extractions in the uncertain band, oldest first. Works on a read-only connection."""
     reviewed = ""
     if _has_table(conn):
@@ -98,7 +109,9 @@ def candidates(conn: sqlite3.Connection, limit: int, kind: str | None = None,
         f"""SELECT e.id, e.kind, e.content, e.score, e.source_uuid, e.ordinal, m.body
             FROM extractions e LEFT JOIN messages m ON m.uuid = e.source_uuid
             WHERE e.score >= ? AND e.score <= ? {reviewed}
-            ORDER BY e.id LIMIT ?""", (*args, max(0, limit))).fetchall()
+            ORDER BY e.id LIMIT ?""",
+        (*args, max(0, limit)),
+    ).fetchall()
     return [Candidate(r[0], r[1], r[2], float(r[3]), r[4], r[5], unpack(r[6])) for r in rows]
 
 
@@ -139,15 +152,21 @@ def new_score(score: float, verdict: str) -> float:
     return score
 
 
-def _record(conn: sqlite3.Connection, c: Candidate, model: str, verdict: str, note: str, after: float) -> None:
+def _record(
+    conn: sqlite3.Connection, c: Candidate, model: str, verdict: str, note: str, after: float
+) -> None:
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     with transaction(conn):
         if after != c.score:
-            conn.execute("UPDATE extractions SET score=? WHERE id=? AND kind=? AND source_uuid=?",
-                         (after, c.id, c.kind, c.source_uuid))
-        conn.execute("""INSERT OR REPLACE INTO refinements(extraction_id, kind, source_uuid, ordinal, model,
+            conn.execute(
+                "UPDATE extractions SET score=? WHERE id=? AND kind=? AND source_uuid=?",
+                (after, c.id, c.kind, c.source_uuid),
+            )
+        conn.execute(
+            """INSERT OR REPLACE INTO refinements(extraction_id, kind, source_uuid, ordinal, model,
                         verdict, note, score_before, score_after, at) VALUES(?,?,?,?,?,?,?,?,?,?)""",
-                     (c.id, c.kind, c.source_uuid, c.ordinal, model, verdict, note, c.score, after, now))
+            (c.id, c.kind, c.source_uuid, c.ordinal, model, verdict, note, c.score, after, now),
+        )
 
 
 def prune(conn: sqlite3.Connection) -> int:
@@ -157,8 +176,13 @@ def prune(conn: sqlite3.Connection) -> int:
                            AND e.source_uuid = refinements.source_uuid AND e.ordinal = refinements.ordinal)""").rowcount
 
 
-def refine(conn: sqlite3.Connection, client: Generator, limit: int, kind: str | None = None,
-           band: tuple[float, float] = BAND) -> Report:
+def refine(
+    conn: sqlite3.Connection,
+    client: Generator,
+    limit: int,
+    kind: str | None = None,
+    band: tuple[float, float] = BAND,
+) -> Report:
     """Review up to `limit` uncertain extractions with `client`; stops at the first client error."""
     prune(conn)
     report = Report(model=client.model)
@@ -178,13 +202,24 @@ def refine(conn: sqlite3.Connection, client: Generator, limit: int, kind: str | 
             report.doubted += 1
         else:
             report.unclear += 1
-        report.changes.append({"id": c.id, "kind": c.kind, "verdict": verdict, "note": note,
-                               "score_before": c.score, "score_after": after})
+        report.changes.append(
+            {
+                "id": c.id,
+                "kind": c.kind,
+                "verdict": verdict,
+                "note": note,
+                "score_before": c.score,
+                "score_after": after,
+            }
+        )
     return report
 
 
-def dry_run(conn: sqlite3.Connection, limit: int, kind: str | None = None,
-            band: tuple[float, float] = BAND) -> list[dict[str, Any]]:
+def dry_run(
+    conn: sqlite3.Connection, limit: int, kind: str | None = None, band: tuple[float, float] = BAND
+) -> list[dict[str, Any]]:
     """What would be sent, without calling anything or writing anything."""
-    return [{"id": c.id, "kind": c.kind, "score": c.score, "prompt": build_prompt(c)}
-            for c in candidates(conn, limit, kind, band)]
+    return [
+        {"id": c.id, "kind": c.kind, "score": c.score, "prompt": build_prompt(c)}
+        for c in candidates(conn, limit, kind, band)
+    ]

@@ -22,8 +22,9 @@ from lib.discovery import key_path, path_key
 _IN = "IN (SELECT value FROM json_each(?))"
 
 
-def drop_duplicates(conn: sqlite3.Connection, state: Mapping[str, tuple[Any, ...]],
-                    found: Collection[str]) -> set[int]:
+def drop_duplicates(
+    conn: sqlite3.Connection, state: Mapping[str, tuple[Any, ...]], found: Collection[str]
+) -> set[int]:
     """Rows stored under another name of a file found now (a relative root, a symlinked folder, an
     index made before keys were canonical): returns their file ids, to be dropped by `reset_files`
     (which re-reads the file under its canonical name)."""
@@ -37,8 +38,9 @@ def drop_duplicates(conn: sqlite3.Connection, state: Mapping[str, tuple[Any, ...
     return dups
 
 
-def reset_files(conn: sqlite3.Connection, file_ids: set[int], on_disk: Collection[str],
-                drop: Collection[int] = ()) -> list[str]:
+def reset_files(
+    conn: sqlite3.Connection, file_ids: set[int], on_disk: Collection[str], drop: Collection[int] = ()
+) -> list[str]:
     """Drop the rows of `file_ids` and of every readable file sharing a session with them; rows of
     `drop` go with their ingest_state entry. Returns the keys of the files to read from the start."""
     paths = dict(conn.execute("SELECT id, path FROM ingest_state"))
@@ -49,15 +51,22 @@ def reset_files(conn: sqlite3.Connection, file_ids: set[int], on_disk: Collectio
     keep_sessions = _sessions_of(conn, kept)
     for fid in reread | set(drop):
         delete_file_rows(conn, fid)
-    conn.execute(f"DELETE FROM sessions WHERE session_id {_IN}",
-                 (orjson.dumps(sorted(sessions - keep_sessions)).decode(),))
-    conn.execute(f"""UPDATE ingest_state SET size=NULL, offset=0, head_hash=NULL, carry=NULL, records=0,
-                     lines=0, bad_lines=0 WHERE id {_IN}""", (orjson.dumps(sorted(reread)).decode(),))
+    conn.execute(
+        f"DELETE FROM sessions WHERE session_id {_IN}",
+        (orjson.dumps(sorted(sessions - keep_sessions)).decode(),),
+    )
+    conn.execute(
+        f"""UPDATE ingest_state SET size=NULL, offset=0, head_hash=NULL, carry=NULL, records=0,
+                     lines=0, bad_lines=0 WHERE id {_IN}""",
+        (orjson.dumps(sorted(reread)).decode(),),
+    )
     conn.execute(f"DELETE FROM ingest_state WHERE id {_IN}", (orjson.dumps(sorted(drop)).decode(),))
     return [paths[fid] for fid in reread]
 
 
-def _closure(conn: sqlite3.Connection, seeds: set[int], expand: Callable[[int], bool]) -> tuple[set[int], set[str]]:
+def _closure(
+    conn: sqlite3.Connection, seeds: set[int], expand: Callable[[int], bool]
+) -> tuple[set[int], set[str]]:
     """Files and sessions connected to `seeds` (a file holds rows of a session); the walk goes on
     only through files for which `expand(fid)` holds."""
     files, sessions = set(seeds), set[str]()
@@ -84,6 +93,12 @@ def _linked(conn: sqlite3.Connection, want: str, by: str, values: Collection[Any
     if not values:
         return set()
     arg = (orjson.dumps(sorted(values)).decode(),) * 3
-    return {r[0] for r in conn.execute(
-        f"""SELECT {want} FROM messages WHERE {by} {_IN} UNION SELECT {want} FROM sessions WHERE {by} {_IN}
-            UNION SELECT {want} FROM agents WHERE {by} {_IN}""", arg) if r[0] is not None}
+    return {
+        r[0]
+        for r in conn.execute(
+            f"""SELECT {want} FROM messages WHERE {by} {_IN} UNION SELECT {want} FROM sessions WHERE {by} {_IN}
+            UNION SELECT {want} FROM agents WHERE {by} {_IN}""",
+            arg,
+        )
+        if r[0] is not None
+    }

@@ -46,9 +46,13 @@ def source_of(conn: sqlite3.Connection, row: Mapping[str, Any], provenance: Mapp
     return str(got[0]).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] if got and got[0] else "?"
 
 
-def run_questions(conn: sqlite3.Connection, gold: Iterable[Mapping[str, Any]], hybrid: bool | None = None,
-                  session_search: SessionSearch | None = None,
-                  provenance: Mapping[str, str] | None = None) -> list[Outcome]:
+def run_questions(
+    conn: sqlite3.Connection,
+    gold: Iterable[Mapping[str, Any]],
+    hybrid: bool | None = None,
+    session_search: SessionSearch | None = None,
+    provenance: Mapping[str, str] | None = None,
+) -> list[Outcome]:
     """hybrid: None = whatever `search` does by default, False = FTS only, True = FTS + vectors."""
 
     def _sessions(c: sqlite3.Connection, q: str, k: int) -> list[SessionHit]:
@@ -104,10 +108,13 @@ def abstention(outcomes: list[Outcome]) -> dict[str, Any]:
         return {"negatives": len(neg)}
     wins = sum((p > x) + 0.5 * (p == x) for p in pos for x in neg)
     cut = pos[int(0.1 * (len(pos) - 1))]
-    return {"negatives": len(neg), "auc": round(wins / (len(pos) * len(neg)), 3),
-            "negative_top_score_mean": round(sum(neg) / len(neg), 2),
-            "answerable_top_score_median": round(pos[len(pos) // 2], 2),
-            "negatives_rejected_at_90pct_recall": round(sum(x < cut for x in neg) / len(neg), 3)}
+    return {
+        "negatives": len(neg),
+        "auc": round(wins / (len(pos) * len(neg)), 3),
+        "negative_top_score_mean": round(sum(neg) / len(neg), 2),
+        "answerable_top_score_median": round(pos[len(pos) // 2], 2),
+        "negatives_rejected_at_90pct_recall": round(sum(x < cut for x in neg) / len(neg), 3),
+    }
 
 
 def report(outcomes: list[Outcome]) -> dict[str, Any]:
@@ -115,20 +122,36 @@ def report(outcomes: list[Outcome]) -> dict[str, Any]:
     sources = sorted({o.source for o in outcomes if not o.negative})
     per = {s: summarise([o for o in outcomes if o.source == s]) for s in sources}
     worst = min(sources, key=lambda s: (per[s]["session_hit@1"], per[s]["record_hit@5"]), default=None)
-    return {**summarise(outcomes), "by_source": per, "worst_source": worst, "abstention": abstention(outcomes),
-            "misses": [{"id": o.id, "query": o.query, "rank": o.rank, "source": o.source}
-                       for o in outcomes if not o.negative and o.rank != 1]}
+    return {
+        **summarise(outcomes),
+        "by_source": per,
+        "worst_source": worst,
+        "abstention": abstention(outcomes),
+        "misses": [
+            {"id": o.id, "query": o.query, "rank": o.rank, "source": o.source}
+            for o in outcomes
+            if not o.negative and o.rank != 1
+        ],
+    }
 
 
-def evaluate(conn: sqlite3.Connection, gold: Iterable[Mapping[str, Any]],
-             session_search: SessionSearch | None = None, hybrid: bool | None = None,
-             provenance: Mapping[str, str] | None = None) -> dict[str, Any]:
+def evaluate(
+    conn: sqlite3.Connection,
+    gold: Iterable[Mapping[str, Any]],
+    session_search: SessionSearch | None = None,
+    hybrid: bool | None = None,
+    provenance: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """`report` of one gold set on one index."""
     return report(run_questions(conn, gold, hybrid, session_search, provenance))
 
 
-def compare(conn: sqlite3.Connection, gold: Iterable[Mapping[str, Any]], modes: Iterable[str],
-            provenance: Mapping[str, str] | None = None) -> dict[str, Any]:
+def compare(
+    conn: sqlite3.Connection,
+    gold: Iterable[Mapping[str, Any]],
+    modes: Iterable[str],
+    provenance: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """{mode: evaluate(...)} for each of 'fts' / 'hybrid' over the same gold rows."""
     rows = list(gold)
     return {m: evaluate(conn, rows, hybrid=MODES[m], provenance=provenance) for m in modes}

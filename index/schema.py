@@ -271,7 +271,9 @@ def migrate(conn: sqlite3.Connection) -> int:
             else:
                 for stmt in _statements(step):
                     conn.execute(stmt)
-            conn.execute("INSERT OR REPLACE INTO schema_meta(key, value) VALUES('schema_version', ?)", (str(version),))
+            conn.execute(
+                "INSERT OR REPLACE INTO schema_meta(key, value) VALUES('schema_version', ?)", (str(version),)
+            )
     return SCHEMA_VERSION
 
 

@@ -55,8 +55,9 @@ def scope_chain(scope: str, cwd: str | None, alias: str = "e") -> list[Scope]:
 T = TypeVar("T")
 
 
-def widen(scope: str, cwd: str | None, run: Callable[[Scope], Sequence[T]],
-          alias: str = "e") -> tuple[list[T], str, str | None]:
+def widen(
+    scope: str, cwd: str | None, run: Callable[[Scope], Sequence[T]], alias: str = "e"
+) -> tuple[list[T], str, str | None]:
     """Run `run` for the asked scope, then the wider ones, until it finds something.
     Returns (items, scope used, note saying it was widened or None)."""
     for sc in scope_chain(scope, cwd, alias):

@@ -56,29 +56,55 @@ def _filters(name: str, args: list[object], base: Filters) -> Filters:
     return f
 
 
-def search_scoped(conn: sqlite3.Connection, text: str, scope: str, cwd: str | None, base: Filters,
-                  limit: int, now: datetime | None = None) -> Scoped:
+def search_scoped(
+    conn: sqlite3.Connection,
+    text: str,
+    scope: str,
+    cwd: str | None,
+    base: Filters,
+    limit: int,
+    now: datetime | None = None,
+) -> Scoped:
     """`index.search.search_messages` with scope widening."""
-    return Scoped(*widen(scope, cwd, lambda sc: search_messages(
-        conn, text, _filters(sc.name, sc.args, base), limit=limit, now=now), "s"))
+    return Scoped(
+        *widen(
+            scope,
+            cwd,
+            lambda sc: search_messages(conn, text, _filters(sc.name, sc.args, base), limit=limit, now=now),
+            "s",
+        )
+    )
 
 
-def sessions_scoped(conn: sqlite3.Connection, text: str, scope: str, cwd: str | None, base: Filters,
-                    limit: int) -> Scoped:
+def sessions_scoped(
+    conn: sqlite3.Connection, text: str, scope: str, cwd: str | None, base: Filters, limit: int
+) -> Scoped:
     """`index.search.search_sessions` with scope widening."""
-    return Scoped(*widen(scope, cwd, lambda sc: search_sessions(
-        conn, text, _filters(sc.name, sc.args, base), limit=limit, hits_per_session=1), "s"))
+    return Scoped(
+        *widen(
+            scope,
+            cwd,
+            lambda sc: search_sessions(
+                conn, text, _filters(sc.name, sc.args, base), limit=limit, hits_per_session=1
+            ),
+            "s",
+        )
+    )
 
 
 def day(ts: str | None) -> str | None:
     return ts[:10] if ts else None
 
 
-def provenance(session_id: str | None, ts: str | None, project_key: str | None,
-               uuid: str | None = None) -> dict[str, Any]:
+def provenance(
+    session_id: str | None, ts: str | None, project_key: str | None, uuid: str | None = None
+) -> dict[str, Any]:
     """Where a recalled item comes from: date, session, project (and the source message)."""
-    out: dict[str, Any] = {"date": day(ts), "session_id": session_id, "project": display_name(project_key)
-                           if project_key else None}
+    out: dict[str, Any] = {
+        "date": day(ts),
+        "session_id": session_id,
+        "project": display_name(project_key) if project_key else None,
+    }
     if uuid:
         out["uuid"] = uuid
     return out

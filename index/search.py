@@ -28,9 +28,21 @@ from index.textstore import snippet, unpack
 # and their output are evidence the work happened, not the answer (docs/eval.md: the weights were
 # checked on both dev sets, leave one source out).
 KIND_WEIGHT = {
-    "prompt": 1.0, "text": 1.0, "away_summary": 0.9, "tool_use": 0.6, "tool_result": 0.5,
-    "agent_prompt": 0.55, "command": 0.7, "bash_input": 0.7, "command_output": 0.5, "compact_summary": 0.35,
-    "compact_prompt": 0.2, "meta": 0.3, "system_reminder": 0.2, "interrupt": 0.1, "api_error": 0.2,
+    "prompt": 1.0,
+    "text": 1.0,
+    "away_summary": 0.9,
+    "tool_use": 0.6,
+    "tool_result": 0.5,
+    "agent_prompt": 0.55,
+    "command": 0.7,
+    "bash_input": 0.7,
+    "command_output": 0.5,
+    "compact_summary": 0.35,
+    "compact_prompt": 0.2,
+    "meta": 0.3,
+    "system_reminder": 0.2,
+    "interrupt": 0.1,
+    "api_error": 0.2,
     "compact_boundary": 0.1,
 }
 CANDIDATES = 400
@@ -97,13 +109,19 @@ def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) ->
     only the winners are joined; with filters the join has to come first."""
     where, args = f.sql()
     if not where:
-        ranked = conn.execute("""SELECT rowid, bm25(messages_fts, 1.0, 0.6) FROM messages_fts
-                                 WHERE messages_fts MATCH ? ORDER BY 2 LIMIT ?""", (match, limit)).fetchall()
+        ranked = conn.execute(
+            """SELECT rowid, bm25(messages_fts, 1.0, 0.6) FROM messages_fts
+                                 WHERE messages_fts MATCH ? ORDER BY 2 LIMIT ?""",
+            (match, limit),
+        ).fetchall()
         if not ranked:
             return []
         rank = dict(ranked)
-        rows = conn.execute(f"""SELECT {_COLUMNS}, 0.0, m.body FROM messages m {_JOINS}
-                                WHERE m.id IN ({",".join("?" * len(rank))})""", list(rank)).fetchall()
+        rows = conn.execute(
+            f"""SELECT {_COLUMNS}, 0.0, m.body FROM messages m {_JOINS}
+                                WHERE m.id IN ({",".join("?" * len(rank))})""",
+            list(rank),
+        ).fetchall()
         out = [_ranked_as(r, rank[r[0]]) for r in rows]
         out.sort(key=lambda r: r.rank)
         return out
@@ -121,7 +139,7 @@ _RANK = Candidate._fields.index("rank")
 
 def _ranked_as(r: tuple[Any, ...], rank: float) -> Candidate:
     """The row with another rank (`_replace` costs four times as much, on hundreds of rows a query)."""
-    return Candidate._make(r[:_RANK] + (rank,) + r[_RANK + 1:])
+    return Candidate._make(r[:_RANK] + (rank,) + r[_RANK + 1 :])
 
 
 def row_text(r: Candidate) -> str:
@@ -170,9 +188,15 @@ def _rare_terms(conn: sqlite3.Connection, q: Query) -> list[str]:
     if len(q.terms) < 2:
         return q.terms
     cap = max(50, int(COMMON_TERM_SHARE * _messages_total(conn)))
-    rare = [t for t in q.terms if conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)", (t, cap + 1)
-    ).fetchone()[0] <= cap]
+    rare = [
+        t
+        for t in q.terms
+        if conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+            (t, cap + 1),
+        ).fetchone()[0]
+        <= cap
+    ]
     return rare or q.terms
 
 
@@ -180,14 +204,15 @@ def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> t
     """AND of all terms first; widen to an OR of the distinctive terms when that finds too little."""
     match = q.all_of()
     rows = _candidates(conn, match, f, CANDIDATES) if len(q.terms) > 1 else []
-    if len({(r.session_id, hash(r.body)) for r in rows}) < limit * 3 or len(q.terms) == 1:  # a text repeated in a session counts once
+    if (
+        len({(r.session_id, hash(r.body)) for r in rows}) < limit * 3 or len(q.terms) == 1
+    ):  # a text repeated in a session counts once
         match = " OR ".join(_rare_terms(conn, q))
         more = _candidates(conn, match, f, CANDIDATES)
         have = {r.id for r in rows}
         # AND-matches keep a head start over OR-only matches
         rows = [_ranked_as(r, r.rank * 1.5) for r in rows] + [r for r in more if r.id not in have]
     return match, rows
-
 
 
 @dataclass(slots=True)
@@ -200,8 +225,9 @@ class _Result:
     copies: dict[str, list[str]]  # kept session -> sessions folded into it
 
 
-def _ranked(conn: sqlite3.Connection, text: str, f: Filters, limit: int, now: datetime | None,
-            hybrid: bool | None) -> _Result | None:
+def _ranked(
+    conn: sqlite3.Connection, text: str, f: Filters, limit: int, now: datetime | None, hybrid: bool | None
+) -> _Result | None:
     """The one pipeline behind both search functions: messages, then sessions, then messages
     scaled by their session's score."""
     text = bounded(text)  # the vector side gets the same capped query as FTS
@@ -229,8 +255,10 @@ def _ranked(conn: sqlite3.Connection, text: str, f: Filters, limit: int, now: da
     copies = _fold_copies(conn, order, per)
     folded = {c for cs in copies.values() for c in cs}
     # a message is worth as much as it answers the query times how much its session is about it
-    ranked = sorted(((sc * sessions.get(r.session_id, 0.0), r) for sc, r in ranked if r.session_id not in folded),
-                    key=lambda x: -x[0])
+    ranked = sorted(
+        ((sc * sessions.get(r.session_id, 0.0), r) for sc, r in ranked if r.session_id not in folded),
+        key=lambda x: -x[0],
+    )
     return _Result(q, ranked, sessions, per, [sid for sid in order if sid not in folded], copies)
 
 
@@ -247,8 +275,9 @@ def session_scores(conn: sqlite3.Connection, text: str, fts: Ranked) -> dict[str
     leaders = sorted(best, key=lambda sid: -best[sid])[:DOC_DEPTH]
     docs = doc_scores(conn, parse(text, idents=False), leaders)
     top_doc = max(docs.values(), default=0.0) or 1.0
-    return {sid: (1.0 - DOC_SHARE) * b / top + DOC_SHARE * docs.get(sid, 0.0) / top_doc
-            for sid, b in best.items()}
+    return {
+        sid: (1.0 - DOC_SHARE) * b / top + DOC_SHARE * docs.get(sid, 0.0) / top_doc for sid, b in best.items()
+    }
 
 
 def _fold_copies(conn: sqlite3.Connection, order: list[str], per: dict[str, Ranked]) -> dict[str, list[str]]:
@@ -281,11 +310,19 @@ def _projects(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str | None]
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
-    return dict(conn.execute(f"SELECT session_id, project_key FROM sessions WHERE session_id IN ({marks})", ids))
+    return dict(
+        conn.execute(f"SELECT session_id, project_key FROM sessions WHERE session_id IN ({marks})", ids)
+    )
 
 
-def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = None, limit: int = 10,
-                    now: datetime | None = None, hybrid: bool | None = None) -> list[Hit]:
+def search_messages(
+    conn: sqlite3.Connection,
+    text: str,
+    f: Filters | None = None,
+    limit: int = 10,
+    now: datetime | None = None,
+    hybrid: bool | None = None,
+) -> list[Hit]:
     f = f or Filters()
     got = _ranked(conn, text, f, limit, now, hybrid)
     if got is None:
@@ -305,14 +342,31 @@ def search_messages(conn: sqlite3.Connection, text: str, f: Filters | None = Non
 
 
 def _hit(r: Candidate, score: float, snippet: str) -> Hit:
-    return Hit(session_id=r.session_id, uuid=r.uuid, ts=r.ts, role=r.role, kind=r.kind, cwd=r.cwd,
-               project=r.project, snippet=snippet, score=round(score, 4), source_file=r.source_file,
-               is_sidechain=bool(r.is_sidechain), on_main=bool(r.on_main))
+    return Hit(
+        session_id=r.session_id,
+        uuid=r.uuid,
+        ts=r.ts,
+        role=r.role,
+        kind=r.kind,
+        cwd=r.cwd,
+        project=r.project,
+        snippet=snippet,
+        score=round(score, 4),
+        source_file=r.source_file,
+        is_sidechain=bool(r.is_sidechain),
+        on_main=bool(r.on_main),
+    )
 
 
-def search_sessions(conn: sqlite3.Connection, text: str, f: Filters | None = None, limit: int = 10,
-                    hits_per_session: int = 3, now: datetime | None = None,
-                    hybrid: bool | None = None) -> list[SessionHit]:
+def search_sessions(
+    conn: sqlite3.Connection,
+    text: str,
+    f: Filters | None = None,
+    limit: int = 10,
+    hits_per_session: int = 3,
+    now: datetime | None = None,
+    hybrid: bool | None = None,
+) -> list[SessionHit]:
     """Rank whole sessions (`session_scores`), each with its best hits."""
     f = f or Filters()
     got = _ranked(conn, text, f, limit, now, hybrid)
@@ -325,8 +379,18 @@ def search_sessions(conn: sqlite3.Connection, text: str, f: Filters | None = Non
     for sid in order:
         title, project, first_ts, last_ts = meta.get(sid, (None, None, None, None))
         hits = [_hit(r, s, snippet(row_text(r), words)) for s, r in got.per[sid][:hits_per_session]]
-        out.append(SessionHit(sid, title, project, first_ts, last_ts, round(got.sessions.get(sid, 0.0), 4), hits,
-                              got.copies.get(sid, [])))
+        out.append(
+            SessionHit(
+                sid,
+                title,
+                project,
+                first_ts,
+                last_ts,
+                round(got.sessions.get(sid, 0.0), 4),
+                hits,
+                got.copies.get(sid, []),
+            )
+        )
     return out
 
 
@@ -334,8 +398,11 @@ def _session_meta(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[A
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
-    rows = conn.execute(f"SELECT session_id, title, project_key, first_ts, last_ts FROM sessions "
-                        f"WHERE session_id IN ({marks})", ids).fetchall()
+    rows = conn.execute(
+        f"SELECT session_id, title, project_key, first_ts, last_ts FROM sessions "
+        f"WHERE session_id IN ({marks})",
+        ids,
+    ).fetchall()
     return {r[0]: r[1:] for r in rows}
 
 

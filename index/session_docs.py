@@ -31,25 +31,35 @@ def refresh(conn: sqlite3.Connection) -> int:
     stale = conn.execute(f"""SELECT s.session_id, coalesce(s.title, ''), {_SIG}, d.id FROM sessions s
                              LEFT JOIN session_docs d ON d.session_id = s.session_id
                              WHERE d.sig IS NOT {_SIG}""").fetchall()
-    orphans = [r[0] for r in conn.execute("""SELECT id FROM session_docs d WHERE NOT EXISTS(
-                                                 SELECT 1 FROM sessions s WHERE s.session_id = d.session_id)""")]
+    orphans = [
+        r[0]
+        for r in conn.execute("""SELECT id FROM session_docs d WHERE NOT EXISTS(
+                                                 SELECT 1 FROM sessions s WHERE s.session_id = d.session_id)""")
+    ]
     if not stale and not orphans:
         return 0
     with transaction(conn):
         _drop(conn, [r[3] for r in stale if r[3] is not None] + orphans)
         for sid, title, sig, _ in stale:
             prompts, answers = _texts(conn, sid)
-            cur = conn.execute("INSERT INTO session_docs(session_id, sig, title, prompts, answers) VALUES(?,?,?,?,?)",
-                               (sid, sig, title, prompts, answers))
-            conn.execute("INSERT INTO session_fts(rowid, title, prompts, answers) VALUES(?,?,?,?)",
-                         (cur.lastrowid, title, prompts, answers))
+            cur = conn.execute(
+                "INSERT INTO session_docs(session_id, sig, title, prompts, answers) VALUES(?,?,?,?,?)",
+                (sid, sig, title, prompts, answers),
+            )
+            conn.execute(
+                "INSERT INTO session_fts(rowid, title, prompts, answers) VALUES(?,?,?,?)",
+                (cur.lastrowid, title, prompts, answers),
+            )
     return len(stale)
 
 
 def _drop(conn: sqlite3.Connection, ids: list[int]) -> None:
     for did in ids:
-        conn.execute("""INSERT INTO session_fts(session_fts, rowid, title, prompts, answers)
-                        SELECT 'delete', id, title, prompts, answers FROM session_docs WHERE id=?""", (did,))
+        conn.execute(
+            """INSERT INTO session_fts(session_fts, rowid, title, prompts, answers)
+                        SELECT 'delete', id, title, prompts, answers FROM session_docs WHERE id=?""",
+            (did,),
+        )
         conn.execute("DELETE FROM session_docs WHERE id=?", (did,))
 
 
@@ -58,10 +68,13 @@ def _texts(conn: sqlite3.Connection, session_id: str) -> tuple[str, str]:
     prompts: list[str] = []
     answers: list[str] = []
     marks = ",".join("?" * len(DOC_KINDS))
-    for kind, body in conn.execute(f"""SELECT kind, body FROM messages m WHERE session_id=? AND kind IN ({marks})
+    for kind, body in conn.execute(
+        f"""SELECT kind, body FROM messages m WHERE session_id=? AND kind IN ({marks})
                                        AND NOT EXISTS(SELECT 1 FROM agents a WHERE a.agent_id = m.agent_id
                                                       AND a.is_compaction_helper = 1)
-                                       ORDER BY ts, uuid""", (session_id, *DOC_KINDS)):
+                                       ORDER BY ts, uuid""",
+        (session_id, *DOC_KINDS),
+    ):
         (prompts if kind == "prompt" else answers).append(unpack(body)[:DOC_CLIP])
     return "\n".join(prompts), "\n".join(answers)
 
@@ -75,10 +88,12 @@ def doc_scores(conn: sqlite3.Connection, q: Query, sessions: Iterable[str]) -> d
         return {}
     marks = ",".join("?" * len(ids))
     try:
-        rows = conn.execute(f"""SELECT d.session_id, bm25(session_fts) FROM session_fts
+        rows = conn.execute(
+            f"""SELECT d.session_id, bm25(session_fts) FROM session_fts
                                 JOIN session_docs d ON d.id = session_fts.rowid
                                 WHERE session_fts MATCH ? AND d.session_id IN ({marks})""",
-                            [q.any_of(), *ids]).fetchall()
+            [q.any_of(), *ids],
+        ).fetchall()
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):
             return {}

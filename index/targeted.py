@@ -21,25 +21,55 @@ from lib.text import clip
 
 # intent -> (extraction kinds in priority order, message kind to search or None, extra search words)
 INTENTS: dict[str, tuple[tuple[str, ...], str | None, str]] = {
-    "how_did_we_fix": (("fix", "progress", "self_correction", "correction", "model_correction", "failed_attempt",
-                        "decision"), "text", ""),
-    "why_did_we_choose": (("standing_decision", "decision", "correction", "model_correction", "implicit_preference"),
-                          None, ""),
+    "how_did_we_fix": (
+        (
+            "fix",
+            "progress",
+            "self_correction",
+            "correction",
+            "model_correction",
+            "failed_attempt",
+            "decision",
+        ),
+        "text",
+        "",
+    ),
+    "why_did_we_choose": (
+        ("standing_decision", "decision", "correction", "model_correction", "implicit_preference"),
+        None,
+        "",
+    ),
     "what_failed": (("failed_attempt", "model_correction", "correction", "self_correction"), None, ""),
     "what_does_user_prefer": (("implicit_preference", "standing_decision", "ban", "correction"), None, ""),
     "what_is_the_rule": (("ban", "standing_decision", "correction"), None, ""),
     "where_is": (("domain_fact", "decision", "progress"), "tool_use", ""),
     "what_was_decided": (("standing_decision", "decision"), None, ""),
 }
-KIND_TRUST = {"fix": 0.6, "ban": 0.85, "standing_decision": 0.85, "correction": 0.7, "model_correction": 0.7, "decision": 0.65,
-              "implicit_preference": 0.65, "domain_fact": 0.6, "progress": 0.55, "failed_attempt": 0.6,
-              "self_correction": 0.5, "text": 0.45, "tool_use": 0.5}
+KIND_TRUST = {
+    "fix": 0.6,
+    "ban": 0.85,
+    "standing_decision": 0.85,
+    "correction": 0.7,
+    "model_correction": 0.7,
+    "decision": 0.65,
+    "implicit_preference": 0.65,
+    "domain_fact": 0.6,
+    "progress": 0.55,
+    "failed_attempt": 0.6,
+    "self_correction": 0.5,
+    "text": 0.45,
+    "tool_use": 0.5,
+}
 _AVOID = ("ban", "failed_attempt", "model_correction", "correction")
 _PATH = re.compile(r"(?<![\w.@-])(?:[A-Za-z]:\\|/|~/)?(?:[\w.@-]+[/\\])+[\w.@-]+")  # from a word's start only
-_FIXED = re.compile(r"\b(fixed|fixes|the (?:real |root )?cause|root cause|resolved|solved|solution|works now|"
-                    r"now passes|passes now|no longer)\b", re.I)
-_INSTRUCTION = re.compile(r"\b(don'?t|do not|never|always|use|instead|should|must|keep|prefer|please|make sure)\b",
-                          re.I)
+_FIXED = re.compile(
+    r"\b(fixed|fixes|the (?:real |root )?cause|root cause|resolved|solved|solution|works now|"
+    r"now passes|passes now|no longer)\b",
+    re.I,
+)
+_INSTRUCTION = re.compile(
+    r"\b(don'?t|do not|never|always|use|instead|should|must|keep|prefer|please|make sure)\b", re.I
+)
 _MARK = re.compile(r"\[([^\[\]]{1,80})\]")
 STALE_DAYS = 180
 
@@ -55,8 +85,14 @@ def _age_days(date: str | None, now: datetime) -> float | None:
 
 
 def _quote(it: dict[str, Any]) -> dict[str, Any]:
-    q = {"text": it["content"], "kind": it["kind"], "date": it.get("date"), "session_id": it.get("session_id"),
-         "project": it.get("project"), "uuid": it.get("uuid")}
+    q = {
+        "text": it["content"],
+        "kind": it["kind"],
+        "date": it.get("date"),
+        "session_id": it.get("session_id"),
+        "project": it.get("project"),
+        "uuid": it.get("uuid"),
+    }
     if it.get("stale"):
         q["stale"] = True
     return q
@@ -68,6 +104,7 @@ def _relevant(it: dict[str, Any], words: set[str]) -> bool:
 
 def _unmark(snip: str, words: set[str]) -> str:
     """A search snippet back to verbatim text: drop the [brackets] put around the query terms."""
+
     def plain(m: re.Match[str]) -> str:
         inner = m.group(1).lower()
         return m.group(1) if any(inner.startswith(w[:4]) for w in words) else m.group(0)
@@ -75,16 +112,32 @@ def _unmark(snip: str, words: set[str]) -> str:
     return _MARK.sub(plain, snip)
 
 
-def _message_items(conn: sqlite3.Connection, intent: str, topic: str, kind: str | None, extra: str, scope: str,
-                   cwd: str | None, since: str | None, limit: int) -> Scoped:
+def _message_items(
+    conn: sqlite3.Connection,
+    intent: str,
+    topic: str,
+    kind: str | None,
+    extra: str,
+    scope: str,
+    cwd: str | None,
+    since: str | None,
+    limit: int,
+) -> Scoped:
     base = Filters(kind=kind, since=since)
     res = search_scoped(conn, f"{topic} {extra}".strip(), scope, cwd, base, limit)
     items = []
     words = tokens(topic)
     for h in res.items:
         text = _unmark(h.snippet, words)
-        it = {"kind": h.kind, "content": text, "date": (h.ts or "")[:10] or None, "session_id": h.session_id,
-              "project": display_name(h.project) if h.project else None, "uuid": h.uuid, "score": h.score}
+        it = {
+            "kind": h.kind,
+            "content": text,
+            "date": (h.ts or "")[:10] or None,
+            "session_id": h.session_id,
+            "project": display_name(h.project) if h.project else None,
+            "uuid": h.uuid,
+            "score": h.score,
+        }
         if intent == "where_is":
             paths = [p for p in _PATH.findall(text) if len(p) > 4]
             if not paths:
@@ -102,23 +155,42 @@ def _fix_items(conn: sqlite3.Connection, hits: list[dict[str, Any]], limit: int)
         rows = conn.execute(
             """SELECT m.uuid, m.ts, m.body, s.project_key FROM messages m JOIN sessions s ON s.session_id = m.session_id
                WHERE m.session_id = ? AND m.kind = 'text' AND m.on_main = 1 AND m.is_sidechain = 0
-               ORDER BY m.id DESC LIMIT 60""", (sid,)).fetchall()
+               ORDER BY m.id DESC LIMIT 60""",
+            (sid,),
+        ).fetchall()
         for uuid, ts, body, project in rows:
             text = unpack(body)
             m = _FIXED.search(text)
             if m:
                 sents = [x for x in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if _FIXED.search(x)]
-                out.append({"kind": "fix", "content": clip(" ".join(sents[-2:]) or text, 400),
-                            "date": (ts or "")[:10] or None, "session_id": sid,
-                            "project": display_name(project) if project else None, "uuid": uuid, "score": 1.0})
+                out.append(
+                    {
+                        "kind": "fix",
+                        "content": clip(" ".join(sents[-2:]) or text, 400),
+                        "date": (ts or "")[:10] or None,
+                        "session_id": sid,
+                        "project": display_name(project) if project else None,
+                        "uuid": uuid,
+                        "score": 1.0,
+                    }
+                )
                 break
         if len(out) >= limit:
             break
     return out
 
 
-def recall_targeted(conn: sqlite3.Connection, intent: str, topic: str, *, scope: str, cwd: str | None,
-                    since: str | None, limit: int, now: datetime | None = None) -> dict[str, Any]:
+def recall_targeted(
+    conn: sqlite3.Connection,
+    intent: str,
+    topic: str,
+    *,
+    scope: str,
+    cwd: str | None,
+    since: str | None,
+    limit: int,
+    now: datetime | None = None,
+) -> dict[str, Any]:
     """Answer one question shape about `topic` from past sessions."""
     if intent not in INTENTS:
         raise ValueError(f"intent {intent!r}: use one of {', '.join(INTENTS)}")
@@ -139,7 +211,9 @@ def recall_targeted(conn: sqlite3.Connection, intent: str, topic: str, *, scope:
         if not found.items:
             scope_used, note = msgs.scope, msgs.note
     rank = {k: i for i, k in enumerate(kinds)}
-    items.sort(key=lambda it: (bool(it.get("stale")), rank.get(it["kind"], len(kinds)), -float(it.get("score") or 0)))
+    items.sort(
+        key=lambda it: (bool(it.get("stale")), rank.get(it["kind"], len(kinds)), -float(it.get("score") or 0))
+    )
     items = items[:limit]
 
     use: list[str] = []
@@ -160,8 +234,10 @@ def recall_targeted(conn: sqlite3.Connection, intent: str, topic: str, *, scope:
             avoid.append(str(rejected))
 
     rules_first = intent in ("what_failed", "what_is_the_rule", "what_does_user_prefer")
-    top = next((it for it in items if rules_first or it["kind"] not in ("ban", "failed_attempt")),
-               items[0] if items else None)
+    top = next(
+        (it for it in items if rules_first or it["kind"] not in ("ban", "failed_attempt")),
+        items[0] if items else None,
+    )
     confidence = 0.0
     finding = None
     if top is not None:
@@ -184,11 +260,22 @@ def recall_targeted(conn: sqlite3.Connection, intent: str, topic: str, *, scope:
         finding = f"{top['kind'].replace('_', ' ')} ({top.get('date') or '?'}): {top['content']}"
     if intent == "where_is" and use:
         verify.append("check that the paths still exist before relying on them")
-    label = "high" if confidence >= 0.75 else ("medium" if confidence >= 0.5 else ("low" if items else "none"))
-    return {"intent": intent, "topic": topic, "finding": finding, "confidence": confidence,
-            "confidence_label": label, "quotes": [_quote(it) for it in items],
-            "use": _dedupe(use)[:limit], "avoid": _dedupe(avoid)[:limit], "verify": _dedupe(verify)[:limit],
-            "_scope": scope_used, "_note": note}
+    label = (
+        "high" if confidence >= 0.75 else ("medium" if confidence >= 0.5 else ("low" if items else "none"))
+    )
+    return {
+        "intent": intent,
+        "topic": topic,
+        "finding": finding,
+        "confidence": confidence,
+        "confidence_label": label,
+        "quotes": [_quote(it) for it in items],
+        "use": _dedupe(use)[:limit],
+        "avoid": _dedupe(avoid)[:limit],
+        "verify": _dedupe(verify)[:limit],
+        "_scope": scope_used,
+        "_note": note,
+    }
 
 
 def _dedupe(xs: list[str]) -> list[str]:

@@ -32,23 +32,45 @@ def hit_index(conn: sqlite3.Connection, hits: list[Hit], preview: int = 100) -> 
     """One short row per hit: where and when, a preview, and how many tokens the full record costs."""
     bodies = _bodies(conn, [h.uuid for h in hits])
     sids = sorted({h.session_id for h in hits})
-    titles = dict(conn.execute(f"SELECT session_id, title FROM sessions WHERE session_id IN ({_marks(len(sids))})",
-                               sids).fetchall()) if sids else {}
+    titles = (
+        dict(
+            conn.execute(
+                f"SELECT session_id, title FROM sessions WHERE session_id IN ({_marks(len(sids))})", sids
+            ).fetchall()
+        )
+        if sids
+        else {}
+    )
     out = []
     for h in hits:
         body = bodies.get(h.uuid, "")
-        out.append({"uuid": h.uuid, "session_id": h.session_id, "date": (h.ts or "")[:10] or None,
-                    "project": display_name(h.project) if h.project else None, "role": h.role, "kind": h.kind,
-                    "title": clip(titles.get(h.session_id) or "", 60) or None,
-                    "preview": clip(h.snippet, preview), "tokens": estimate_tokens(body) if body else 0,
-                    "score": h.score})
+        out.append(
+            {
+                "uuid": h.uuid,
+                "session_id": h.session_id,
+                "date": (h.ts or "")[:10] or None,
+                "project": display_name(h.project) if h.project else None,
+                "role": h.role,
+                "kind": h.kind,
+                "title": clip(titles.get(h.session_id) or "", 60) or None,
+                "preview": clip(h.snippet, preview),
+                "tokens": estimate_tokens(body) if body else 0,
+                "score": h.score,
+            }
+        )
     return out
 
 
 def _row(r: tuple[Any, ...], chars: int, flat: bool = True) -> dict[str, Any]:
     text = unpack(r[11])
-    out: dict[str, Any] = {"uuid": r[1], "session_id": r[2], "ts": r[3], "role": r[4], "kind": r[5],
-                           "project": display_name(r[12]) if r[12] else None}
+    out: dict[str, Any] = {
+        "uuid": r[1],
+        "session_id": r[2],
+        "ts": r[3],
+        "role": r[4],
+        "kind": r[5],
+        "project": display_name(r[12]) if r[12] else None,
+    }
     if r[6]:
         out["tool_name"] = r[6]
     if r[7]:
@@ -69,12 +91,21 @@ def _row(r: tuple[Any, ...], chars: int, flat: bool = True) -> dict[str, Any]:
     return out
 
 
-def timeline(conn: sqlite3.Connection, uuid: str, *, before: int = 3, after: int = 3, chars: int = 300,
-             main_only: bool = False) -> dict[str, Any] | None:
+def timeline(
+    conn: sqlite3.Connection,
+    uuid: str,
+    *,
+    before: int = 3,
+    after: int = 3,
+    chars: int = 300,
+    main_only: bool = False,
+) -> dict[str, Any] | None:
     """The messages around one message of a session, in file order; None when the uuid is unknown."""
     anchor = conn.execute(
         f"""SELECT {_COLS} FROM messages m LEFT JOIN sessions s ON s.session_id = m.session_id
-            WHERE m.uuid = ?""", (uuid,)).fetchone()
+            WHERE m.uuid = ?""",
+        (uuid,),
+    ).fetchone()
     if anchor is None:
         if not 8 <= len(uuid) <= MAX_KEY_CHARS:
             return None
@@ -86,10 +117,14 @@ def timeline(conn: sqlite3.Connection, uuid: str, *, before: int = 3, after: int
     main = " AND m.on_main = 1" if main_only else ""
     prev = conn.execute(
         f"""SELECT {_COLS} FROM messages m LEFT JOIN sessions s ON s.session_id = m.session_id
-            WHERE m.session_id = ? AND m.id < ? {main} ORDER BY m.id DESC LIMIT ?""", (sid, mid, before)).fetchall()
+            WHERE m.session_id = ? AND m.id < ? {main} ORDER BY m.id DESC LIMIT ?""",
+        (sid, mid, before),
+    ).fetchall()
     nxt = conn.execute(
         f"""SELECT {_COLS} FROM messages m LEFT JOIN sessions s ON s.session_id = m.session_id
-            WHERE m.session_id = ? AND m.id > ? {main} ORDER BY m.id LIMIT ?""", (sid, mid, after)).fetchall()
+            WHERE m.session_id = ? AND m.id > ? {main} ORDER BY m.id LIMIT ?""",
+        (sid, mid, after),
+    ).fetchall()
     rows = [*reversed(prev), anchor, *nxt]
     msgs = [_row(r, chars) for r in rows]
     for m in msgs:
@@ -98,18 +133,29 @@ def timeline(conn: sqlite3.Connection, uuid: str, *, before: int = 3, after: int
         if m["anchor"] is None:
             del m["anchor"]
     total = conn.execute("SELECT count(*) FROM messages WHERE session_id = ?", (sid,)).fetchone()[0]
-    return {"session_id": sid, "title": anchor[13], "project": display_name(anchor[12]) if anchor[12] else None,
-            "anchor": anchor[1], "messages": msgs, "session_messages": total,
-            "more_before": len(prev) == before, "more_after": len(nxt) == after}
+    return {
+        "session_id": sid,
+        "title": anchor[13],
+        "project": display_name(anchor[12]) if anchor[12] else None,
+        "anchor": anchor[1],
+        "messages": msgs,
+        "session_messages": total,
+        "more_before": len(prev) == before,
+        "more_after": len(nxt) == after,
+    }
 
 
-def records(conn: sqlite3.Connection, uuids: list[str], *, chars: int) -> tuple[list[dict[str, Any]], list[str]]:
+def records(
+    conn: sqlite3.Connection, uuids: list[str], *, chars: int
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Full messages by uuid (text clipped at `chars`), in the order asked; and the uuids not found."""
     if not uuids:
         return [], []
     rows = conn.execute(
         f"""SELECT {_COLS} FROM messages m LEFT JOIN sessions s ON s.session_id = m.session_id
-            WHERE m.uuid IN ({_marks(len(uuids))})""", uuids).fetchall()
+            WHERE m.uuid IN ({_marks(len(uuids))})""",
+        uuids,
+    ).fetchall()
     by = {r[1]: r for r in rows}
     found = [_row(by[u], chars, flat=False) for u in uuids if u in by]
     return found, [u for u in uuids if u not in by]

@@ -48,7 +48,12 @@ class UserState:
     demoted: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": VERSION, "forgotten": self.forgotten, "promoted": self.promoted, "demoted": self.demoted}
+        return {
+            "version": VERSION,
+            "forgotten": self.forgotten,
+            "promoted": self.promoted,
+            "demoted": self.demoted,
+        }
 
 
 def path_for(db: Path) -> Path:
@@ -73,8 +78,11 @@ def load(db: Path) -> UserState:
         data = orjson.loads(raw)
         if not isinstance(data, dict):
             raise ValueError("not an object")
-        return UserState(dict(data.get("forgotten") or {}), list(data.get("promoted") or []),
-                         list(data.get("demoted") or []))
+        return UserState(
+            dict(data.get("forgotten") or {}),
+            list(data.get("promoted") or []),
+            list(data.get("demoted") or []),
+        )
     except (ValueError, TypeError) as exc:
         raise UserStateError(f"{path} is not valid user state ({exc})") from exc
 
@@ -93,8 +101,10 @@ def save(db: Path, state: UserState) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise UserStateError(f"cannot write {path}: {exc.strerror or exc}",
-                             "free some disk space or fix the data directory's permissions; nothing was changed") from exc
+        raise UserStateError(
+            f"cannot write {path}: {exc.strerror or exc}",
+            "free some disk space or fix the data directory's permissions; nothing was changed",
+        ) from exc
 
 
 def sync_tombstones(conn: sqlite3.Connection, db: Path) -> int:
@@ -106,7 +116,9 @@ def sync_tombstones(conn: sqlite3.Connection, db: Path) -> int:
     rows = []
     for sid, t in state.forgotten.items():
         at, reason = t.get("at"), t.get("reason") or "user request"
-        rows += [(k, at, reason) for k in [sid, *(LEAF + leaf for leaf in t.get("leaves") or [])] if k not in have]
+        rows += [
+            (k, at, reason) for k in [sid, *(LEAF + leaf for leaf in t.get("leaves") or [])] if k not in have
+        ]
     if rows:
         conn.executemany("INSERT OR IGNORE INTO forgotten(session_id, at, reason) VALUES(?,?,?)", rows)
     return len(rows)
@@ -126,8 +138,13 @@ def reapply_memories(conn: sqlite3.Connection, db: Path | None = None) -> dict[s
     for p in state.promoted:
         if p.get("session_id") in gone:
             continue
-        if conn.execute("SELECT 1 FROM extractions WHERE kind=? AND source_uuid=? AND content=?",
-                        (p["kind"], p["source_uuid"], p["content"])).fetchone() is None:
+        if (
+            conn.execute(
+                "SELECT 1 FROM extractions WHERE kind=? AND source_uuid=? AND content=?",
+                (p["kind"], p["source_uuid"], p["content"]),
+            ).fetchone()
+            is None
+        ):
             insert_memory(conn, p)
             added += 1
     for d in state.demoted:

@@ -20,8 +20,16 @@ from lib.project import project_key
 
 # Rows that come from one file and go when it is re-read (messages and extractions, with their FTS
 # entries, are dropped first; the operator tables are re-folded from what remains).
-PER_FILE_TABLES = ("aliases", "turns", "turn_durations", "compactions", "summaries", "task_spawns", "agents",
-                   "profile_counters")
+PER_FILE_TABLES = (
+    "aliases",
+    "turns",
+    "turn_durations",
+    "compactions",
+    "summaries",
+    "task_spawns",
+    "agents",
+    "profile_counters",
+)
 # Rows of one record that follow its message to the copy that takes it over (`_take_over`).
 PER_RECORD_TABLES = ("turns", "turn_durations", "compactions", "task_spawns")
 # The extractors count the sessions of each chunk; summed over increments, a session spread over
@@ -54,9 +62,25 @@ def fts_fields(text: str) -> tuple[bytes, str, str]:
 
 
 def _msg_row(m: Message, body: bytes, file_id: int) -> tuple[Any, ...]:
-    return (m.uuid, m.session_id, m.parent_uuid, m.role, m.kind, m.ts, body, m.agent_id, int(m.is_sidechain),
-            m.tool_name, m.tool_use_id, m.tool_target, int(m.is_error), m.message_id, m.model, file_id,
-            m.byte_offset)
+    return (
+        m.uuid,
+        m.session_id,
+        m.parent_uuid,
+        m.role,
+        m.kind,
+        m.ts,
+        body,
+        m.agent_id,
+        int(m.is_sidechain),
+        m.tool_name,
+        m.tool_use_id,
+        m.tool_target,
+        int(m.is_error),
+        m.message_id,
+        m.model,
+        file_id,
+        m.byte_offset,
+    )
 
 
 def file_id_for(conn: sqlite3.Connection, path: str) -> int:
@@ -80,15 +104,20 @@ def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
 def _delete_messages(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
     """Messages and their terms in the contentless FTS (which needs the text to forget it)."""
     rows = conn.execute(f"SELECT id, body FROM messages WHERE {where}", args).fetchall()
-    conn.executemany("INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
-                     [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)])
+    conn.executemany(
+        "INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
+        [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)],
+    )
     conn.execute(f"DELETE FROM messages WHERE {where}", args)
 
 
 def _delete_extractions(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
     mark_projects(conn, where, args)
-    conn.execute(f"""INSERT INTO extractions_fts(extractions_fts, rowid, content, context)
-                     SELECT 'delete', id, content, context FROM extractions WHERE {where}""", args)
+    conn.execute(
+        f"""INSERT INTO extractions_fts(extractions_fts, rowid, content, context)
+                     SELECT 'delete', id, content, context FROM extractions WHERE {where}""",
+        args,
+    )
     conn.execute(f"DELETE FROM extractions WHERE {where}", args)
 
 
@@ -106,7 +135,8 @@ def _take_over(conn: sqlite3.Connection, c: FileChunk, fid: int) -> list[str]:
     held = conn.execute(
         """SELECT m.uuid, m.session_id, f.path FROM messages m LEFT JOIN ingest_state f ON f.id = m.file_id
            WHERE m.uuid IN (SELECT value FROM json_each(?)) AND m.file_id IS NOT ?""",
-        (orjson.dumps([m.uuid for m in c.messages]).decode(), fid)).fetchall()
+        (orjson.dumps([m.uuid for m in c.messages]).decode(), fid),
+    ).fetchall()
     taken = [u for u, sid, cur in held if cur is None or _rank(c.path, sid) < _rank(cur, sid)]
     if taken:
         arg = (orjson.dumps(taken).decode(),)
@@ -152,8 +182,10 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
     if prep.reset:
         delete_file_rows(conn, fid)
     if c.aliases:
-        conn.executemany("INSERT OR IGNORE INTO aliases(uuid, parent_uuid, file_id) VALUES(?,?,?)",
-                         [(a.uuid, a.parent_uuid, fid) for a in c.aliases])
+        conn.executemany(
+            "INSERT OR IGNORE INTO aliases(uuid, parent_uuid, file_id) VALUES(?,?,?)",
+            [(a.uuid, a.parent_uuid, fid) for a in c.aliases],
+        )
     for m in c.messages:
         if m.parent_external:
             m.parent_uuid = resolve_parent(conn, m.parent_uuid, m.fallback_parent)
@@ -164,10 +196,13 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
         """INSERT OR IGNORE INTO messages(uuid, session_id, parent_uuid, role, kind, ts, body, agent_id,
            is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, file_id, byte_offset)
            VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-        [_msg_row(m, bodies[m.uuid][0], fid) for m in c.messages])
+        [_msg_row(m, bodies[m.uuid][0], fid) for m in c.messages],
+    )
     new = conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
-    conn.executemany("INSERT INTO messages_fts(rowid, text, idents) VALUES(?,?,?)",
-                     [(rid, bodies[u][1], bodies[u][2]) for rid, u in new])
+    conn.executemany(
+        "INSERT INTO messages_fts(rowid, text, idents) VALUES(?,?,?)",
+        [(rid, bodies[u][1], bodies[u][2]) for rid, u in new],
+    )
     added = len(new) - len(taken)  # a copy taken over is written again, not new
     ext_last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
     ext_added = write_extractions(conn, prep.extractions, fid)
@@ -177,7 +212,8 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
         conn.executemany(
             """INSERT INTO profile_counters(file_id, profile, key, value) VALUES(?,?,?,?)
                ON CONFLICT(file_id, profile, key) DO UPDATE SET value = value + excluded.value""",
-            [(fid, p, k, v) for p, k, v in prep.counters if (p, k) not in NOT_ADDITIVE])
+            [(fid, p, k, v) for p, k, v in prep.counters if (p, k) not in NOT_ADDITIVE],
+        )
     _write_metrics(conn, c, fid)
     _name_task_results(conn, c)
     _write_sessions(conn, c, fid, prep.layout)
@@ -191,10 +227,28 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
            lines=CASE WHEN ? THEN ? ELSE lines + ? END,
            bad_lines=CASE WHEN ? THEN ? ELSE bad_lines + ? END,
            indexed_at=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id=?""",
-        (prep.root, prep.project_dir, prep.layout, prep.size, prep.mtime_ns, prep.inode, c.end,
-         prep.head_hash, orjson.dumps(c.carry.to_json()).decode(),
-         prep.reset, c.records, c.records, prep.reset, c.lines, c.lines,
-         prep.reset, sum(c.bad_lines.values()), sum(c.bad_lines.values()), fid))
+        (
+            prep.root,
+            prep.project_dir,
+            prep.layout,
+            prep.size,
+            prep.mtime_ns,
+            prep.inode,
+            c.end,
+            prep.head_hash,
+            orjson.dumps(c.carry.to_json()).decode(),
+            prep.reset,
+            c.records,
+            c.records,
+            prep.reset,
+            c.lines,
+            c.lines,
+            prep.reset,
+            sum(c.bad_lines.values()),
+            sum(c.bad_lines.values()),
+            fid,
+        ),
+    )
     return added, ext_added
 
 
@@ -206,9 +260,13 @@ def write_extractions(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], fil
     conn.executemany(
         """INSERT OR IGNORE INTO extractions(kind, content, context, score, session_id, source_uuid, ordinal,
            cwd, project_key, ts, file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?)""",
-        [r + (file_id,) for r in rows])
-    n: int = conn.execute("""INSERT INTO extractions_fts(rowid, content, context)
-                             SELECT id, content, context FROM extractions WHERE id > ?""", (last,)).rowcount
+        [r + (file_id,) for r in rows],
+    )
+    n: int = conn.execute(
+        """INSERT INTO extractions_fts(rowid, content, context)
+                             SELECT id, content, context FROM extractions WHERE id > ?""",
+        (last,),
+    ).rowcount
     return max(n, 0)
 
 
@@ -226,21 +284,58 @@ def _write_metrics(conn: sqlite3.Connection, c: FileChunk, fid: int) -> None:
                WHERE excluded.output_tokens + excluded.input_tokens + excluded.cache_read_tokens
                      + excluded.cache_creation_tokens
                    >= turns.output_tokens + turns.input_tokens + turns.cache_read_tokens + turns.cache_creation_tokens""",
-            [(t.message_id, t.request_id, t.session_id, t.uuid, t.ts, t.model, t.input_tokens, t.output_tokens,
-              t.cache_creation_tokens, t.cache_5m_tokens, t.cache_1h_tokens, t.cache_read_tokens,
-              t.web_search_requests, int(t.is_sidechain), t.agent_id, fid) for t in c.turns])
+            [
+                (
+                    t.message_id,
+                    t.request_id,
+                    t.session_id,
+                    t.uuid,
+                    t.ts,
+                    t.model,
+                    t.input_tokens,
+                    t.output_tokens,
+                    t.cache_creation_tokens,
+                    t.cache_5m_tokens,
+                    t.cache_1h_tokens,
+                    t.cache_read_tokens,
+                    t.web_search_requests,
+                    int(t.is_sidechain),
+                    t.agent_id,
+                    fid,
+                )
+                for t in c.turns
+            ],
+        )
     if c.durations:
-        conn.executemany("""INSERT OR IGNORE INTO turn_durations(uuid, session_id, parent_uuid, duration_ms, ts,
+        conn.executemany(
+            """INSERT OR IGNORE INTO turn_durations(uuid, session_id, parent_uuid, duration_ms, ts,
                             file_id) VALUES(?,?,?,?,?,?)""",
-                         [(d.uuid, d.session_id, d.parent_uuid, d.duration_ms, d.ts, fid) for d in c.durations])
+            [(d.uuid, d.session_id, d.parent_uuid, d.duration_ms, d.ts, fid) for d in c.durations],
+        )
     if c.compactions:
-        conn.executemany("""INSERT OR IGNORE INTO compactions(uuid, session_id, ts, kind, trigger, pre_tokens,
+        conn.executemany(
+            """INSERT OR IGNORE INTO compactions(uuid, session_id, ts, kind, trigger, pre_tokens,
                             tokens_saved, logical_parent_uuid, file_id) VALUES(?,?,?,?,?,?,?,?,?)""",
-                         [(x.uuid, x.session_id, x.ts, x.kind, x.trigger, x.pre_tokens, x.tokens_saved,
-                           x.logical_parent_uuid, fid) for x in c.compactions])
+            [
+                (
+                    x.uuid,
+                    x.session_id,
+                    x.ts,
+                    x.kind,
+                    x.trigger,
+                    x.pre_tokens,
+                    x.tokens_saved,
+                    x.logical_parent_uuid,
+                    fid,
+                )
+                for x in c.compactions
+            ],
+        )
     if c.summaries:
-        conn.executemany("INSERT OR IGNORE INTO summaries(leaf_uuid, summary, file_id) VALUES(?,?,?)",
-                         [(a, b, fid) for a, b in c.summaries])
+        conn.executemany(
+            "INSERT OR IGNORE INTO summaries(leaf_uuid, summary, file_id) VALUES(?,?,?)",
+            [(a, b, fid) for a, b in c.summaries],
+        )
     if c.spawns:
         conn.executemany(
             """INSERT INTO task_spawns(tool_use_id, session_id, uuid, subagent_type, description, prompt_key,
@@ -248,14 +343,38 @@ def _write_metrics(conn: sqlite3.Connection, c: FileChunk, fid: int) -> None:
                agent_id=coalesce(excluded.agent_id, task_spawns.agent_id),
                subagent_type=coalesce(task_spawns.subagent_type, excluded.subagent_type),
                prompt_key=coalesce(task_spawns.prompt_key, excluded.prompt_key)""",
-            [(s.tool_use_id, s.session_id, s.uuid, s.subagent_type, s.description, s.prompt_key, s.agent_id, fid)
-             for s in c.spawns])
+            [
+                (
+                    s.tool_use_id,
+                    s.session_id,
+                    s.uuid,
+                    s.subagent_type,
+                    s.description,
+                    s.prompt_key,
+                    s.agent_id,
+                    fid,
+                )
+                for s in c.spawns
+            ],
+        )
     if c.agents:
         conn.executemany(
             """INSERT OR IGNORE INTO agents(agent_id, session_id, layout, file_id, is_compaction_helper,
                first_ts, prompt_key, subagent_type) VALUES(?,?,?,?,?,?,?,?)""",
-            [(a.agent_id, a.session_id, a.layout, fid, int(a.is_compaction_helper), a.first_ts, a.prompt_key,
-              a.subagent_type) for a in c.agents])
+            [
+                (
+                    a.agent_id,
+                    a.session_id,
+                    a.layout,
+                    fid,
+                    int(a.is_compaction_helper),
+                    a.first_ts,
+                    a.prompt_key,
+                    a.subagent_type,
+                )
+                for a in c.agents
+            ],
+        )
 
 
 def _name_task_results(conn: sqlite3.Connection, c: FileChunk) -> None:
@@ -263,22 +382,29 @@ def _name_task_results(conn: sqlite3.Connection, c: FileChunk) -> None:
     was read in an earlier chunk or another file."""
     ids = [m.uuid for m in c.messages if m.kind == "tool_result" and m.tool_name is None and m.tool_use_id]
     if ids:
-        conn.execute("""UPDATE messages SET tool_name='Task' WHERE uuid IN (SELECT value FROM json_each(?))
+        conn.execute(
+            """UPDATE messages SET tool_name='Task' WHERE uuid IN (SELECT value FROM json_each(?))
                         AND tool_name IS NULL AND EXISTS(SELECT 1 FROM task_spawns t
                         WHERE t.tool_use_id = messages.tool_use_id AND t.uuid != messages.uuid)""",
-                     (orjson.dumps(ids).decode(),))
+            (orjson.dumps(ids).decode(),),
+        )
 
 
 def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: str) -> None:
     for d in c.sessions.values():
         pkey = project_key(d.cwd)
-        row = conn.execute("""SELECT s.models, s.file_id, f.path FROM sessions s LEFT JOIN ingest_state f
-                              ON f.id = s.file_id WHERE s.session_id=?""", (d.session_id,)).fetchone()
+        row = conn.execute(
+            """SELECT s.models, s.file_id, f.path FROM sessions s LEFT JOIN ingest_state f
+                              ON f.id = s.file_id WHERE s.session_id=?""",
+            (d.session_id,),
+        ).fetchone()
         # models: a set, whatever the number of files and runs that mention the session
         models = set(d.models) | (set(row[0].split(",")) if row and row[0] else set())
         # the session's file: of the main files that hold it, the one that ranks first (its own)
         session_file = row[1] if row else None
-        if layout == "main" and (not row or row[2] is None or _rank(c.path, d.session_id) <= _rank(row[2], d.session_id)):
+        if layout == "main" and (
+            not row or row[2] is None or _rank(c.path, d.session_id) <= _rank(row[2], d.session_id)
+        ):
             session_file = fid
         # the session's file speaks last for what can change along it (cwd, branch, version); other
         # files (resume copies, subagents) only fill what is unknown, whatever order they come in
@@ -308,11 +434,24 @@ def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: st
                title_source=CASE WHEN excluded.title_source='custom' OR (excluded.title_source='ai'
                           AND coalesce(sessions.title_source,'') NOT IN ('custom','summary'))
                           THEN excluded.title_source ELSE sessions.title_source END""",
-            (d.session_id, pkey, d.cwd, d.git_branch, d.first_prompt, d.first_ts, d.last_ts, d.version,
-             ",".join(sorted(models)), d.resumed_from, session_file,
-             d.titles.get("custom") or d.titles.get("ai"),
-             "custom" if "custom" in d.titles else ("ai" if "ai" in d.titles else None),
-             int(primary and not d.is_agent_only), int(primary)))
+            (
+                d.session_id,
+                pkey,
+                d.cwd,
+                d.git_branch,
+                d.first_prompt,
+                d.first_ts,
+                d.last_ts,
+                d.version,
+                ",".join(sorted(models)),
+                d.resumed_from,
+                session_file,
+                d.titles.get("custom") or d.titles.get("ai"),
+                "custom" if "custom" in d.titles else ("ai" if "ai" in d.titles else None),
+                int(primary and not d.is_agent_only),
+                int(primary),
+            ),
+        )
     for sid in c.sessions:
         conn.execute(
             """UPDATE sessions SET
@@ -320,7 +459,9 @@ def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: st
                n_prompts=(SELECT count(*) FROM messages WHERE session_id=?1 AND kind='prompt'),
                n_tool_calls=(SELECT count(*) FROM messages WHERE session_id=?1 AND kind='tool_use'),
                n_compactions=(SELECT count(*) FROM compactions WHERE session_id=?1 AND kind='compact')
-               WHERE session_id=?1""", (sid,))
+               WHERE session_id=?1""",
+            (sid,),
+        )
 
 
 def _update_main_branch(conn: sqlite3.Connection, c: FileChunk) -> None:

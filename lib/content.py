@@ -48,10 +48,15 @@ def classify_user_text(text: str, *, is_meta: bool, is_compact: bool) -> tuple[s
     if "<command-name>" in head or "<command-message>" in head:
         name = _CMD_NAME.search(text)
         args = _CMD_ARGS.search(text)
-        cleaned = " ".join(x for x in ((name.group(1).strip() if name else ""),
-                                       (args.group(1).strip() if args else "")) if x)
+        cleaned = " ".join(
+            x for x in ((name.group(1).strip() if name else ""), (args.group(1).strip() if args else "")) if x
+        )
         return "command", cleaned or _TAG.sub(" ", text).strip()
-    if head.startswith("<local-command-") or head.startswith("<bash-stdout>") or head.startswith("<bash-stderr>"):
+    if (
+        head.startswith("<local-command-")
+        or head.startswith("<bash-stdout>")
+        or head.startswith("<bash-stderr>")
+    ):
         return "command_output", _TAG.sub(" ", text).strip()
     if head.startswith("<bash-input>"):
         return "bash_input", _TAG.sub("", text).strip()
@@ -103,7 +108,9 @@ def tool_summary(name: str, inp: Any) -> tuple[str | None, str]:
     if name in ("Task", "Agent"):
         target = cut(str(inp.get("subagent_type") or inp.get("description") or ""), 300) or None
     if name == "TodoWrite" and isinstance(inp.get("todos"), list):
-        items = [f"[{t.get('status', '')}] {t.get('content', '')}" for t in inp["todos"] if isinstance(t, dict)]
+        items = [
+            f"[{t.get('status', '')}] {t.get('content', '')}" for t in inp["todos"] if isinstance(t, dict)
+        ]
         return None, f"{name}: " + cut("; ".join(items), TOOL_INPUT_CAP)
     if name in ("Edit", "MultiEdit", "Write"):
         body = inp.get("new_string") or inp.get("content") or ""

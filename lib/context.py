@@ -29,7 +29,7 @@ def _head_tail(text: str, cap: int = _CAP) -> str:
     what a short reply answers."""
     if len(text) <= cap:
         return text
-    return text[: cap // 2] + " … " + text[-(cap // 2):]
+    return text[: cap // 2] + " … " + text[-(cap // 2) :]
 
 
 def iter_contexts(messages: list[Message], carry: Carry) -> Iterator[tuple[Message, Context]]:
@@ -42,7 +42,9 @@ def iter_contexts(messages: list[Message], carry: Carry) -> Iterator[tuple[Messa
             th = threads[key] = {"a": None, "u": None, "t": []}
         kind = m.kind
         if kind == "tool_use":
-            th["t"] = (th["t"] + [[m.tool_use_id or "", m.tool_name or "", (m.tool_target or "")[:200], False, ""]])[-_TOOLS:]
+            th["t"] = (
+                th["t"] + [[m.tool_use_id or "", m.tool_name or "", (m.tool_target or "")[:200], False, ""]]
+            )[-_TOOLS:]
         elif kind == "tool_result":
             for t in reversed(th["t"]):
                 if t[0] == (m.tool_use_id or ""):

@@ -44,15 +44,19 @@ def path_key(path: str | os.PathLike[str]) -> str:
         pass
     raw = os.fsencode(text).decode("utf-8", "surrogateescape")
     return _BYTES + "".join(
-        f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else ("\\\\" if c == "\\" else c) for c in raw)
+        f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else ("\\\\" if c == "\\" else c)
+        for c in raw
+    )
 
 
 def key_path(key: str) -> str:
     """The file-system path of a stored key (the inverse of `path_key`)."""
     if not key.startswith(_BYTES):
         return key
-    raw = _UNESCAPE.sub(lambda m: b"\\" if m.group(2) is None else bytes([int(m.group(2), 16)]),
-                        key[len(_BYTES):].encode("utf-8"))
+    raw = _UNESCAPE.sub(
+        lambda m: b"\\" if m.group(2) is None else bytes([int(m.group(2), 16)]),
+        key[len(_BYTES) :].encode("utf-8"),
+    )
     return os.fsdecode(raw)
 
 
@@ -76,7 +80,7 @@ def canonical_roots(roots: Iterable[Path]) -> list[Path]:
 def _classify(name: str, parent_session: str | None) -> FileInfo:
     stem = name[:-6]
     if stem.startswith("agent-"):
-        aid = stem[len("agent-"):]
+        aid = stem[len("agent-") :]
         if aid.startswith("acompact"):
             return FileInfo("compaction", stem, aid)
         return FileInfo("nested" if parent_session else "flat", stem, aid)
@@ -124,8 +128,15 @@ def _walk(root: str, project_dir: str, d: str, parent_session: str | None, depth
             except OSError:  # vanished between listing and stat
                 continue
             # the name becomes a session or agent id (the file's own session): stored text too
-            yield Found(path_key(e.path), root, path_key(project_dir), _classify(path_key(e.name), parent_session),
-                        st.st_size, st.st_mtime_ns, st.st_ino)
+            yield Found(
+                path_key(e.path),
+                root,
+                path_key(project_dir),
+                _classify(path_key(e.name), parent_session),
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ino,
+            )
         elif not is_file and depth < 4 and _is_dir(e):
             session = parent_session or (path_key(e.name) if depth == 0 else None)
             yield from _walk(root, project_dir, e.path, session, depth + 1)

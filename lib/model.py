@@ -8,8 +8,16 @@ from typing import Any
 
 # Message kinds. Only `prompt` is the human's own voice.
 USER_KINDS = (
-    "prompt", "agent_prompt", "command", "command_output", "bash_input", "meta", "tool_result",
-    "compact_summary", "interrupt", "system_reminder",
+    "prompt",
+    "agent_prompt",
+    "command",
+    "command_output",
+    "bash_input",
+    "meta",
+    "tool_result",
+    "compact_summary",
+    "interrupt",
+    "system_reminder",
 )
 ASSISTANT_KINDS = ("text", "tool_use", "api_error")
 SYSTEM_KINDS = ("compact_boundary", "away_summary")
@@ -163,8 +171,11 @@ class Carry:
     def from_json(cls, data: dict[str, Any] | None) -> Carry:
         if not data:
             return cls()
-        return cls(last_uuid=data.get("last_uuid"), threads=dict(data.get("threads") or {}),
-                   inline=dict(data.get("inline") or {}))
+        return cls(
+            last_uuid=data.get("last_uuid"),
+            threads=dict(data.get("threads") or {}),
+            inline=dict(data.get("inline") or {}),
+        )
 
 
 @dataclass(slots=True)

@@ -8,7 +8,9 @@ from functools import lru_cache
 
 # Worktree conventions seen in transcripts: `<repo>/.claude/worktrees/<name>`, `<repo>/.worktrees/<name>`,
 # `<repo>/worktrees/<name>` and `<repo>-worktrees/<name>`.
-_WORKTREE_RE = re.compile(r"^(?P<repo>.+?)(?:[/\\]\.claude[/\\]worktrees|[/\\]\.worktrees|[/\\]worktrees|-worktrees)[/\\][^/\\]+")
+_WORKTREE_RE = re.compile(
+    r"^(?P<repo>.+?)(?:[/\\]\.claude[/\\]worktrees|[/\\]\.worktrees|[/\\]worktrees|-worktrees)[/\\][^/\\]+"
+)
 
 
 @lru_cache(maxsize=4096)
@@ -39,7 +41,7 @@ def _git_root(cwd: str) -> str | None:
             except OSError:
                 return p
             if line.startswith("gitdir:"):
-                target = line[len("gitdir:"):].strip()
+                target = line[len("gitdir:") :].strip()
                 marker = os.sep + ".git" + os.sep + "worktrees" + os.sep
                 if marker in target:
                     return target.split(marker)[0]

@@ -21,13 +21,25 @@ from lib.model import (
     Turn,
 )
 
-NON_TREE = {"summary", "file-history-snapshot", "queue-operation", "permission-mode", "last-prompt",
-            "pr-link", "custom-title", "ai-title", "agent-name", "mode"}
+NON_TREE = {
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "permission-mode",
+    "last-prompt",
+    "pr-link",
+    "custom-title",
+    "ai-title",
+    "agent-name",
+    "mode",
+}
 
 
 def prompt_key(text: str) -> str:
     """Stable key for matching a subagent's first prompt to the Task call that sent it."""
-    return hashlib.blake2b(" ".join(text.split())[:2000].encode("utf-8", "replace"), digest_size=8).hexdigest()
+    return hashlib.blake2b(
+        " ".join(text.split())[:2000].encode("utf-8", "replace"), digest_size=8
+    ).hexdigest()
 
 
 class RecordState:
@@ -74,7 +86,9 @@ class RecordState:
             sid = rec.get("sessionId")
             title = rec.get("customTitle") or rec.get("aiTitle") or rec.get("title")
             if isinstance(sid, str) and isinstance(title, str) and title.strip():
-                self.session(sid).titles["custom" if t == "custom-title" else "ai"] = C.strip_private(title.strip())
+                self.session(sid).titles["custom" if t == "custom-title" else "ai"] = C.strip_private(
+                    title.strip()
+                )
             return
         if t in NON_TREE or t not in ("user", "assistant", "system", "attachment", "progress"):
             if t not in NON_TREE:
@@ -139,16 +153,32 @@ class RecordState:
                 self.inline_agent[uuid] = aid
         return aid, side
 
-    def _base(self, rec: dict[str, Any], uuid: str, sid: str, parent: str | None, role: str,
-              kind: str, text: str, offset: int) -> Message:
+    def _base(
+        self,
+        rec: dict[str, Any],
+        uuid: str,
+        sid: str,
+        parent: str | None,
+        role: str,
+        kind: str,
+        text: str,
+        offset: int,
+    ) -> Message:
         aid, side = self._agent_for(rec, uuid, parent)
         m = Message(
-            uuid=uuid, session_id=sid, parent_uuid=parent, role=role, kind=kind,
+            uuid=uuid,
+            session_id=sid,
+            parent_uuid=parent,
+            role=role,
+            kind=kind,
             ts=rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None,
             text=C.cut(strip_ours(C.strip_private(text))[0], C.TEXT_CAP),
             cwd=rec.get("cwd") if isinstance(rec.get("cwd"), str) else None,
-            git_branch=rec.get("gitBranch") or None, agent_id=aid, is_sidechain=side,
-            version=rec.get("version") if isinstance(rec.get("version"), str) else None, byte_offset=offset,
+            git_branch=rec.get("gitBranch") or None,
+            agent_id=aid,
+            is_sidechain=side,
+            version=rec.get("version") if isinstance(rec.get("version"), str) else None,
+            byte_offset=offset,
         )
         if side and not self.agent_seen and aid and self.info.layout != "main":
             self.agent_seen = True
@@ -165,18 +195,38 @@ class RecordState:
         if sub == "compact_boundary":
             meta = _dict(rec.get("compactMetadata"))
             logical = rec.get("logicalParentUuid") if isinstance(rec.get("logicalParentUuid"), str) else None
-            self.chunk.compactions.append(Compaction(
-                uuid, sid, ts, "compact", meta.get("trigger"), _int(meta.get("preTokens")), None, logical))
-            m = self._base(rec, uuid, sid, parent or logical, "system", "compact_boundary",
-                           str(rec.get("content") or "Conversation compacted"), offset)
+            self.chunk.compactions.append(
+                Compaction(
+                    uuid, sid, ts, "compact", meta.get("trigger"), _int(meta.get("preTokens")), None, logical
+                )
+            )
+            m = self._base(
+                rec,
+                uuid,
+                sid,
+                parent or logical,
+                "system",
+                "compact_boundary",
+                str(rec.get("content") or "Conversation compacted"),
+                offset,
+            )
             m.fallback_parent = self.prev_uuid
             self._add(m)
             return
         if sub == "microcompact_boundary":
             meta = _dict(rec.get("microcompactMetadata"))
-            self.chunk.compactions.append(Compaction(
-                uuid, sid, ts, "microcompact", meta.get("trigger"), _int(meta.get("preTokens")),
-                _int(meta.get("tokensSaved")), None))
+            self.chunk.compactions.append(
+                Compaction(
+                    uuid,
+                    sid,
+                    ts,
+                    "microcompact",
+                    meta.get("trigger"),
+                    _int(meta.get("preTokens")),
+                    _int(meta.get("tokensSaved")),
+                    None,
+                )
+            )
         elif sub == "turn_duration":
             ms = _int(rec.get("durationMs"))
             if ms is not None:
@@ -200,7 +250,9 @@ class RecordState:
             if results:
                 m = self._tool_result(rec, uuid, sid, parent, results, offset)
             else:
-                kind, text = C.classify_user_text(C.block_text(content), is_meta=is_meta, is_compact=is_compact)
+                kind, text = C.classify_user_text(
+                    C.block_text(content), is_meta=is_meta, is_compact=is_compact
+                )
                 m = self._base(rec, uuid, sid, parent, "user", kind, text, offset)
         else:
             self.alias(uuid, parent, sid)
@@ -213,13 +265,29 @@ class RecordState:
             self.after_our_command = m.kind == "command" and m.text.startswith(COMMAND_PREFIX)
         if m.kind == "prompt" and side:
             m.kind = "compact_prompt" if self.info.layout == "compaction" else "agent_prompt"
-        if self.info.layout != "main" and not any(a.agent_id == m.agent_id for a in self.chunk.agents) \
-                and m.kind in ("agent_prompt", "compact_prompt") and m.agent_id:
-            self.chunk.agents.append(AgentInfo(
-                m.agent_id, sid, self.info.layout, m.ts, prompt_key(m.text),
-                is_compaction_helper=self.info.layout == "compaction"))
-        if m.kind == "agent_prompt" and self.info.layout == "main" and m.agent_id and m.agent_id.startswith("inline-") \
-                and parent is None:
+        if (
+            self.info.layout != "main"
+            and not any(a.agent_id == m.agent_id for a in self.chunk.agents)
+            and m.kind in ("agent_prompt", "compact_prompt")
+            and m.agent_id
+        ):
+            self.chunk.agents.append(
+                AgentInfo(
+                    m.agent_id,
+                    sid,
+                    self.info.layout,
+                    m.ts,
+                    prompt_key(m.text),
+                    is_compaction_helper=self.info.layout == "compaction",
+                )
+            )
+        if (
+            m.kind == "agent_prompt"
+            and self.info.layout == "main"
+            and m.agent_id
+            and m.agent_id.startswith("inline-")
+            and parent is None
+        ):
             self.chunk.agents.append(AgentInfo(m.agent_id, sid, "inline", m.ts, prompt_key(m.text)))
         if m.kind == "prompt":
             d = self.session(sid)
@@ -227,8 +295,15 @@ class RecordState:
                 d.first_prompt = m.text[:300]
         self._add(m)
 
-    def _tool_result(self, rec: dict[str, Any], uuid: str, sid: str, parent: str | None,
-                     results: list[dict[str, Any]], offset: int) -> Message:
+    def _tool_result(
+        self,
+        rec: dict[str, Any],
+        uuid: str,
+        sid: str,
+        parent: str | None,
+        results: list[dict[str, Any]],
+        offset: int,
+    ) -> Message:
         texts = []
         is_error = False
         tool_use_id = None
@@ -248,7 +323,9 @@ class RecordState:
         tur = rec.get("toolUseResult")
         if isinstance(tur, dict) and isinstance(tur.get("agentId"), str) and m.tool_use_id:
             if spawn is None:
-                spawn = TaskSpawn(m.tool_use_id, sid, uuid, tur.get("agentType"), tur.get("description"), None)
+                spawn = TaskSpawn(
+                    m.tool_use_id, sid, uuid, tur.get("agentType"), tur.get("description"), None
+                )
                 self.chunk.spawns.append(spawn)
             spawn.agent_id = tur["agentId"]
         return m
@@ -284,8 +361,14 @@ class RecordState:
             m.tool_use_id = tool.get("id") if isinstance(tool.get("id"), str) else None
             if name in ("Task", "Agent") and m.tool_use_id:
                 inp = _dict(tool.get("input"))
-                sp = TaskSpawn(m.tool_use_id, sid, uuid, inp.get("subagent_type"), inp.get("description"),
-                               prompt_key(str(inp.get("prompt") or "")) if inp.get("prompt") else None)
+                sp = TaskSpawn(
+                    m.tool_use_id,
+                    sid,
+                    uuid,
+                    inp.get("subagent_type"),
+                    inp.get("description"),
+                    prompt_key(str(inp.get("prompt") or "")) if inp.get("prompt") else None,
+                )
                 self.spawn_by_tool[m.tool_use_id] = sp
                 self.chunk.spawns.append(sp)
         elif texts:
@@ -309,8 +392,12 @@ class RecordState:
         if inner.get("type") != "assistant" or not msg.get("usage"):
             return
         model = msg.get("model") if isinstance(msg.get("model"), str) else None
-        mirror = {"requestId": inner.get("requestId"), "timestamp": inner.get("timestamp") or rec.get("timestamp"),
-                  "isSidechain": True, "agentId": data.get("agentId")}
+        mirror = {
+            "requestId": inner.get("requestId"),
+            "timestamp": inner.get("timestamp") or rec.get("timestamp"),
+            "isSidechain": True,
+            "agentId": data.get("agentId"),
+        }
         self._turn(mirror, msg, str(inner.get("uuid") or uuid), sid, model)
 
     def _turn(self, rec: dict[str, Any], msg: dict[str, Any], uuid: str, sid: str, model: str | None) -> None:
@@ -320,19 +407,25 @@ class RecordState:
             return
         cc = _dict(usage.get("cache_creation"))
         stu = _dict(usage.get("server_tool_use"))
-        self.chunk.turns.append(Turn(
-            message_id=mid, request_id=str(rec.get("requestId") or ""), session_id=sid, uuid=uuid,
-            ts=rec.get("timestamp"), model=model,
-            input_tokens=_int(usage.get("input_tokens")) or 0,
-            output_tokens=_int(usage.get("output_tokens")) or 0,
-            cache_creation_tokens=_int(usage.get("cache_creation_input_tokens")) or 0,
-            cache_5m_tokens=_int(cc.get("ephemeral_5m_input_tokens")) or 0,
-            cache_1h_tokens=_int(cc.get("ephemeral_1h_input_tokens")) or 0,
-            cache_read_tokens=_int(usage.get("cache_read_input_tokens")) or 0,
-            is_sidechain=bool(rec.get("isSidechain")) or self.info.layout != "main",
-            agent_id=rec.get("agentId") if isinstance(rec.get("agentId"), str) else self.info.agent_id,
-            web_search_requests=_int(stu.get("web_search_requests")) or 0,
-        ))
+        self.chunk.turns.append(
+            Turn(
+                message_id=mid,
+                request_id=str(rec.get("requestId") or ""),
+                session_id=sid,
+                uuid=uuid,
+                ts=rec.get("timestamp"),
+                model=model,
+                input_tokens=_int(usage.get("input_tokens")) or 0,
+                output_tokens=_int(usage.get("output_tokens")) or 0,
+                cache_creation_tokens=_int(usage.get("cache_creation_input_tokens")) or 0,
+                cache_5m_tokens=_int(cc.get("ephemeral_5m_input_tokens")) or 0,
+                cache_1h_tokens=_int(cc.get("ephemeral_1h_input_tokens")) or 0,
+                cache_read_tokens=_int(usage.get("cache_read_input_tokens")) or 0,
+                is_sidechain=bool(rec.get("isSidechain")) or self.info.layout != "main",
+                agent_id=rec.get("agentId") if isinstance(rec.get("agentId"), str) else self.info.agent_id,
+                web_search_requests=_int(stu.get("web_search_requests")) or 0,
+            )
+        )
 
     # ---- end of chunk -----------------------------------------------------
     def finish(self) -> None:

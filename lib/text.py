@@ -9,7 +9,8 @@ ELLIPSIS = "…"
 
 # Function words dropped from search queries and topic words: a natural-language question matches
 # on its content words. Modules add the words that are noise in their own domain.
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an and are as at be been but by can could did do does doing done for from had has have how i if in
 into is it its itself just me my of on or our ours please should so some such than that the their
 them then there these they this those to too us was we were what when where which while who whom why
@@ -17,7 +18,8 @@ will with would you your yours about after again against all am any because befo
 between both down during each few further here more most no nor not off once only other out over own
 same she he her him his under until up very let lets let's also via vs ago get got make made use
 used using find found show
-""".split())
+""".split()
+)
 
 
 def collapse(text: str | None) -> str:

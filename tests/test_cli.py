@@ -20,8 +20,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def run(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "total_recall", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "total_recall", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def assert_one_line_error(p: subprocess.CompletedProcess[str], *needles: str, fix: str = " — ") -> None:
@@ -56,8 +62,18 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 # error paths
 # ---------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("cmd", [["search", "anything"], ["search", "anything", "--json"], ["status"],
-                                 ["status", "--json"], ["inspect", "abc", "--json"], ["doctor"]])
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["search", "anything"],
+        ["search", "anything", "--json"],
+        ["status"],
+        ["status", "--json"],
+        ["inspect", "abc", "--json"],
+        ["doctor"],
+    ],
+)
 def test_missing_index(tmp_path: Path, cmd: list[str]) -> None:
     p = run("--db", tmp_path / "nowhere" / "index.db", *cmd)
     assert_one_line_error(p, "total-recall index")
@@ -109,8 +125,16 @@ def test_unreadable_projects_root(tmp_path: Path) -> None:
     assert_one_line_error(p, str(d))
 
 
-@pytest.mark.parametrize("cmd", [["search", "parser", "--json"], ["status", "--json"], ["status"], ["doctor"],
-                                 ["index", "--projects-root", "{root}", "--json"]])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["search", "parser", "--json"],
+        ["status", "--json"],
+        ["status"],
+        ["doctor"],
+        ["index", "--projects-root", "{root}", "--json"],
+    ],
+)
 def test_corrupt_db(tmp_path: Path, cmd: list[str]) -> None:
     root = tmp_path / "projects"
     root.mkdir()
@@ -131,8 +155,11 @@ def test_sqlite_file_without_our_schema(tmp_path: Path) -> None:
 
 def test_bad_filter_value(indexed: tuple[Path, Path]) -> None:
     db, _ = indexed
-    assert_one_line_error(run("--db", db, "search", "parser", "--since", "last tuesday", "--json"), "--since",
-                          fix="use a duration like 7d")
+    assert_one_line_error(
+        run("--db", db, "search", "parser", "--since", "last tuesday", "--json"),
+        "--since",
+        fix="use a duration like 7d",
+    )
 
 
 def test_rebuild_without_yes_refuses(indexed: tuple[Path, Path]) -> None:
@@ -148,14 +175,23 @@ def test_rebuild_without_yes_refuses(indexed: tuple[Path, Path]) -> None:
 # --json prints exactly one document
 # ---------------------------------------------------------------------------------------------------
 
+
 def test_index_json(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     make.build_corpus(root)
     db = tmp_path / "index.db"
     doc = one_json(run("--db", db, "index", "--projects-root", root, "--json"))
     assert isinstance(doc, dict)
-    for key in ("files", "files_unchanged", "records", "messages_added", "extractions_added", "bad_lines",
-                "bytes_read", "elapsed_s"):
+    for key in (
+        "files",
+        "files_unchanged",
+        "records",
+        "messages_added",
+        "extractions_added",
+        "bad_lines",
+        "bytes_read",
+        "elapsed_s",
+    ):
         assert key in doc, key
     assert doc["files"] == 27 and doc["files_unchanged"] == 0 and doc["messages_added"] > 0
     assert doc["bad_lines"] == {"invalid_json": 1, "invalid_utf8": 1, "not_object": 2}
@@ -176,7 +212,18 @@ def test_search_json(indexed: tuple[Path, Path]) -> None:
     db, _ = indexed
     hits = one_json(run("--db", db, "search", "ERR_TIMEOUT", "--json"))
     assert isinstance(hits, list) and hits
-    for key in ("session_id", "uuid", "ts", "role", "kind", "cwd", "project", "snippet", "score", "source_file"):
+    for key in (
+        "session_id",
+        "uuid",
+        "ts",
+        "role",
+        "kind",
+        "cwd",
+        "project",
+        "snippet",
+        "score",
+        "source_file",
+    ):
         assert key in hits[0], key
     assert hits[0]["session_id"] == make.uid("identifiers")
     assert one_json(run("--db", db, "search", "zzqxv_no_such_word", "--json")) == []
@@ -186,7 +233,9 @@ def test_search_json(indexed: tuple[Path, Path]) -> None:
         assert key in sessions[0], key
 
 
-@pytest.mark.parametrize("query", ['"unbalanced', "NEAR(a b)", "a AND OR", "*", "col:umn", "-x", "'", "((", "\u2603"])
+@pytest.mark.parametrize(
+    "query", ['"unbalanced', "NEAR(a b)", "a AND OR", "*", "col:umn", "-x", "'", "((", "\u2603"]
+)
 def test_search_json_with_fts_syntax(indexed: tuple[Path, Path], query: str) -> None:
     db, _ = indexed
     assert isinstance(one_json(run("--db", db, "search", "--json", "--", query)), list)
@@ -221,6 +270,7 @@ def test_inspect_json(indexed: tuple[Path, Path]) -> None:
 # doctor, rebuild
 # ---------------------------------------------------------------------------------------------------
 
+
 def test_doctor_passes_on_a_good_index(indexed: tuple[Path, Path]) -> None:
     db, _ = indexed
     p = run("--db", db, "doctor")
@@ -247,18 +297,22 @@ def test_rebuild_with_yes(tmp_path: Path) -> None:
 # bounded errors (issue 10 #16, #17)
 # ---------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args", [
-    ["search", "parser", "--since", "x" * 100_000],
-    ["search", "parser", "--since", "9" * 100_000 + "d"],
-    ["recall", "--since", "99999999999d"],
-    ["inspect", "s" * 100_000],
-    ["export", "s" * 100_000],
-    ["forget", "s" * 100_000],  # a LIKE pattern over SQLite's 50 KB limit is bad input, not damage
-    ["search", "parser", "--role", "r" * 100_000],  # click's own usage errors
-    ["search", "parser", "--limit", "9" * 100_000],
-    ["search", "parser", "--" + "o" * 100_000],
-    ["c" * 100_000],
-])
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "parser", "--since", "x" * 100_000],
+        ["search", "parser", "--since", "9" * 100_000 + "d"],
+        ["recall", "--since", "99999999999d"],
+        ["inspect", "s" * 100_000],
+        ["export", "s" * 100_000],
+        ["forget", "s" * 100_000],  # a LIKE pattern over SQLite's 50 KB limit is bad input, not damage
+        ["search", "parser", "--role", "r" * 100_000],  # click's own usage errors
+        ["search", "parser", "--limit", "9" * 100_000],
+        ["search", "parser", "--" + "o" * 100_000],
+        ["c" * 100_000],
+    ],
+)
 def test_errors_do_not_echo_huge_arguments(indexed: tuple[Path, Path], args: list[str]) -> None:
     from index.budget import ERROR_CHARS
 
@@ -281,7 +335,9 @@ def test_a_huge_query_answers_quickly(indexed: tuple[Path, Path]) -> None:
 # ---------------------------------------------------------------------------------------------------
 
 EVIL_CWD = "/home/dev/\x1b]0;pwned\x07\x1b[2J\x9b31m\u202eevil"
-EVIL_PROMPT = "deploy the \x1b[31mwidget\x1b[0m now\x07\x08\r and keep the \x1b]8;;http://x\x07parser\x1b]8;;\x07"
+EVIL_PROMPT = (
+    "deploy the \x1b[31mwidget\x1b[0m now\x07\x08\r and keep the \x1b]8;;http://x\x07parser\x1b]8;;\x07"
+)
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -299,12 +355,25 @@ def evil(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return db, sid
 
 
-@pytest.mark.parametrize("cmd", [
-    ["export", "{sid}"], ["export", "{sid}", "--format", "jsonl"], ["export", "{sid}", "--tools"],
-    ["inspect", "{sid}"], ["inspect", "{sid}", "--json"], ["search", "widget"], ["search", "widget", "--sessions"],
-    ["search", "widget", "--json"], ["recall", "widget"], ["dump", "--source", "messages", "--format", "markdown"],
-    ["dump", "--source", "messages"], ["context", "--cwd", EVIL_CWD], ["status"], ["inspect", "{sid}\x1b[2J"],
-])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["export", "{sid}"],
+        ["export", "{sid}", "--format", "jsonl"],
+        ["export", "{sid}", "--tools"],
+        ["inspect", "{sid}"],
+        ["inspect", "{sid}", "--json"],
+        ["search", "widget"],
+        ["search", "widget", "--sessions"],
+        ["search", "widget", "--json"],
+        ["recall", "widget"],
+        ["dump", "--source", "messages", "--format", "markdown"],
+        ["dump", "--source", "messages"],
+        ["context", "--cwd", EVIL_CWD],
+        ["status"],
+        ["inspect", "{sid}\x1b[2J"],
+    ],
+)
 def test_no_control_character_reaches_the_terminal(evil: tuple[Path, str], cmd: list[str]) -> None:
     db, sid = evil
     p = run("--db", db, *[c.replace("{sid}", sid) for c in cmd])
@@ -326,6 +395,7 @@ def test_json_output_keeps_control_characters_escaped(evil: tuple[Path, str]) ->
 # permissions are not corruption (issue 10 #18)
 # ---------------------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def as_other_user(tmp_path: Path) -> Iterator[tuple[Path, Callable[..., subprocess.CompletedProcess[str]]]]:
     """A data folder the test may lock, and `run` as a user that permissions bind: the test user, or
@@ -339,8 +409,14 @@ def as_other_user(tmp_path: Path) -> Iterator[tuple[Path, Callable[..., subproce
     base.chmod(0o755)  # `nobody` must reach it; pytest's tmp_path is private to root
 
     def run_as(*args: str | Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*as_nobody, sys.executable, "-m", "total_recall", *map(str, args)], cwd=REPO,
-                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [*as_nobody, sys.executable, "-m", "total_recall", *map(str, args)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
 
     try:
         yield base, run_as
@@ -352,7 +428,8 @@ def as_other_user(tmp_path: Path) -> Iterator[tuple[Path, Callable[..., subproce
 
 
 def test_a_read_only_data_folder_is_not_called_corrupt(
-        as_other_user: tuple[Path, Callable[..., subprocess.CompletedProcess[str]]]) -> None:
+    as_other_user: tuple[Path, Callable[..., subprocess.CompletedProcess[str]]],
+) -> None:
     base, run_as = as_other_user
     root, data = base / "projects", base / "data"
     make.build_corpus(root)

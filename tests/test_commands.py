@@ -18,9 +18,23 @@ from total_recall.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ROOT / "commands"
-EXPECTED = {"recall", "recall-status", "recall-inspect", "recall-rebuild", "recall-promote", "recall-metrics",
-            "recall-cost", "recall-topics", "recall-health", "recall-check-banned", "recall-corrections",
-            "recall-decisions", "recall-escalation", "recall-goal", "recall-operator-context"}
+EXPECTED = {
+    "recall",
+    "recall-status",
+    "recall-inspect",
+    "recall-rebuild",
+    "recall-promote",
+    "recall-metrics",
+    "recall-cost",
+    "recall-topics",
+    "recall-health",
+    "recall-check-banned",
+    "recall-corrections",
+    "recall-decisions",
+    "recall-escalation",
+    "recall-goal",
+    "recall-operator-context",
+}
 INJECT = re.compile(r"!`([^`]+)`")
 TOOL = re.compile(r"MCP tools? `([a-z_]+)`(?: \(.*?\))?(?:(?:,| or| and) `([a-z_]+)`)*")
 SAMPLE = {"$ARGUMENTS": "retry logic", "$kind": "ban", "$text": "force push"}
@@ -60,6 +74,7 @@ def cli_calls(body: str, hint: str = "") -> list[list[str]]:
 
 def check_parses(args: list[str]) -> None:
     """Resolve the command chain and parse its options without running anything."""
+
     def remaining(c: click.Context) -> list[str]:
         # click >= 8.2 keeps a group's unparsed tokens (subcommand first) in _protected_args + args
         return [*getattr(c, "_protected_args", []), *c.args]
@@ -139,10 +154,20 @@ def test_plugin_validates_strict(tmp_path: Path) -> None:
     claude = ROOT / ".tools" / "node_modules" / ".bin" / "claude"
     if not claude.exists():
         pytest.skip("Claude Code CLI not installed (scripts/node-tools.sh installs it)")
-    env = {**os.environ, "HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / ".claude"),
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
-    out = subprocess.run([str(claude), "plugin", "validate", "--strict", "--json", str(ROOT)], capture_output=True,
-                         text=True, env=env, timeout=120)
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / ".claude"),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+    out = subprocess.run(
+        [str(claude), "plugin", "validate", "--strict", "--json", str(ROOT)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     provides = json.loads(out.stdout)["provides"]
     commands, skills = set(provides["commands"]), set(provides["skills"])

@@ -43,8 +43,10 @@ def _expected(path: Path) -> tuple[int, int, int]:
 
 def test_every_line_is_accounted_for(corpus_projects: Path, corpus_db: Path) -> None:
     conn = sqlite3.connect(corpus_db)
-    state = {p: (lines, records, bad) for p, lines, records, bad in
-             conn.execute("SELECT path, lines, records, bad_lines FROM ingest_state")}
+    state = {
+        p: (lines, records, bad)
+        for p, lines, records, bad in conn.execute("SELECT path, lines, records, bad_lines FROM ingest_state")
+    }
     files = sorted(corpus_projects.rglob("*.jsonl"))
     assert len(state) == len(files)
     for f in files:
@@ -83,8 +85,10 @@ def test_subagents_are_linked_to_their_parent_and_spawning_call(corpus_db: Path)
     assert len(linked) >= 0.8 * len(nested)
     # the spawning call is a Task/Agent tool_use in the same session
     for agent_id, _, tool_use_id, session_id in linked:
-        row = conn.execute("SELECT session_id, tool_name FROM messages WHERE tool_use_id=? AND kind='tool_use'",
-                           (tool_use_id,)).fetchone()
+        row = conn.execute(
+            "SELECT session_id, tool_name FROM messages WHERE tool_use_id=? AND kind='tool_use'",
+            (tool_use_id,),
+        ).fetchone()
         assert row == (session_id, row[1]) and row[1] in ("Task", "Agent"), agent_id
 
 

@@ -50,15 +50,29 @@ def write_past_session(root: Path, cwd: str, t0: datetime | None = None) -> tupl
     s.prompt("never commit without running the zorblax integration tests first")
     s.response(text="Noted: integration tests before every commit.")
     s.prompt("goal: ship the zorblax config loader with full validation by friday")
-    t = s.response(text="Let me run the tests.", tools=[("Bash", {"command": "pytest tests/test_loader.py"})])[-1]
+    t = s.response(
+        text="Let me run the tests.", tools=[("Bash", {"command": "pytest tests/test_loader.py"})]
+    )[-1]
     s.tool_result(t, "1 failed", is_error=True)
-    e = s.response(text="Fixing the loader.", tools=[("Edit", {"file_path": f"{cwd}/zorblax/loader.py",
-                                                                "old_string": "a", "new_string": "b"})])[-1]
+    e = s.response(
+        text="Fixing the loader.",
+        tools=[("Edit", {"file_path": f"{cwd}/zorblax/loader.py", "old_string": "a", "new_string": "b"})],
+    )[-1]
     s.tool_result(e, "ok")
-    todo = s.response(tools=[("TodoWrite", {"todos": [
-        {"content": "Validate required keys", "status": "completed"},
-        {"content": "Add schema errors with line numbers", "status": "in_progress"},
-        {"content": "Document the loader", "status": "pending"}]})])[-1]
+    todo = s.response(
+        tools=[
+            (
+                "TodoWrite",
+                {
+                    "todos": [
+                        {"content": "Validate required keys", "status": "completed"},
+                        {"content": "Add schema errors with line numbers", "status": "in_progress"},
+                        {"content": "Document the loader", "status": "pending"},
+                    ]
+                },
+            )
+        ]
+    )[-1]
     s.tool_result(todo, "Todos have been modified successfully")
     path = s.write(root / slug(cwd) / f"{sid}.jsonl")
     return sid, path
@@ -113,26 +127,56 @@ class FakeAPI:
                 api.requests.append({"path": self.path, "body": req})
                 if "count_tokens" in self.path:
                     return self._json({"input_tokens": 100})
-                text = "<summary>fake summary of the session</summary>" if "<summary>" in body.decode(
-                    "utf-8", "replace") else REPLY
-                msg = {"id": "msg_fake", "type": "message", "role": "assistant", "model": req.get("model", "m"),
-                       "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
+                text = (
+                    "<summary>fake summary of the session</summary>"
+                    if "<summary>" in body.decode("utf-8", "replace")
+                    else REPLY
+                )
+                msg = {
+                    "id": "msg_fake",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": req.get("model", "m"),
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 1},
+                }
                 if not req.get("stream"):
-                    return self._json({**msg, "content": [{"type": "text", "text": text}], "stop_reason": "end_turn"})
+                    return self._json(
+                        {**msg, "content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
+                    )
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.end_headers()
                 for name, data in (
-                        ("message_start", {"type": "message_start", "message": {**msg, "content": []}}),
-                        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                                 "content_block": {"type": "text", "text": ""}}),
-                        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                 "delta": {"type": "text_delta", "text": text}}),
-                        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn",
-                                                                              "stop_sequence": None},
-                                           "usage": {"output_tokens": 5}}),
-                        ("message_stop", {"type": "message_stop"})):
+                    ("message_start", {"type": "message_start", "message": {**msg, "content": []}}),
+                    (
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": 0,
+                            "content_block": {"type": "text", "text": ""},
+                        },
+                    ),
+                    (
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": 0,
+                            "delta": {"type": "text_delta", "text": text},
+                        },
+                    ),
+                    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                    (
+                        "message_delta",
+                        {
+                            "type": "message_delta",
+                            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                            "usage": {"output_tokens": 5},
+                        },
+                    ),
+                    ("message_stop", {"type": "message_stop"}),
+                ):
                     self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
 
@@ -183,18 +227,41 @@ def world(tmp_path: Path) -> dict[str, Any]:
     run_index(db, [projects])
     bindir = Path(sys.executable).parent
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "TOTAL_RECALL_"))}
-    env.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(config), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-               DISABLE_AUTOUPDATER="1", ANTHROPIC_API_KEY="sk-ant-dummy", TOTAL_RECALL_HOME=str(trhome),
-               PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}")
-    return {"env": env, "env_config": config, "proj": proj, "db": db, "state": trhome, "past_sid": sid, "projects": projects}
+    env.update(
+        HOME=str(home),
+        CLAUDE_CONFIG_DIR=str(config),
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        ANTHROPIC_API_KEY="sk-ant-dummy",
+        TOTAL_RECALL_HOME=str(trhome),
+        PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}",
+    )
+    return {
+        "env": env,
+        "env_config": config,
+        "proj": proj,
+        "db": db,
+        "state": trhome,
+        "past_sid": sid,
+        "projects": projects,
+    }
 
 
 def claude(world: dict[str, Any], api: FakeAPI, *args: str, plugin_dir: bool | Path = True) -> dict[str, Any]:
     env = {**world["env"], "ANTHROPIC_BASE_URL": api.url}
     where = ROOT if plugin_dir is True else plugin_dir
-    cmd = [str(CLAUDE), "-p", *args, "--output-format", "json"] + (["--plugin-dir", str(where)] if where else [])
-    p = subprocess.run(cmd, cwd=world["proj"], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT,
-                       stdin=subprocess.DEVNULL)
+    cmd = [str(CLAUDE), "-p", *args, "--output-format", "json"] + (
+        ["--plugin-dir", str(where)] if where else []
+    )
+    p = subprocess.run(
+        cmd,
+        cwd=world["proj"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     out: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
     assert out.get("result") == REPLY or out.get("subtype") == "success", out
@@ -245,36 +312,63 @@ def test_compaction_saves_and_restores_the_packet(world: dict[str, Any], api: Fa
 @pytest.mark.e2e
 def test_install_registers_the_plugin_and_hooks_run(world: dict[str, Any], api: FakeAPI) -> None:
     env = {**world["env"], "ANTHROPIC_BASE_URL": api.url}
-    tr = [sys.executable, "-c", "import sys; from total_recall import cmd_install; from total_recall.cli import cli; "
-          "cmd_install.register(cli); cli.main(args=sys.argv[1:], prog_name='total-recall')"]
-    p = subprocess.run([*tr, "--db", str(world["db"]), "install", "--claude", str(CLAUDE), "--json"], env=env,
-                       capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    tr = [
+        sys.executable,
+        "-c",
+        "import sys; from total_recall import cmd_install; from total_recall.cli import cli; "
+        "cmd_install.register(cli); cli.main(args=sys.argv[1:], prog_name='total-recall')",
+    ]
+    p = subprocess.run(
+        [*tr, "--db", str(world["db"]), "install", "--claude", str(CLAUDE), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
     assert p.returncode == 0, p.stderr
     res = json.loads(p.stdout)
     assert res["method"] == "claude-cli" and res["path_check"]["ok"]
-    listed = subprocess.run([str(CLAUDE), "plugin", "list", "--json"], env=env, capture_output=True, text=True,
-                            timeout=RUN_TIMEOUT)
+    listed = subprocess.run(
+        [str(CLAUDE), "plugin", "list", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
     assert any(x["id"] == "total-recall@total-recall" and x["enabled"] for x in json.loads(listed.stdout))
     settings = json.loads((Path(env["CLAUDE_CONFIG_DIR"]) / "settings.json").read_text())
     assert settings["env"]["TOTAL_RECALL_DB"] == str(world["db"].resolve())
     # The installed plugin's hooks run and use the shared index (no --plugin-dir, no TOTAL_RECALL_HOME).
     run_env = {k: v for k, v in world["env"].items() if k != "TOTAL_RECALL_HOME"}
     before = len(hook_events(world, "session-start"))
-    claude({**world, "env": run_env}, api, "what did we decide last time about config parsing?", plugin_dir=False)
+    claude(
+        {**world, "env": run_env}, api, "what did we decide last time about config parsing?", plugin_dir=False
+    )
     assert len(hook_events(world, "session-start")) > before
     assert "tomllib" in "\n".join(api.texts())
-    p = subprocess.run([*tr, "--db", str(world["db"]), "uninstall", "--claude", str(CLAUDE), "--json"], env=env,
-                       capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    p = subprocess.run(
+        [*tr, "--db", str(world["db"]), "uninstall", "--claude", str(CLAUDE), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
     assert p.returncode == 0, p.stderr
-    listed = subprocess.run([str(CLAUDE), "plugin", "list", "--json"], env=env, capture_output=True, text=True,
-                            timeout=RUN_TIMEOUT)
+    listed = subprocess.run(
+        [str(CLAUDE), "plugin", "list", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
     assert not json.loads(listed.stdout)
     wait_idle(world["state"])
 
 
 @pytest.mark.e2e
-def test_without_the_cli_on_path_hooks_exit_0_and_say_how_to_install_once(world: dict[str, Any], api: FakeAPI,
-                                                                          tmp_path: Path) -> None:
+def test_without_the_cli_on_path_hooks_exit_0_and_say_how_to_install_once(
+    world: dict[str, Any], api: FakeAPI, tmp_path: Path
+) -> None:
     """A marketplace install (a plugin copy without .venv) on a machine where the CLI is not installed."""
     from total_recall.cmd_install import stage
 
@@ -282,20 +376,33 @@ def test_without_the_cli_on_path_hooks_exit_0_and_say_how_to_install_once(world:
     bare = {**world, "env": {**world["env"], "PATH": "/usr/bin:/bin"}}
     for _ in range(2):
         claude(bare, api, "what did we decide last time about config parsing?", plugin_dir=plugin)
-    lines = [json.loads(x) for f in world["env_config"].glob("projects/*/*.jsonl") for x in f.read_text().splitlines()]
+    lines = [
+        json.loads(x)
+        for f in world["env_config"].glob("projects/*/*.jsonl")
+        for x in f.read_text().splitlines()
+    ]
     attachments = [x["attachment"] for x in lines if x.get("type") == "attachment"]
     kinds = {a.get("type") for a in attachments}
     assert "hook_non_blocking_error" not in kinds, [a for a in attachments if "error" in a.get("type", "")]
-    told = [a for a in attachments if a.get("type") == "hook_system_message" and "pipx install" in json.dumps(a)]
-    assert len(told) == 1 and str(plugin) in json.dumps(told[0])  # shown to the user once, across two sessions
+    told = [
+        a for a in attachments if a.get("type") == "hook_system_message" and "pipx install" in json.dumps(a)
+    ]
+    assert len(told) == 1 and str(plugin) in json.dumps(
+        told[0]
+    )  # shown to the user once, across two sessions
     assert not any(HEADER in t for t in api.texts())  # nothing injected, nothing broken
     assert not hook_events(world, "session-start")
 
 
 @pytest.mark.e2e
 def test_plugin_validates_strict(world: dict[str, Any]) -> None:
-    p = subprocess.run([str(CLAUDE), "plugin", "validate", "--strict", str(ROOT)], env=world["env"],
-                       capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    p = subprocess.run(
+        [str(CLAUDE), "plugin", "validate", "--strict", str(ROOT)],
+        env=world["env"],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-1000:]
     assert shutil.which("total-recall", path=world["env"]["PATH"])
 
@@ -310,7 +417,9 @@ def test_install_without_claude_cli_edits_settings(tmp_path: Path, monkeypatch: 
 
     cmd_install.register(cli)
     which = shutil.which
-    monkeypatch.setattr(cmd_install.shutil, "which", lambda n, *a, **k: None if n == "claude" else which(n, *a, **k))
+    monkeypatch.setattr(
+        cmd_install.shutil, "which", lambda n, *a, **k: None if n == "claude" else which(n, *a, **k)
+    )
     db = tmp_path / "idx" / "index.db"
     settings = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "settings.json"
     settings.parent.mkdir(parents=True)
@@ -319,12 +428,17 @@ def test_install_without_claude_cli_edits_settings(tmp_path: Path, monkeypatch: 
     assert r.exit_code == 0, r.output
     res = json.loads(r.output)
     staged = Path(res["staged"])
-    assert (staged / ".claude-plugin" / "plugin.json").is_file() and (staged / "hooks" / "hooks.json").is_file()
+    assert (staged / ".claude-plugin" / "plugin.json").is_file() and (
+        staged / "hooks" / "hooks.json"
+    ).is_file()
     assert not (staged / ".venv").exists() and not (staged / "index").exists()
     s = json.loads(settings.read_text())
     assert s["theme"] == "dark" and s["env"] == {"KEEP": "1", "TOTAL_RECALL_DB": str(db.resolve())}
     assert s["enabledPlugins"]["total-recall@total-recall"] is True
-    assert s["extraKnownMarketplaces"]["total-recall"]["source"] == {"source": "directory", "path": str(staged)}
+    assert s["extraKnownMarketplaces"]["total-recall"]["source"] == {
+        "source": "directory",
+        "path": str(staged),
+    }
     r = CliRunner().invoke(cli, ["--db", str(db), "uninstall", "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(settings.read_text()) == {"theme": "dark", "env": {"KEEP": "1"}}

@@ -43,9 +43,16 @@ def _prompts(tmp_path: Path) -> dict[str, list[Extraction]]:
         for m, ctx in iter_contexts(chunk.messages, chunk.carry):
             if m.kind != "prompt":
                 continue
-            u = Utterance(uuid=m.uuid, session_id=m.session_id, role="user", text=m.text, ts=m.ts, cwd=m.cwd,
-                          prev_assistant_text=ctx.prev_assistant_text,
-                          recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools])
+            u = Utterance(
+                uuid=m.uuid,
+                session_id=m.session_id,
+                role="user",
+                text=m.text,
+                ts=m.ts,
+                cwd=m.cwd,
+                prev_assistant_text=ctx.prev_assistant_text,
+                recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools],
+            )
             out[m.text] = extract(u)
     return out
 
@@ -91,8 +98,10 @@ def test_tool_status_text_is_not_the_operators_words(tmp_path: Path) -> None:
 
 
 def test_quoted_and_pasted_text_never_becomes_a_rule_or_decision(tmp_path: Path) -> None:
-    quoted = ("here is what the other agent printed:\n```\nNever commit to main. Continue until all are done.\n"
-              "Let's go with option 2 instead of the rewrite.\n```")
+    quoted = (
+        "here is what the other agent printed:\n```\nNever commit to main. Continue until all are done.\n"
+        "Let's go with option 2 instead of the rewrite.\n```"
+    )
     review = "> Never use mocks in these tests.\n> Always run the linter first."
     _session(tmp_path, [(CLAIM, quoted), (CLAIM, review)], "quoted")
     got = _prompts(tmp_path)
@@ -101,15 +110,25 @@ def test_quoted_and_pasted_text_never_becomes_a_rule_or_decision(tmp_path: Path)
 
 
 def test_subagent_prompts_are_not_user_voice() -> None:
-    u = Utterance(uuid="x", session_id="s", role="user", is_sidechain=True,
-                  text="Never commit to main. No, that's wrong: always use pnpm instead of npm.",
-                  prev_assistant_text=CLAIM)
+    u = Utterance(
+        uuid="x",
+        session_id="s",
+        role="user",
+        is_sidechain=True,
+        text="Never commit to main. No, that's wrong: always use pnpm instead of npm.",
+        prev_assistant_text=CLAIM,
+    )
     assert extract(u) == []
 
 
 def test_every_extraction_carries_a_confidence_and_injection_needs_more() -> None:
-    u = Utterance(uuid="y", session_id="s", role="user", prev_assistant_text=CLAIM,
-                  text="No, that's wrong. The parser still fails on empty input, you broke it.")
+    u = Utterance(
+        uuid="y",
+        session_id="s",
+        role="user",
+        prev_assistant_text=CLAIM,
+        text="No, that's wrong. The parser still fails on empty input, you broke it.",
+    )
     found = extract(u)
     assert any(e.kind == "correction" for e in found)
     for e in found:
@@ -119,6 +138,7 @@ def test_every_extraction_carries_a_confidence_and_injection_needs_more() -> Non
 
 
 # ---- what reaches a session: scope and the compaction goal ------------------------------------------
+
 
 def _project_session(root: Path, name: str, cwd: str, prompts: list[str]) -> Path:
     s = Session(uid(name), cwd=cwd)
@@ -131,18 +151,25 @@ def _project_session(root: Path, name: str, cwd: str, prompts: list[str]) -> Pat
     return s.write(path)
 
 
-def test_another_projects_rules_stay_there_unless_operator_wide(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_another_projects_rules_stay_there_unless_operator_wide(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import index.bundle
 
     monkeypatch.setattr(index.bundle, "bundle_threshold", lambda kind: 0.0)  # scope alone decides here
     root = tmp_path / "projects"
     other = str(tmp_path / "work" / "other")
     here = str(tmp_path / "work" / "here")
-    _project_session(root, "other", other, [
-        "Please set up the release pipeline for this service with signed tags.",
-        "Never commit the generated protobuf files in this repo.",
-        "In every repo, never push directly to main; always open a pull request.",
-    ])
+    _project_session(
+        root,
+        "other",
+        other,
+        [
+            "Please set up the release pipeline for this service with signed tags.",
+            "Never commit the generated protobuf files in this repo.",
+            "In every repo, never push directly to main; always open a pull request.",
+        ],
+    )
     _project_session(root, "here", here, ["Please add retries to the HTTP client with exponential backoff."])
     db = tmp_path / "data" / "index.db"
     run_index(db, [root])
@@ -152,7 +179,9 @@ def test_another_projects_rules_stay_there_unless_operator_wide(tmp_path: Path, 
         ctx = operator_context(conn, here)
     finally:
         conn.close()
-    assert any("protobuf" in r for r in rules) and any("every repo" in r.lower() or "push" in r for r in rules)
+    assert any("protobuf" in r for r in rules) and any(
+        "every repo" in r.lower() or "push" in r for r in rules
+    )
     text = ctx.text
     assert "protobuf" not in text  # another project's own rule
     assert "push directly to main" in text  # stated for every repo
@@ -164,16 +193,23 @@ def _all_rules(conn: object) -> list[Extraction]:
     rows = conn.execute(  # type: ignore[attr-defined]
         "SELECT kind, content, source_uuid, session_id, score FROM extractions WHERE kind IN ('ban','standing_decision')"
     ).fetchall()
-    return [Extraction(kind=k, content=c, source_uuid=s, session_id=sid, score=sc) for k, c, s, sid, sc in rows]
+    return [
+        Extraction(kind=k, content=c, source_uuid=s, session_id=sid, score=sc) for k, c, s, sid, sc in rows
+    ]
 
 
 def test_compaction_goal_is_not_an_opening_question(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     cwd = str(tmp_path / "work" / "alpha")
-    path = _project_session(root, "q", cwd, [
-        "how does the config loader decide which file wins?",
-        "make the loader merge the user and project files with the project one winning",
-    ])
+    path = _project_session(
+        root,
+        "q",
+        cwd,
+        [
+            "how does the config loader decide which file wins?",
+            "make the loader merge the user and project files with the project one winning",
+        ],
+    )
     p = continuation(None, uid("q"), cwd=cwd, transcript_path=str(path))
     assert p.goal is not None and "how does" not in p.goal and "merge the user and project" in p.goal
 
@@ -183,10 +219,15 @@ def test_mcp_items_carry_the_confidence(tmp_path: Path) -> None:
 
     root = tmp_path / "projects"
     cwd = str(tmp_path / "work" / "alpha")
-    _project_session(root, "conf", cwd, [
-        "Please add a cache for the parsed config files in the loader.",
-        "No, that's wrong. The loader still fails on empty files, you broke the parser.",
-    ])
+    _project_session(
+        root,
+        "conf",
+        cwd,
+        [
+            "Please add a cache for the parsed config files in the loader.",
+            "No, that's wrong. The loader still fails on empty files, you broke the parser.",
+        ],
+    )
     db = tmp_path / "data" / "index.db"
     run_index(db, [root])
     conn = open_reader(db)
@@ -203,9 +244,12 @@ def test_mcp_items_carry_the_confidence(tmp_path: Path) -> None:
 
 
 def test_background_agent_reports_are_not_user_voice(tmp_path: Path) -> None:
-    report = ("<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n<summary>Agent done</summary>\n"
-              "<result>No, that's wrong: the migration still fails. Never run it twice; let's go with plan B instead."
-              + " More detail follows." * 150 + "</result>\n</task-notification>")
+    report = (
+        "<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n<summary>Agent done</summary>\n"
+        "<result>No, that's wrong: the migration still fails. Never run it twice; let's go with plan B instead."
+        + " More detail follows." * 150
+        + "</result>\n</task-notification>"
+    )
     _session(tmp_path, [(CLAIM, report)], "notify")
     got = _prompts(tmp_path)
     assert got[report] == []
@@ -219,15 +263,24 @@ def test_eval_extractors_scores_several_label_sets_per_source(tmp_path: Path) ->
     root = tmp_path / "projects"
     rows = []
     for name, cwd in (("a", str(tmp_path / "work" / "alpha")), ("b", str(tmp_path / "work" / "beta"))):
-        path = _project_session(root, name, cwd, [
-            "Please add a cache for the parsed config files in the loader.",
-            "No, that's wrong. The loader still fails on empty files, you broke the parser.",
-        ])
+        path = _project_session(
+            root,
+            name,
+            cwd,
+            [
+                "Please add a cache for the parsed config files in the loader.",
+                "No, that's wrong. The loader still fails on empty files, you broke the parser.",
+            ],
+        )
         recs = [json.loads(line) for line in path.read_text().splitlines()]
         prompts = [r for r in recs if r["type"] == "user"]
         rel = str(path.relative_to(tmp_path))
-        rows.append([{"id": f"{name}{i}", "uuid": r["uuid"], "file": rel, "labels": lab}
-                     for i, (r, lab) in enumerate(zip(prompts, (["goal"], ["correction"])))])
+        rows.append(
+            [
+                {"id": f"{name}{i}", "uuid": r["uuid"], "file": rel, "labels": lab}
+                for i, (r, lab) in enumerate(zip(prompts, (["goal"], ["correction"])))
+            ]
+        )
     labels = []
     for name, part in zip("ab", rows):
         p = tmp_path / f"labels-{name}.jsonl"
@@ -237,9 +290,26 @@ def test_eval_extractors_scores_several_label_sets_per_source(tmp_path: Path) ->
     prov.write_text("path\trepo\n" + "".join(f"{r[0]['file']}\tteam/{n}\n" for n, r in zip("ab", rows)))
     db = tmp_path / "data" / "index.db"
     run_index(db, [root])
-    p = subprocess.run([sys.executable, "-m", "total_recall", "--db", str(db), "eval", "extractors", *labels,
-                        "--provenance", str(prov), "--json"], capture_output=True, text=True, timeout=120,
-                       cwd=Path(__file__).resolve().parent.parent, stdin=subprocess.DEVNULL)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "total_recall",
+            "--db",
+            str(db),
+            "eval",
+            "extractors",
+            *labels,
+            "--provenance",
+            str(prov),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parent.parent,
+        stdin=subprocess.DEVNULL,
+    )
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert set(out["per_source"]) == {"team/a", "team/b"}
@@ -248,8 +318,10 @@ def test_eval_extractors_scores_several_label_sets_per_source(tmp_path: Path) ->
 
 
 PROPOSE_ONE = "I can also add a retry wrapper around the fetch so transient errors do not fail the import. Want me to add it?"
-OFFER_TWO = ("Two ways to store the parsed cache:\n\n1. Keep it in memory per process.\n2. Write it to disk next to "
-             "the config.\n\nWhich would you prefer?")
+OFFER_TWO = (
+    "Two ways to store the parsed cache:\n\n1. Keep it in memory per process.\n2. Write it to disk next to "
+    "the config.\n\nWhich would you prefer?"
+)
 
 
 def test_approving_a_single_proposal_is_not_a_decision(tmp_path: Path) -> None:
@@ -282,7 +354,9 @@ def test_permissive_negated_or_hypothetical_always_is_not_a_standing_rule(tmp_pa
         "it doesnt always have to be the cache that is stale..check the loader too",
         "The simplest thing, theoretically, would be to keep one buffer and we always flush it at the end.",
     ]
-    _session(tmp_path, [(CLAIM, t) for t in loose] + [(CLAIM, "always run the linter before you commit")], "always")
+    _session(
+        tmp_path, [(CLAIM, t) for t in loose] + [(CLAIM, "always run the linter before you commit")], "always"
+    )
     got = _prompts(tmp_path)
     for t in loose:
         assert not _kinds(got[t]) & {"ban", "standing_decision"}, t

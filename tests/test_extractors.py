@@ -191,7 +191,10 @@ FILES = (
     "text, prev",
     [
         ("dont block the commit-push, instead redact each individual secret in each file", None),
-        ("1.A   2. apple look-n-feel, liquid glassy, inspired by COSMIC   3. B   4. Menubar    5. A + B", None),
+        (
+            "1.A   2. apple look-n-feel, liquid glassy, inspired by COSMIC   3. B   4. Menubar    5. A + B",
+            None,
+        ),
         ("local", "What's the GitHub URL? Or if you'd like me to work with the local folder instead, I can."),
     ],
 )
@@ -235,16 +238,24 @@ def test_assistant_decision_positives(text: str) -> None:
     "text, prev_user",
     [
         # Narration that ends "... using that approach:" (not a labelled "Approach:").
-        ("You're absolutely right! The built-in property is much cleaner. Let me fix both issues using that "
-         "approach:", None),
+        (
+            "You're absolutely right! The built-in property is much cleaner. Let me fix both issues using that "
+            "approach:",
+            None,
+        ),
         # "a cleaner approach" is one piece of evidence, not a switch plus a reason.
         ("The docs show a much cleaner approach. Let me use `uv tool upgrade --reinstall`:", None),
         # Restating the switch the user just asked for.
-        ("Now I'll create a solution to automatically redact gitleaks secrets instead of blocking commits.",
-         "when the scan fails dont block the commit, instead redact each secret"),
+        (
+            "Now I'll create a solution to automatically redact gitleaks secrets instead of blocking commits.",
+            "when the scan fails dont block the commit, instead redact each secret",
+        ),
         # A menu of options for the user.
-        ("### Option 1: Disable the profile scripts\nSince they are failing, disable them.\n"
-         "### Option 2: Use PowerShell directly (Recommended)\nIt avoids the fork issues.", None),
+        (
+            "### Option 1: Disable the profile scripts\nSince they are failing, disable them.\n"
+            "### Option 2: Use PowerShell directly (Recommended)\nIt avoids the fork issues.",
+            None,
+        ),
     ],
 )
 def test_assistant_decision_negatives(text: str, prev_user: str | None) -> None:
@@ -377,7 +388,10 @@ def test_preferences_and_facts() -> None:
         ("yes, config book(this machine) to have cloudflared access to ssh slate", "domain_fact"),
         ("troubleshoot network: focus on slate(router) config", "domain_fact"),
         ("'/Applications/Claude Code.app'", "domain_fact"),
-        ("OK, I created a repo and cloned it to /Users/dain/workspace/tok, not sure which URL you need", "domain_fact"),
+        (
+            "OK, I created a repo and cloned it to /Users/dain/workspace/tok, not sure which URL you need",
+            "domain_fact",
+        ),
     ],
 )
 def test_more_preferences_and_facts(text: str, kind: str) -> None:

@@ -26,9 +26,17 @@ from lib.discovery import key_path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def cli(*args: str | Path, timeout: float = 120, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*prefix, sys.executable, "-m", "total_recall", *map(str, args)], cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+def cli(
+    *args: str | Path, timeout: float = 120, prefix: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "total_recall", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def good_session(project_dir: Path, name: str, n: int = 6) -> str:
@@ -37,7 +45,9 @@ def good_session(project_dir: Path, name: str, n: int = 6) -> str:
     s = make.Session(sid, cwd=f"/home/dev/projects/{name}")
     for i in range(n):
         s.prompt(PROMPTS[(i * 3 + len(name)) % len(PROMPTS)] + f" ({name} {i})")
-        call = s.response(text=ANSWERS[i % len(ANSWERS)], tools=[("Bash", {"command": f"pytest -q -k t{i}"})])[-1]
+        call = s.response(
+            text=ANSWERS[i % len(ANSWERS)], tools=[("Bash", {"command": f"pytest -q -k t{i}"})]
+        )[-1]
         s.tool_result(call, f"{i} failed" if i % 3 == 0 else "ok", is_error=i % 3 == 0)
     make.write(project_dir / f"{sid}.jsonl", s.records)
     return sid
@@ -69,6 +79,7 @@ def assert_equal_to_clean(db: Path, root: Path, tmp: Path) -> None:
 # malformed inputs: counted and skipped, never fatal, never a stall
 # ---------------------------------------------------------------------------------------------------
 
+
 def hostile_tree(root: Path) -> dict[str, str]:
     """Every kind of bad input next to good transcripts; returns the good sessions' ids by name."""
     good = {name: good_session(root / "-home-dev-projects-good", name) for name in ("alpha", "beta")}
@@ -77,13 +88,15 @@ def hostile_tree(root: Path) -> dict[str, str]:
     s = make.Session(make.uid("hostile"), cwd="/home/dev/projects/bad")
     p = s.prompt("before the hostile lines")
     lone = make.dumps(s.prompt("LONE")).replace(b"LONE", b"lone \\ud800 surrogate")  # orjson refuses it
-    lines: list[dict | bytes] = [p,
-                                 b'{"a":' * 3000 + b"1" + b"}" * 3000,  # deeper than any decoder allows
-                                 b"[" * 200_000,  # and deeper still, never closed
-                                 lone,
-                                 b"\x00\x01\x02 binary \xff\xfe",
-                                 b'{"type":"user"}\r',
-                                 b'{"type":"user","message":{"content":"' + b"x" * 3_000_000 + b'"}}' + b"junk"]
+    lines: list[dict | bytes] = [
+        p,
+        b'{"a":' * 3000 + b"1" + b"}" * 3000,  # deeper than any decoder allows
+        b"[" * 200_000,  # and deeper still, never closed
+        lone,
+        b"\x00\x01\x02 binary \xff\xfe",
+        b'{"type":"user"}\r',
+        b'{"type":"user","message":{"content":"' + b"x" * 3_000_000 + b'"}}' + b"junk",
+    ]
     s.last = p["uuid"]
     lines.append(s.prompt("after the hostile lines"))
     make.write(bad / f"{s.session_id}.jsonl", lines)
@@ -113,15 +126,22 @@ def test_hostile_inputs_are_counted_and_skipped(tmp_path: Path) -> None:
         assert report["errors"] == []
         assert report["bad_lines"]["too_deep"] == 2
         conn = sqlite3.connect(db)
-        per_file = {Path(key_path(p)).name: (lines, bad, records) for p, lines, bad, records in conn.execute(
-            "SELECT path, lines, bad_lines, records FROM ingest_state")}
+        per_file = {
+            Path(key_path(p)).name: (lines, bad, records)
+            for p, lines, bad, records in conn.execute(
+                "SELECT path, lines, bad_lines, records FROM ingest_state"
+            )
+        }
         # two too deep, NUL bytes, a record with no ids, one glued to junk; the rest are records
         assert per_file[f"{good['hostile']}.jsonl"] == (8, 5, 3)
         lines, bad, records = per_file["random.jsonl"]
         assert lines > 500 and bad == lines and records == 0
         sessions = {r[0] for r in conn.execute("SELECT session_id FROM sessions")}
         assert set(good.values()) <= sessions
-        texts = [r[0] for r in conn.execute("SELECT first_prompt FROM sessions WHERE session_id=?", (good["hostile"],))]
+        texts = [
+            r[0]
+            for r in conn.execute("SELECT first_prompt FROM sessions WHERE session_id=?", (good["hostile"],))
+        ]
         assert texts == ["before the hostile lines"]
         n = conn.execute("SELECT count(*) FROM messages WHERE session_id=?", (good["hostile"],)).fetchone()[0]
         assert n == 3  # before, the lone-surrogate record repaired (U+FFFD), after
@@ -160,8 +180,13 @@ def test_a_parser_process_that_dies_is_reported_not_waited_for(tmp_path: Path) -
         r = ingest.run_index(Path(sys.argv[1]), [Path(sys.argv[2])], jobs=2)
         print(len(r.errors), r.files - r.files_unchanged, flush=True)
     """)
-    p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "i.db"), str(root)], cwd=REPO,
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "i.db"), str(root)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["1", "5"]
     conn = sqlite3.connect(tmp_path / "i.db")
@@ -175,8 +200,13 @@ def _unprivileged() -> tuple[str, ...] | None:
     if os.geteuid() != 0:
         return ()
     setpriv = shutil.which("setpriv")
-    if setpriv and subprocess.run([setpriv, "--bounding-set=-dac_override,-dac_read_search", "true"],
-                                  capture_output=True).returncode == 0:
+    if (
+        setpriv
+        and subprocess.run(
+            [setpriv, "--bounding-set=-dac_override,-dac_read_search", "true"], capture_output=True
+        ).returncode
+        == 0
+    ):
         return (setpriv, "--bounding-set=-dac_override,-dac_read_search")
     return None
 
@@ -259,14 +289,20 @@ _DRIVER = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize(("jobs", "kill_after"), [(1, "committed:1"), (1, "committed:12"), (2, "committed:5"),
-                                                  (1, "finalizing:1")])
+@pytest.mark.parametrize(
+    ("jobs", "kill_after"), [(1, "committed:1"), (1, "committed:12"), (2, "committed:5"), (1, "finalizing:1")]
+)
 def test_kill_9_mid_run_then_rerun_equals_a_clean_index(tmp_path: Path, jobs: int, kill_after: str) -> None:
     root = corpus(tmp_path / "projects")
     db = tmp_path / "index.db"
     what, n = kill_after.split(":")
-    child = subprocess.Popen([sys.executable, "-c", _DRIVER, str(db), str(root), str(jobs)], cwd=REPO,
-                             stdout=subprocess.PIPE, text=True, start_new_session=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _DRIVER, str(db), str(root), str(jobs)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     assert child.stdout is not None
     seen = 0
     for line in child.stdout:
@@ -287,12 +323,32 @@ def test_kill_9_mid_run_then_rerun_equals_a_clean_index(tmp_path: Path, jobs: in
 # concurrent writers
 # ---------------------------------------------------------------------------------------------------
 
+
 def test_concurrent_index_runs_while_transcripts_grow(tmp_path: Path) -> None:
     root = corpus(tmp_path / "projects", sessions=6)
     db = tmp_path / "index.db"
-    runs = [subprocess.Popen([sys.executable, "-m", "total_recall", "--db", str(db), "index", "--projects-root",
-                              str(root), "--json", "--jobs", str(1 + i % 2)], cwd=REPO, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True) for i in range(3)]
+    runs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "total_recall",
+                "--db",
+                str(db),
+                "index",
+                "--projects-root",
+                str(root),
+                "--json",
+                "--jobs",
+                str(1 + i % 2),
+            ],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(3)
+    ]
     for i in range(6):  # new sessions and appended turns while the runs go on
         good_session(root / "-home-dev-projects-late", f"late{i}")
         time.sleep(0.05)
@@ -330,10 +386,23 @@ def test_disk_full_is_one_line_and_the_index_stays_consistent(tmp_path: Path) ->
     mnt, out = tmp_path / "mnt", tmp_path / "out"
     mnt.mkdir()
     out.mkdir()
-    env = {**os.environ, "MNT": str(mnt), "OUT": str(out), "ROOT": str(root), "PY": sys.executable,
-           "SIZE": "700k", "TOTAL_RECALL_VECTORS": "0"}
-    p = subprocess.run([unshare, "-rm", "sh", "-c", _DISK_FULL], cwd=REPO, env=env, capture_output=True,
-                       text=True, timeout=300)
+    env = {
+        **os.environ,
+        "MNT": str(mnt),
+        "OUT": str(out),
+        "ROOT": str(root),
+        "PY": sys.executable,
+        "SIZE": "700k",
+        "TOTAL_RECALL_VECTORS": "0",
+    }
+    p = subprocess.run(
+        [unshare, "-rm", "sh", "-c", _DISK_FULL],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if p.returncode == 77:
         pytest.skip(f"tmpfs mount refused: {p.stderr.strip()[:200]}")
     assert (out / "full.rc").read_text().strip() != "0"

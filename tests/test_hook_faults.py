@@ -23,6 +23,7 @@ def past(tmp_path: Path) -> Past:
 
 # ---- derived index roots (issue 10 #11) -------------------------------------------------------------
 
+
 def _roots_for(transcript: str, tmp_path: Path) -> tuple[list[Path], dict[str, object]]:
     from hooks.context import Ctx, roots
 
@@ -30,15 +31,22 @@ def _roots_for(transcript: str, tmp_path: Path) -> tuple[list[Path], dict[str, o
     return roots(ctx), ctx.rec
 
 
-def test_stray_transcript_never_makes_the_file_system_a_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stray_transcript_never_makes_the_file_system_a_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from lib.paths import projects_roots
 
     configured = tmp_path / "claude" / "projects"
     stray = tmp_path / "deep" / "stray.jsonl"
     stray.parent.mkdir(parents=True)
     stray.write_text("{}\n")
-    for path in (str(stray), "/stray.jsonl", str(Path.home() / "x" / "stray.jsonl"),
-                 str(tmp_path / "projects" / "-p" / "s.jsonl"), "relative/dir/s.jsonl"):
+    for path in (
+        str(stray),
+        "/stray.jsonl",
+        str(Path.home() / "x" / "stray.jsonl"),
+        str(tmp_path / "projects" / "-p" / "s.jsonl"),
+        "relative/dir/s.jsonl",
+    ):
         got, rec = _roots_for(path, tmp_path)
         assert got == projects_roots() == [configured], path
         assert rec["refused_root"], path  # logged in the hook's event
@@ -64,8 +72,18 @@ def test_session_start_with_a_stray_transcript_logs_the_refusal(past: Past, tmp_
     stray = tmp_path / "elsewhere" / "stray.jsonl"
     stray.parent.mkdir()
     stray.write_text("{}\n")
-    hook("session-start", {"session_id": "s1", "cwd": past.cwd, "transcript_path": str(stray),
-                           "hook_event_name": "SessionStart", "source": "startup"}, past.db, past.root)
+    hook(
+        "session-start",
+        {
+            "session_id": "s1",
+            "cwd": past.cwd,
+            "transcript_path": str(stray),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        },
+        past.db,
+        past.root,
+    )
     ev = [e for e in read_events(past.db.parent) if e.get("hook") == "session-start"][-1]
     assert ev["ok"] and ev["refused_root"] == str(stray.parent.parent)
     wait_idle(past.db.parent)
@@ -85,20 +103,27 @@ time.sleep(60)
 
 
 @pytest.mark.parametrize("event", ["session-start", "user-prompt-submit"])
-def test_a_locked_index_never_makes_a_hook_overshoot(event: str, past: Past, monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_locked_index_never_makes_a_hook_overshoot(
+    event: str, past: Past, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import io
 
     from hooks import runner
 
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_EXCLUSIVE, str(past.db)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_EXCLUSIVE, str(past.db)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         monkeypatch.setitem(runner.DEADLINE, event, 0.6)
         monkeypatch.setenv("TOTAL_RECALL_DB", str(past.db))
         (past.db.parent / "index.last").write_text("0")  # fresh: no background index in this test
-        payload = {"session_id": "lk", "cwd": past.cwd, "source": "startup",
-                   "prompt": "what did we decide last time about config parsing?"}
+        payload = {
+            "session_id": "lk",
+            "cwd": past.cwd,
+            "source": "startup",
+            "prompt": "what did we decide last time about config parsing?",
+        }
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode())))
         t0 = time.perf_counter()
         assert runner.run_hook(event) == 0
@@ -113,6 +138,7 @@ def test_a_locked_index_never_makes_a_hook_overshoot(event: str, past: Past, mon
 
 
 # ---- the background index yields the CPU (issue 10 #14) --------------------------------------------
+
 
 def test_detached_index_lowers_its_own_autogroup(past: Past) -> None:
     from hooks.spawn import spawn_index

@@ -55,11 +55,19 @@ def past(tmp_path: Path) -> Past:
     return make_past(tmp_path)
 
 
-def hook(event: str, payload: object, db: Path, projects: Path, raw: bytes | None = None) -> subprocess.CompletedProcess[str]:
+def hook(
+    event: str, payload: object, db: Path, projects: Path, raw: bytes | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TOTAL_RECALL_DB": str(db), "TOTAL_RECALL_PROJECTS": str(projects)}
     data = raw if raw is not None else json.dumps(payload).encode()
-    p = subprocess.run([sys.executable, "-m", "total_recall", "hook", event], input=data.decode("utf-8", "replace"),
-                       capture_output=True, text=True, timeout=60, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "total_recall", "hook", event],
+        input=data.decode("utf-8", "replace"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert p.returncode == 0
     assert p.stderr == "", p.stderr
     assert "Traceback" not in p.stdout
@@ -74,6 +82,7 @@ def context_of(p: subprocess.CompletedProcess[str], event: str) -> str:
 
 
 # ---- the bundle -------------------------------------------------------------------------------------
+
 
 def test_bundle_sections_framing_and_budget(past: Past, monkeypatch: pytest.MonkeyPatch) -> None:
     # Sections and framing, whatever the confidence cut (tests/test_extract_families.py covers the cut).
@@ -123,11 +132,21 @@ def test_fit_sections_evicts_highest_priority_number_first() -> None:
 
 # ---- the policy ---------------------------------------------------------------------------------------
 
+
 def test_policy_triggers() -> None:
-    st = pol.PolicyState(prompts=5, last_injection_prompt=0, recent_terms=[["parser", "config", "tomllib"]],
-                         last_prompt_at=1000.0)
-    assert pol.decide("what did we decide last time about the parser?", st, now=1010).reason == "hard:past_reference"
-    assert pol.decide("no, that's wrong, use the other parser config", st, now=1010).reason == "hard:correction"
+    st = pol.PolicyState(
+        prompts=5,
+        last_injection_prompt=0,
+        recent_terms=[["parser", "config", "tomllib"]],
+        last_prompt_at=1000.0,
+    )
+    assert (
+        pol.decide("what did we decide last time about the parser?", st, now=1010).reason
+        == "hard:past_reference"
+    )
+    assert (
+        pol.decide("no, that's wrong, use the other parser config", st, now=1010).reason == "hard:correction"
+    )
     d = pol.decide("why does parse_config crash", st, now=1010, ident_hits=1)
     assert d.fire and "identifier" in d.triggers and d.identifiers == ["parse_config"]
     assert not pol.decide("why does parse_config crash", st, now=1010, ident_hits=0).fire
@@ -149,13 +168,24 @@ def test_policy_suppressors_and_cap() -> None:
     cool = pol.PolicyState(prompts=3, last_injection_prompt=2, recent_terms=[["alpha", "beta"]])
     assert pol.decide("set up grafana dashboards for kubernetes ingress", cool, now=0).reason == "cooldown"
     st.injected = ["x1"]
-    kept, why = pol.filter_items([("x1", "old item about tomllib"), ("x2", "use tomllib for config parsing always"),
-                                  ("x3", "something new entirely")], "we use tomllib for config parsing always", st)
+    kept, why = pol.filter_items(
+        [
+            ("x1", "old item about tomllib"),
+            ("x2", "use tomllib for config parsing always"),
+            ("x3", "something new entirely"),
+        ],
+        "we use tomllib for config parsing always",
+        st,
+    )
     assert [k for k, _ in kept] == ["x3"] and why == ["already_injected", "prompt_contains_answer"]
 
 
 def test_policy_outcome_rule() -> None:
-    fired = {"fired": True, "reason": "hard:past_reference", "prompt": "how did we configure the zorblax loader"}
+    fired = {
+        "fired": True,
+        "reason": "hard:past_reference",
+        "prompt": "how did we configure the zorblax loader",
+    }
     assert pol.judge(fired, "great, now add tests for it")["useful"] is True
     assert pol.judge(fired, "no, that's wrong, the loader uses tomllib")["useful"] is False
     assert pol.judge(fired, "how did we configure the zorblax loader again")["useful"] is False
@@ -171,6 +201,7 @@ def test_policy_outcome_rule() -> None:
 
 # ---- escalation -------------------------------------------------------------------------------------
 
+
 def test_escalation_states_and_actions() -> None:
     calm = esc.assess("thanks, that works", esc.Signals())
     assert calm["state"] == "calm" and calm["action"] == "proceed"
@@ -179,15 +210,22 @@ def test_escalation_states_and_actions() -> None:
     hist = [esc.PastPrompt("that's wrong", True), esc.PastPrompt("still doesn't work", True)]
     strained = esc.assess("no, you broke the loader", esc.Signals(history=hist))
     assert strained["state"] in ("strained", "escalating") and strained["action"] == "slow_down_and_confirm"
-    hot = esc.assess("WTF, I TOLD YOU AGAIN!!! STOP CHANGING THE LOADER", esc.Signals(history=hist * 2, interrupts=2))
+    hot = esc.assess(
+        "WTF, I TOLD YOU AGAIN!!! STOP CHANGING THE LOADER", esc.Signals(history=hist * 2, interrupts=2)
+    )
     assert hot["state"] == "critical" and hot["action"] == "stop_and_ask" and hot["score"] <= 1
 
 
 def test_escalation_draft_bans_and_typos() -> None:
-    s = esc.Signals(bans=["commit without running the zorblax integration tests first", "regex", "mind"],
-                    typos=[("dont", "don't"), ("seperate", "separate")])
-    r = esc.assess("dont forget to keep them seperate", s,
-                   draft="I'll commit without running the zorblax integration tests first, the change is small.")
+    s = esc.Signals(
+        bans=["commit without running the zorblax integration tests first", "regex", "mind"],
+        typos=[("dont", "don't"), ("seperate", "separate")],
+    )
+    r = esc.assess(
+        "dont forget to keep them seperate",
+        s,
+        draft="I'll commit without running the zorblax integration tests first, the change is small.",
+    )
     assert r["banned_phrases"] == ["commit without running the zorblax integration tests first"]
     assert r["action"] == "slow_down_and_confirm"
     assert {t["typo"] for t in r["typos"]} == {"dont", "seperate"}
@@ -196,36 +234,58 @@ def test_escalation_draft_bans_and_typos() -> None:
 
 def test_escalation_with_db(past: Past) -> None:
     conn = open_reader(past.db)
-    r = assess(conn, prompt="no, that's wrong again", draft="I will commit without running the zorblax "
-               "integration tests first", session_id=past.sid, cwd=past.cwd)
+    r = assess(
+        conn,
+        prompt="no, that's wrong again",
+        draft="I will commit without running the zorblax integration tests first",
+        session_id=past.sid,
+        cwd=past.cwd,
+    )
     assert set(r) == {"score", "state", "action", "reasons", "banned_phrases", "typos"}
     assert r["banned_phrases"] and r["state"] != "calm"
 
 
 # ---- continuation -----------------------------------------------------------------------------------
 
+
 def test_continuation_packet_from_rows() -> None:
-    rows = [Row("1", "user", "prompt", "2026-01-01T10:00:00Z", "fix the loader validation"),
-            Row("2", "assistant", "tool_use", None, "Bash: pytest", "Bash", "pytest -q", "t1"),
-            Row("3", "user", "tool_result", None, "1 failed", tool_use_id="t1", is_error=True),
-            Row("4", "assistant", "tool_use", None, "Edit", "Edit", "/w/z/loader.py", "t2"),
-            Row("5", "user", "tool_result", None, "ok", tool_use_id="t2"),
-            Row("6", "assistant", "tool_use", None, "TodoWrite: [completed] A; [in_progress] B step; [pending] C",
-                "TodoWrite", None, "t3"),
-            Row("7", "user", "prompt", None, "ok")]
+    rows = [
+        Row("1", "user", "prompt", "2026-01-01T10:00:00Z", "fix the loader validation"),
+        Row("2", "assistant", "tool_use", None, "Bash: pytest", "Bash", "pytest -q", "t1"),
+        Row("3", "user", "tool_result", None, "1 failed", tool_use_id="t1", is_error=True),
+        Row("4", "assistant", "tool_use", None, "Edit", "Edit", "/w/z/loader.py", "t2"),
+        Row("5", "user", "tool_result", None, "ok", tool_use_id="t2"),
+        Row(
+            "6",
+            "assistant",
+            "tool_use",
+            None,
+            "TodoWrite: [completed] A; [in_progress] B step; [pending] C",
+            "TodoWrite",
+            None,
+            "t3",
+        ),
+        Row("7", "user", "prompt", None, "ok"),
+    ]
     p = build(rows, session_id="s", cwd="/w/z", goal="ship it")
     assert p.last_directive == "fix the loader validation" and p.files_in_flight == ["loader.py"]
     assert [a["result"] for a in p.last_actions] == ["failed", "ok"]
-    assert p.open_plan == [{"status": "in_progress", "content": "B step"}, {"status": "pending", "content": "C"}]
+    assert p.open_plan == [
+        {"status": "in_progress", "content": "B step"},
+        {"status": "pending", "content": "C"},
+    ]
     assert p.next_step == "B step"
     text = p.render(600)
     assert len(text) <= 600 and "«ship it»" in text and "«Bash» «pytest -q» → failed" in text
     assert fenced_body(text)[0].startswith("Where this session stood before compaction")
     assert parse_todos("TodoWrite: [pending] x; y; [completed] z") == [
-        {"status": "pending", "content": "x; y"}, {"status": "completed", "content": "z"}]
+        {"status": "pending", "content": "x; y"},
+        {"status": "completed", "content": "z"},
+    ]
 
 
 # ---- events ---------------------------------------------------------------------------------------
+
 
 def test_events_rotate_and_read(tmp_path: Path) -> None:
     for i in range(50):
@@ -234,7 +294,6 @@ def test_events_rotate_and_read(tmp_path: Path) -> None:
     got = [e["i"] for e in read_events(tmp_path)]
     assert got == sorted(got) and got[-1] == 49
     assert not log_event(tmp_path / "events.jsonl" / "x", {"event": "hook"})  # unwritable: False, no raise
-
 
 
 def test_one_reader_for_the_event_log_counts_what_it_skips(tmp_path: Path) -> None:
@@ -249,14 +308,22 @@ def test_one_reader_for_the_event_log_counts_what_it_skips(tmp_path: Path) -> No
     assert [e["i"] for e in read_events(tmp_path, since="2026-02-01")] == [1]
     assert hook_stats(tmp_path)["bad_lines"] == 2  # metrics health counts through the same reader
 
+
 # ---- hooks as processes -----------------------------------------------------------------------------
+
 
 def test_session_start_and_prompt_hooks(past: Past) -> None:
     base = {"session_id": "live-1", "cwd": past.cwd, "transcript_path": str(past.transcript)}
-    p = hook("session-start", {**base, "hook_event_name": "SessionStart", "source": "fork"}, past.db, past.root)
+    p = hook(
+        "session-start", {**base, "hook_event_name": "SessionStart", "source": "fork"}, past.db, past.root
+    )
     text = context_of(p, "SessionStart")
     assert fenced_body(text)[0] == HEADER and len(text) <= 1800 and "tomllib" in text
-    ask = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "what did we decide last time about config parsing?"}
+    ask = {
+        **base,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "what did we decide last time about config parsing?",
+    }
     p = hook("user-prompt-submit", ask, past.db, past.root)
     text = context_of(p, "UserPromptSubmit")
     assert fenced_body(text)[0] == HEADER and len(text) <= 1600 and "tomllib" in text
@@ -279,8 +346,12 @@ def test_adaptive_reports_precision(past: Past) -> None:
 
     cmd_install.register(cli)
     base = {"session_id": "live-2", "cwd": past.cwd, "hook_event_name": "UserPromptSubmit"}
-    for prompt in ("what did we decide last time about config parsing?", "great, add the tests",
-                   "remember the zorblax integration tests rule?", "no, that's wrong"):
+    for prompt in (
+        "what did we decide last time about config parsing?",
+        "great, add the tests",
+        "remember the zorblax integration tests rule?",
+        "no, that's wrong",
+    ):
         hook("user-prompt-submit", {**base, "prompt": prompt}, past.db, past.root)
     r = CliRunner().invoke(cli, ["--db", str(past.db), "adaptive", "--json"])
     assert r.exit_code == 0, r.output
@@ -291,20 +362,30 @@ def test_adaptive_reports_precision(past: Past) -> None:
 
 def test_precompact_persists_and_compact_start_restores(past: Past) -> None:
     base = {"session_id": past.sid, "cwd": past.cwd, "transcript_path": str(past.transcript)}
-    p = hook("pre-compact", {**base, "hook_event_name": "PreCompact", "trigger": "manual"}, past.db, past.root)
+    p = hook(
+        "pre-compact", {**base, "hook_event_name": "PreCompact", "trigger": "manual"}, past.db, past.root
+    )
     assert not p.stdout.startswith("{") and "Add schema errors with line numbers" in p.stdout
     saved = json.loads((past.db.parent / "continuations" / f"{past.sid}.json").read_text())
-    assert saved["open_plan"][0]["status"] == "in_progress" and "zorblax/loader.py" in saved["files_in_flight"]
+    assert (
+        saved["open_plan"][0]["status"] == "in_progress" and "zorblax/loader.py" in saved["files_in_flight"]
+    )
     assert any(a["result"] == "failed" for a in saved["last_actions"])
-    p = hook("session-start", {**base, "hook_event_name": "SessionStart", "source": "compact"}, past.db, past.root)
+    p = hook(
+        "session-start", {**base, "hook_event_name": "SessionStart", "source": "compact"}, past.db, past.root
+    )
     text = context_of(p, "SessionStart")
     assert "before compaction" in text and "Add schema errors" in text and HEADER in text
 
 
 def test_precompact_without_index_reads_the_transcript(past: Past, tmp_path: Path) -> None:
     db = tmp_path / "none" / "index.db"
-    p = hook("pre-compact", {"session_id": past.sid, "transcript_path": str(past.transcript), "cwd": past.cwd},
-             db, tmp_path / "empty")
+    p = hook(
+        "pre-compact",
+        {"session_id": past.sid, "transcript_path": str(past.transcript), "cwd": past.cwd},
+        db,
+        tmp_path / "empty",
+    )
     assert "Add schema errors" in p.stdout
 
 
@@ -318,8 +399,15 @@ def test_first_run_banner_once_and_background_index(past: Past, tmp_path: Path) 
     wait_idle(db.parent)
 
 
-BAD_INPUTS = [b"", b"garbage{", b"[1, 2]", b"null", b'{"hook_event_name": "Nope"}', b"\xff\xfe\x00",
-              b'{"session_id": 5, "prompt": ["x"], "cwd": {}, "transcript_path": 7, "source": null}']
+BAD_INPUTS = [
+    b"",
+    b"garbage{",
+    b"[1, 2]",
+    b"null",
+    b'{"hook_event_name": "Nope"}',
+    b"\xff\xfe\x00",
+    b'{"session_id": 5, "prompt": ["x"], "cwd": {}, "transcript_path": 7, "source": null}',
+]
 
 
 @pytest.mark.parametrize("event", HOOKS)
@@ -328,8 +416,13 @@ def test_failure_modes_exit_0_and_print_nothing_bad(event: str, past: Past, tmp_
     corrupt.parent.mkdir()
     corrupt.write_bytes(b"this is not sqlite" * 100)
     missing = tmp_path / "missing" / "index.db"
-    full = {"session_id": "f1", "cwd": past.cwd, "prompt": "what did we decide last time about config parsing?",
-            "transcript_path": str(past.transcript), "source": "startup"}
+    full = {
+        "session_id": "f1",
+        "cwd": past.cwd,
+        "prompt": "what did we decide last time about config parsing?",
+        "transcript_path": str(past.transcript),
+        "source": "startup",
+    }
     for db in (past.db, corrupt, missing):
         for raw in BAD_INPUTS:
             p = hook(event, None, db, tmp_path / "noroot", raw=raw)
@@ -356,16 +449,20 @@ def test_overlapping_index_ticks_collapse(past: Past) -> None:
         assert spawn_index(past.db, [past.root]) == "collapsed"
         assert (state / "index.pending").exists()
     # The worker that owns the lock sees the pending mark and runs one more pass, then clears it.
-    subprocess.run([sys.executable, "-m", "hooks.spawn", "--db", str(past.db), "--root", str(past.root)],
-                   timeout=60, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "hooks.spawn", "--db", str(past.db), "--root", str(past.root)],
+        timeout=60,
+        check=True,
+    )
     assert not (state / "index.pending").exists()
     runs = [e for e in read_events(state) if e.get("event") == "index"]
     assert runs and all(e["ok"] for e in runs)
     assert all(e["nice"] >= 10 for e in runs)  # background work yields the CPU to the hooks
 
 
-def test_deadline_prints_nothing(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                                 tmp_path: Path) -> None:
+def test_deadline_prints_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     import io
 
     from hooks import handlers, runner
@@ -391,14 +488,32 @@ def test_deadline_prints_nothing(monkeypatch: pytest.MonkeyPatch, capsys: pytest
 def test_hot_path_imports_stay_lean(past: Past) -> None:
     """No click, rich, numpy or embedding model in a hook process, even when recall fires."""
     env = {**os.environ, "TOTAL_RECALL_DB": str(past.db), "TOTAL_RECALL_PROJECTS": str(past.root)}
-    for event, payload in (("session-start", {"session_id": "i1", "cwd": past.cwd, "source": "startup"}),
-                           ("user-prompt-submit", {"session_id": "i2", "cwd": past.cwd,
-                                                   "prompt": "what did we decide last time about config parsing?"})):
-        p = subprocess.run([sys.executable, "-X", "importtime", "-m", "total_recall", "hook", event],
-                           input=json.dumps(payload), capture_output=True, text=True, timeout=60, env=env)
+    for event, payload in (
+        ("session-start", {"session_id": "i1", "cwd": past.cwd, "source": "startup"}),
+        (
+            "user-prompt-submit",
+            {
+                "session_id": "i2",
+                "cwd": past.cwd,
+                "prompt": "what did we decide last time about config parsing?",
+            },
+        ),
+    ):
+        p = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "total_recall", "hook", event],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
         assert p.stdout.startswith("{")
-        loaded = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in p.stderr.splitlines() if "|" in line}
-        assert not loaded & {"click", "rich", "numpy", "fastembed", "onnxruntime", "sqlite_vec", "mcp"}, loaded
+        loaded = {
+            line.rsplit("|", 1)[-1].strip().split(".")[0] for line in p.stderr.splitlines() if "|" in line
+        }
+        assert not loaded & {"click", "rich", "numpy", "fastembed", "onnxruntime", "sqlite_vec", "mcp"}, (
+            loaded
+        )
     wait_idle(past.db.parent)
 
 

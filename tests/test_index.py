@@ -47,7 +47,17 @@ class Env:
         return self.rows(sql, *args)[0][0]
 
     def messages(self) -> dict[str, dict[str, Any]]:
-        cols = ("uuid", "session_id", "parent_uuid", "role", "kind", "on_main", "is_sidechain", "agent_id", "body")
+        cols = (
+            "uuid",
+            "session_id",
+            "parent_uuid",
+            "role",
+            "kind",
+            "on_main",
+            "is_sidechain",
+            "agent_id",
+            "body",
+        )
         out = {}
         for r in self.rows(f"SELECT {', '.join(cols)} FROM messages"):
             d = dict(zip(cols, r))
@@ -90,6 +100,7 @@ def snapshot(env: Env) -> dict[str, list[tuple[Any, ...]]]:
 # incremental ingest (I4, I5)
 # ---------------------------------------------------------------------------------------------------
 
+
 def test_full_corpus_counts_and_bad_lines(env: Env) -> None:
     fixtures = make.build_corpus(env.root)
     r = env.index()
@@ -123,8 +134,9 @@ def test_appending_a_turn_adds_exactly_it(env: Env) -> None:
     fx = make.quirk_identifiers(env.root / make.slug("/home/dev/projects/identifiers"))  # same bytes again
     env.index()
     before = env.messages()
-    new = continue_session(fx, fx.ids["answer"], "now add a retry to parseConfig", "Added a retry loop.",
-                           cwd=make.CWD_B)
+    new = continue_session(
+        fx, fx.ids["answer"], "now add a retry to parseConfig", "Added a retry loop.", cwd=make.CWD_B
+    )
     append(fx.path, new)
     r = env.index()
     assert r.files_unchanged == r.files - 1
@@ -160,8 +172,9 @@ def test_record_without_newline_then_its_newline(env: Env) -> None:
     fx = place(env, "no_final_newline")
     env.index()
     assert fx.ids["last"] in env.messages()
-    new = continue_session(fx, fx.ids["last"], "one more thing: bump the version", "Bumped to 1.4.0.",
-                           version="2.0.55")
+    new = continue_session(
+        fx, fx.ids["last"], "one more thing: bump the version", "Bumped to 1.4.0.", version="2.0.55"
+    )
     with fx.path.open("ab") as f:
         f.write(b"\n")
     env.index()
@@ -267,13 +280,20 @@ def test_deleted_parent_of_resumed_session_marks_the_parent(env: Env) -> None:
 # the session tree (W6–W8)
 # ---------------------------------------------------------------------------------------------------
 
+
 def test_fork_main_branch(env: Env) -> None:
     fx = place(env, "fork")
     env.index()
     on_main = {u: m["on_main"] for u, m in env.messages().items()}
     ids = fx.ids
-    assert on_main == {ids["p1"]: 1, ids["a1"]: 1, ids["old_p"]: 0, ids["old_a"]: 0, ids["new_p"]: 1,
-                       ids["new_a"]: 1}
+    assert on_main == {
+        ids["p1"]: 1,
+        ids["a1"]: 1,
+        ids["old_p"]: 0,
+        ids["old_a"]: 0,
+        ids["new_p"]: 1,
+        ids["new_a"]: 1,
+    }
     assert env.one("SELECT main_leaf FROM sessions") == ids["new_a"]
     # continuing the abandoned branch makes it the live one again
     new = continue_session(fx, ids["old_a"], "actually keep the jitter", "Restored jitter.", version="1.0.43")
@@ -298,10 +318,12 @@ def test_compactions(env: Env) -> None:
     fx = place(env, "compaction")
     env.index()
     ids = fx.ids
-    assert env.rows("SELECT uuid, session_id, kind, trigger, pre_tokens, logical_parent_uuid FROM compactions "
-                    "ORDER BY ts") == [
+    assert env.rows(
+        "SELECT uuid, session_id, kind, trigger, pre_tokens, logical_parent_uuid FROM compactions ORDER BY ts"
+    ) == [
         (ids["b1"], ids["sid"], "compact", "auto", 176700, ids["a1"]),
-        (ids["b2"], ids["sid"], "compact", "manual", 90000, make.uid("nowhere"))]
+        (ids["b2"], ids["sid"], "compact", "manual", 90000, make.uid("nowhere")),
+    ]
     assert env.one("SELECT n_compactions FROM sessions") == 2
     msgs = env.messages()
     assert msgs[ids["b1"]]["parent_uuid"] == ids["a1"]
@@ -357,20 +379,37 @@ def test_subagents_are_linked_in_all_layouts(env: Env) -> None:
     flat = place(env, "flat_subagent")
     nested = place(env, "nested_subagent")
     env.index()
-    agents = {r[0]: r[1:] for r in env.rows(
-        "SELECT agent_id, session_id, layout, spawn_tool_use_id, subagent_type, is_compaction_helper FROM agents")}
+    agents = {
+        r[0]: r[1:]
+        for r in env.rows(
+            "SELECT agent_id, session_id, layout, spawn_tool_use_id, subagent_type, is_compaction_helper FROM agents"
+        )
+    }
     inline_id = next(a for a in agents if a.startswith("inline-"))
     assert agents[inline_id] == (inline.ids["sid"], "inline", inline.ids["tool_use_id"], None, 0)
-    assert agents[flat.ids["agent_id"]] == (flat.ids["sid"], "flat", flat.ids["tool_use_id"], "general-purpose", 0)
+    assert agents[flat.ids["agent_id"]] == (
+        flat.ids["sid"],
+        "flat",
+        flat.ids["tool_use_id"],
+        "general-purpose",
+        0,
+    )
     assert agents["9f8e7d6c"][:3] == (flat.ids["sid"], "flat", None)  # a Warmup agent: nobody spawned it
-    assert agents[nested.ids["agent_id"]] == (nested.ids["sid"], "nested", nested.ids["tool_use_id"],
-                                              "claude-code-guide", 0)
+    assert agents[nested.ids["agent_id"]] == (
+        nested.ids["sid"],
+        "nested",
+        nested.ids["tool_use_id"],
+        "claude-code-guide",
+        0,
+    )
     assert agents["acompact-fffbd0"][:2] == (nested.ids["sid"], "compaction")
     assert agents["acompact-fffbd0"][4] == 1
     assert len(agents) == 5
     # models of the session and its subagents, each once
-    assert env.one("SELECT models FROM sessions WHERE session_id=?", nested.ids["sid"]) == \
-        "claude-opus-4-5-20251101,claude-sonnet-4-5-20250929"
+    assert (
+        env.one("SELECT models FROM sessions WHERE session_id=?", nested.ids["sid"])
+        == "claude-opus-4-5-20251101,claude-sonnet-4-5-20250929"
+    )
     msgs = env.messages()
     # subagent messages belong to the parent session, flagged and attributed
     for fx in (flat, nested):
@@ -379,11 +418,17 @@ def test_subagents_are_linked_in_all_layouts(env: Env) -> None:
         assert {m["session_id"] for m in agent_msgs} == {fx.ids["sid"]}
     assert msgs[nested.ids["compact_prompt"]]["kind"] == "compact_prompt"
     assert msgs[inline.ids["agent_prompt"]]["kind"] == "agent_prompt"
-    assert msgs[inline.ids["agent_prompt"]]["agent_id"] == msgs[inline.ids["agent_answer"]]["agent_id"] == inline_id
+    assert (
+        msgs[inline.ids["agent_prompt"]]["agent_id"]
+        == msgs[inline.ids["agent_answer"]]["agent_id"]
+        == inline_id
+    )
     # sidechains do not count as the session's prompts
     assert env.one("SELECT n_prompts FROM sessions WHERE session_id=?", flat.ids["sid"]) == 1
     # agent turns are attributed to the agent
-    assert env.one("SELECT count(*) FROM turns WHERE agent_id=? AND is_sidechain=1", nested.ids["agent_id"]) == 1
+    assert (
+        env.one("SELECT count(*) FROM turns WHERE agent_id=? AND is_sidechain=1", nested.ids["agent_id"]) == 1
+    )
 
 
 def test_subagent_files_first_seen_mid_write(env: Env) -> None:
@@ -401,10 +446,13 @@ def test_subagent_files_first_seen_mid_write(env: Env) -> None:
     agent_path.write_bytes(data)
     compact_path.write_bytes(cdata)
     env.index()
-    assert env.rows("SELECT session_id, layout, spawn_tool_use_id FROM agents WHERE agent_id=?",
-                    fx.ids["agent_id"]) == [(fx.ids["sid"], "nested", fx.ids["tool_use_id"])]
-    assert env.rows("SELECT session_id, layout, is_compaction_helper FROM agents WHERE agent_id=?",
-                    fx.ids["compact_agent"]) == [(fx.ids["sid"], "compaction", 1)]
+    assert env.rows(
+        "SELECT session_id, layout, spawn_tool_use_id FROM agents WHERE agent_id=?", fx.ids["agent_id"]
+    ) == [(fx.ids["sid"], "nested", fx.ids["tool_use_id"])]
+    assert env.rows(
+        "SELECT session_id, layout, is_compaction_helper FROM agents WHERE agent_id=?",
+        fx.ids["compact_agent"],
+    ) == [(fx.ids["sid"], "compaction", 1)]
 
 
 def test_summary_title_resolves_across_files(env: Env, tmp_path: Path) -> None:
@@ -428,10 +476,14 @@ def test_summary_title_resolves_across_files(env: Env, tmp_path: Path) -> None:
 def test_turns_one_row_per_response_with_largest_usage(env: Env) -> None:
     fx = place(env, "split_assistant")
     env.index()
-    rows = env.rows("SELECT message_id, request_id, output_tokens, input_tokens, cache_read_tokens, "
-                    "cache_1h_tokens FROM turns ORDER BY ts")
-    assert rows == [(fx.ids["msg_id"], fx.ids["request_id"], fx.ids["max_out"], 3, 12000, 250),
-                    (fx.ids["msg_id2"], rows[1][1], fx.ids["max_out2"], 3, 12000, 250)]
+    rows = env.rows(
+        "SELECT message_id, request_id, output_tokens, input_tokens, cache_read_tokens, "
+        "cache_1h_tokens FROM turns ORDER BY ts"
+    )
+    assert rows == [
+        (fx.ids["msg_id"], fx.ids["request_id"], fx.ids["max_out"], 3, 12000, 250),
+        (fx.ids["msg_id2"], rows[1][1], fx.ids["max_out2"], 3, 12000, 250),
+    ]
 
 
 def test_turns_dedupe_across_runs(env: Env) -> None:
@@ -444,15 +496,24 @@ def test_turns_dedupe_across_runs(env: Env) -> None:
     fx.path.write_bytes(data)
     env.index()
     assert env.rows("SELECT message_id, output_tokens FROM turns ORDER BY ts") == [
-        (fx.ids["msg_id"], fx.ids["max_out"]), (fx.ids["msg_id2"], fx.ids["max_out2"])]
+        (fx.ids["msg_id"], fx.ids["max_out"]),
+        (fx.ids["msg_id2"], fx.ids["max_out2"]),
+    ]
 
 
 def test_user_kinds_and_counts(env: Env) -> None:
     fx = place(env, "user_kinds")
     env.index()
     msgs = env.messages()
-    for kind in ("meta", "command", "command_output", "bash_input", "system_reminder", "interrupt",
-                 "compact_summary"):
+    for kind in (
+        "meta",
+        "command",
+        "command_output",
+        "bash_input",
+        "system_reminder",
+        "interrupt",
+        "compact_summary",
+    ):
         assert msgs[fx.ids[kind]]["kind"] == kind
     assert env.one("SELECT n_prompts FROM sessions") == 3  # prompt, prompt_with_reminder, image_prompt
     assert env.one("SELECT first_prompt FROM sessions") == "fix the flaky login test"
@@ -496,6 +557,7 @@ def test_empty_file_is_tracked(env: Env) -> None:
 # search (I2, I7)
 # ---------------------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def ident_env(env: Env) -> tuple[Env, Fixture]:
     make.build_corpus(env.root)
@@ -504,8 +566,19 @@ def ident_env(env: Env) -> tuple[Env, Fixture]:
     return env, fx
 
 
-@pytest.mark.parametrize("query", ["config", "parseConfig", "ERR_TIMEOUT", "err_timeout", "db.py", "src/index/db.py",
-                                   "TIMEOUT", "parse config"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "config",
+        "parseConfig",
+        "ERR_TIMEOUT",
+        "err_timeout",
+        "db.py",
+        "src/index/db.py",
+        "TIMEOUT",
+        "parse config",
+    ],
+)
 def test_search_finds_identifiers(ident_env: tuple[Env, Fixture], query: str) -> None:
     env, fx = ident_env
     with open_reader(env.db) as conn:
@@ -522,7 +595,9 @@ def test_search_finds_snake_case(ident_env: tuple[Env, Fixture], query: str) -> 
 
 
 @pytest.mark.parametrize("query,target", [("parse_config", "prompt"), ("loadUserSettings", "answer")])
-def test_search_identifier_across_naming_styles(ident_env: tuple[Env, Fixture], query: str, target: str) -> None:
+def test_search_identifier_across_naming_styles(
+    ident_env: tuple[Env, Fixture], query: str, target: str
+) -> None:
     env, fx = ident_env
     with open_reader(env.db) as conn:
         hits = search_messages(conn, query, limit=5)
@@ -549,6 +624,7 @@ def test_search_results_and_sessions(ident_env: tuple[Env, Fixture]) -> None:
 # parallel parse (I6)
 # ---------------------------------------------------------------------------------------------------
 
+
 def test_jobs_two_equals_jobs_one(tmp_path: Path) -> None:
     one, two = Env(tmp_path / "one"), Env(tmp_path / "two")
     make.build_corpus(one.root)
@@ -556,7 +632,12 @@ def test_jobs_two_equals_jobs_one(tmp_path: Path) -> None:
     r1 = one.index(jobs=1)
     r2 = two.index(jobs=2)
     assert (r1.files, r1.records, r1.messages_added, r1.extractions_added, r1.bad_lines) == (
-        r2.files, r2.records, r2.messages_added, r2.extractions_added, r2.bad_lines)
+        r2.files,
+        r2.records,
+        r2.messages_added,
+        r2.extractions_added,
+        r2.bad_lines,
+    )
     s1, s2 = snapshot(one), snapshot(two)
     assert set(s1) >= rows.every_table(one.db) - rows.NOT_COMPARED
     for table in s1:
@@ -566,6 +647,7 @@ def test_jobs_two_equals_jobs_one(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------
 # issue 10: re-reads, keys and detection give what one clean full index gives
 # ---------------------------------------------------------------------------------------------------
+
 
 def operator_session(project_dir: Path, tag: str, goal_last: bool = True) -> Path:
     """A session with a goal, a failed attempt and a ban, then a second goal on its last line."""
@@ -596,7 +678,9 @@ def assert_same(a: dict[str, list[tuple[Any, ...]]], b: dict[str, list[tuple[Any
 
 def test_full_reindex_and_truncation_keep_goals_and_failures_once(env: Env, tmp_path: Path) -> None:
     path = operator_session(env.root / "-ops", "dup")
-    other = make.Session(make.uid("operator", "other"), cwd="/home/dev/projects/other", t0=make.T0.replace(hour=20))
+    other = make.Session(
+        make.uid("operator", "other"), cwd="/home/dev/projects/other", t0=make.T0.replace(hour=20)
+    )
     other.prompt("never commit generated files")
     make.write(env.root / "-other" / f"{other.session_id}.jsonl", other.records)
     env.index()
@@ -606,8 +690,9 @@ def test_full_reindex_and_truncation_keep_goals_and_failures_once(env: Env, tmp_
     env.index(full=True)
     assert {t: env.one(f"SELECT count(*) FROM {t}") for t in counts} == counts
     with env.conn() as conn:
-        goals = list_goals(conn, status=None, scope="global", cwd=None, since=None, limit=50,
-                           now=make.T0 + timedelta(days=1)).items
+        goals = list_goals(
+            conn, status=None, scope="global", cwd=None, since=None, limit=50, now=make.T0 + timedelta(days=1)
+        ).items
         failed = list_failed_attempts(conn, scope="global", cwd=None, since=None, limit=50).items
     assert len(goals) == 2 and len(failed) == 1
     assert [g["status"] for g in goals] == ["active", "paused"]  # the newer goal paused the first
@@ -615,7 +700,8 @@ def test_full_reindex_and_truncation_keep_goals_and_failures_once(env: Env, tmp_
     path.write_bytes(b"\n".join(path.read_bytes().splitlines()[:-1]) + b"\n")
     env.index()
     assert env.rows("SELECT content, status FROM goal_stack") == [
-        ("the goal is to ship the incremental indexer this week", "active")]
+        ("the goal is to ship the incremental indexer this week", "active")
+    ]
     assert_same(snapshot(env), clean(tmp_path, env))
 
 
@@ -649,14 +735,20 @@ def test_readers_find_files_by_the_names_users_give(env: Env, tmp_path: Path) ->
         assert dict((k, ok) for k, ok, _ in doctor(conn))["sources on disk"]
 
 
-def test_relative_absolute_and_symlinked_roots_are_one_root(env: Env, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_relative_absolute_and_symlinked_roots_are_one_root(
+    env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     operator_session(env.root / "-ops", "roots")
     make.quirk_split_assistant(env.root / "-split")
     monkeypatch.chdir(tmp_path)
     link = tmp_path / "link"
     link.symlink_to(env.root, target_is_directory=True)
-    for roots in ([Path("projects")], [env.root], [link], [env.root, Path("projects"), link / ".." / "projects"]):
+    for roots in (
+        [Path("projects")],
+        [env.root],
+        [link],
+        [env.root, Path("projects"), link / ".." / "projects"],
+    ):
         assert run_index(env.db, roots).errors == []
     assert env.one("SELECT count(*) FROM ingest_state") == 2
     assert_same(snapshot(env), clean(tmp_path, env))
@@ -669,10 +761,13 @@ def test_an_index_holding_a_file_under_two_names_is_repaired(env: Env, tmp_path:
     link.symlink_to(env.root, target_is_directory=True)
     env.index()
     with env.conn() as conn:  # what an old run through the symlink left: a second copy of every file
-        conn.execute("""INSERT INTO ingest_state(path, root, project_dir, layout, size, mtime_ns, inode, offset,
+        conn.execute(
+            """INSERT INTO ingest_state(path, root, project_dir, layout, size, mtime_ns, inode, offset,
                         head_hash, carry, records, lines, bad_lines)
                         SELECT replace(path, ?1, ?2), ?2, project_dir, layout, size, mtime_ns, inode, offset,
-                        head_hash, carry, records, lines, bad_lines FROM ingest_state""", (str(env.root), str(link)))
+                        head_hash, carry, records, lines, bad_lines FROM ingest_state""",
+            (str(env.root), str(link)),
+        )
         conn.execute("""INSERT INTO profile_counters(file_id, profile, key, value)
                         SELECT (SELECT max(id) FROM ingest_state), profile, key, value FROM profile_counters""")
     env.index()
@@ -774,20 +869,29 @@ def test_v3_index_migrates_without_drop_column(tmp_path: Path) -> None:
     """v4 rebuilds extractions instead of ALTER TABLE … DROP COLUMN (SQLite 3.35+); rows and FTS survive."""
     db = tmp_path / "old.db"
     conn = sqlite3.connect(db, isolation_level=None)
-    v1 = schema._V1.replace("ts TEXT, file_id INTEGER,\n  UNIQUE(kind", "ts TEXT, scope TEXT DEFAULT 'project', "
-                                                                     "file_id INTEGER,\n  UNIQUE(kind")
+    v1 = schema._V1.replace(
+        "ts TEXT, file_id INTEGER,\n  UNIQUE(kind",
+        "ts TEXT, scope TEXT DEFAULT 'project', file_id INTEGER,\n  UNIQUE(kind",
+    )
     assert v1 != schema._V1
     conn.executescript(v1 + schema._V3 + "INSERT INTO schema_meta VALUES('schema_version', '3');")
     conn.execute("""INSERT INTO extractions(id, kind, content, source_uuid, project_key, scope)
                     VALUES(7, 'ban', 'never force-push to main', 'u1', '/p', 'project')""")
-    conn.execute("INSERT INTO extractions_fts(rowid, content, context) SELECT id, content, context FROM extractions")
+    conn.execute(
+        "INSERT INTO extractions_fts(rowid, content, context) SELECT id, content, context FROM extractions"
+    )
     conn.close()
     with open_existing_writer(db) as w:
         cols = [r[1] for r in w.execute("PRAGMA table_info(extractions)")]
         assert "scope" not in cols and "file_id" in cols
         assert w.execute("""SELECT e.id, e.content FROM extractions_fts f JOIN extractions e ON e.id = f.rowid
-                            WHERE extractions_fts MATCH 'force'""").fetchall() == [(7, "never force-push to main")]
-        assert {r[1] for r in w.execute("PRAGMA index_list(extractions)")} >= {"extractions_kind", "extractions_file"}
+                            WHERE extractions_fts MATCH 'force'""").fetchall() == [
+            (7, "never force-push to main")
+        ]
+        assert {r[1] for r in w.execute("PRAGMA index_list(extractions)")} >= {
+            "extractions_kind",
+            "extractions_file",
+        }
         assert current_version(w) == schema.SCHEMA_VERSION
     assert "DROP COLUMN" not in " ".join(m for m in schema.MIGRATIONS.values() if isinstance(m, str)).upper()
 
@@ -796,11 +900,18 @@ def test_writers_name_their_columns(env: Env) -> None:
     """An index whose tables gained a column (a newer schema, a local tool) is still written correctly."""
     make.build_corpus(env.root)
     with open_writer(env.db) as conn:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND sql NOT LIKE "
-                                             "'%VIRTUAL%' AND name NOT LIKE '%fts%' AND name != 'schema_meta'")]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND sql NOT LIKE "
+                "'%VIRTUAL%' AND name NOT LIKE '%fts%' AND name != 'schema_meta'"
+            )
+        ]
         for t in tables:
             conn.execute(f"ALTER TABLE {t} ADD COLUMN zz_extra TEXT")
     operator_session(env.root / "-ops", "columns")
     env.index()
-    assert env.one("SELECT count(*) FROM goal_stack") == env.one("SELECT count(*) FROM extractions WHERE kind='goal'")
+    assert env.one("SELECT count(*) FROM goal_stack") == env.one(
+        "SELECT count(*) FROM extractions WHERE kind='goal'"
+    )
     assert env.one("SELECT count(*) FROM projects") > 0 and env.one("SELECT count(*) FROM machines") > 0

@@ -35,12 +35,20 @@ def fake_cli(path: Path, name: str = "fake") -> Path:
     return path
 
 
-def launch(launcher: Path, args: list[str], home: Path, env: dict[str, str] | None = None,
-           stdin: str = "") -> subprocess.CompletedProcess[str]:
+def launch(
+    launcher: Path, args: list[str], home: Path, env: dict[str, str] | None = None, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
     home.mkdir(parents=True, exist_ok=True)
     base = {"PATH": BARE_PATH, "HOME": str(home), "CLAUDE_PLUGIN_DATA": str(home / "data")}
-    return subprocess.run([SH, str(launcher), *args], input=stdin, capture_output=True, text=True, timeout=30,
-                          env={**base, **(env or {})}, cwd=home)
+    return subprocess.run(
+        [SH, str(launcher), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**base, **(env or {})},
+        cwd=home,
+    )
 
 
 def test_without_the_cli_hooks_exit_0_and_the_user_is_told_once(plugin: Path, tmp_path: Path) -> None:
@@ -55,8 +63,9 @@ def test_without_the_cli_hooks_exit_0_and_the_user_is_told_once(plugin: Path, tm
     assert (home / "data" / "launcher-no-cli.shown").exists()
 
 
-def test_without_the_cli_a_prompt_hook_first_tells_it_and_other_uses_fail_clearly(plugin: Path,
-                                                                                    tmp_path: Path) -> None:
+def test_without_the_cli_a_prompt_hook_first_tells_it_and_other_uses_fail_clearly(
+    plugin: Path, tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     stop = launch(plugin, ["hook", "stop"], home)  # the user would not see it here: keep it for later
     assert (stop.returncode, stop.stdout) == (0, "")
@@ -69,8 +78,9 @@ def test_without_the_cli_a_prompt_hook_first_tells_it_and_other_uses_fail_clearl
     assert cli.returncode == 127 and cli.stdout == "" and "pipx install" in cli.stderr
 
 
-@pytest.mark.parametrize("where", ["env", "checkout_venv", "data_venv", "path", "pipx_bin", "pipx_venv",
-                                   "uv_tool"])
+@pytest.mark.parametrize(
+    "where", ["env", "checkout_venv", "data_venv", "path", "pipx_bin", "pipx_venv", "uv_tool"]
+)
 def test_finds_the_installed_cli(where: str, plugin: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     env: dict[str, str] = {}
@@ -100,7 +110,9 @@ def test_precedence_explicit_then_checkout_then_path(plugin: Path, tmp_path: Pat
     env = {"PATH": f"{on_path.parent}:{BARE_PATH}"}
     assert launch(plugin, ["x"], home, env).stdout.startswith("venv x")
     explicit = fake_cli(tmp_path / "explicit", "explicit")
-    assert launch(plugin, ["x"], home, {**env, "TOTAL_RECALL_BIN": str(explicit)}).stdout.startswith("explicit x")
+    assert launch(plugin, ["x"], home, {**env, "TOTAL_RECALL_BIN": str(explicit)}).stdout.startswith(
+        "explicit x"
+    )
     venv.unlink()
     assert launch(plugin, ["x"], home, env).stdout.startswith("path x")
 
@@ -125,7 +137,7 @@ def test_plugin_files_run_the_launcher() -> None:
             for h in group["hooks"]:
                 prefix = 'sh "${CLAUDE_PLUGIN_ROOT}/bin/total-recall" hook '
                 assert h["command"].startswith(prefix), h["command"]
-                wired[h["command"][len(prefix):]] = event
+                wired[h["command"][len(prefix) :]] = event
     assert wired == {name: ev for name, (_, ev) in HANDLERS.items()}
     mcp = json.loads((ROOT / ".mcp.json").read_text())["mcpServers"]["total-recall"]
     assert [mcp["command"], *mcp["args"]] == ["sh", "${CLAUDE_PLUGIN_ROOT}/bin/total-recall", "mcp"]
@@ -136,8 +148,13 @@ def test_launcher_runs_this_checkouts_cli(tmp_path: Path) -> None:
     """From the checkout (`--plugin-dir`), the launcher finds .venv and the hook answers."""
     if not (ROOT / ".venv" / "bin" / "total-recall").exists():
         pytest.skip("no .venv in this checkout (scripts/test.sh creates it)")
-    p = launch(LAUNCHER, ["hook", "stop"], tmp_path, {"TOTAL_RECALL_HOME": str(tmp_path / "tr")},
-               stdin='{"session_id": "s"}')
+    p = launch(
+        LAUNCHER,
+        ["hook", "stop"],
+        tmp_path,
+        {"TOTAL_RECALL_HOME": str(tmp_path / "tr")},
+        stdin='{"session_id": "s"}',
+    )
     assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
     events = (tmp_path / "tr" / "events.jsonl").read_text().splitlines()
     assert json.loads(events[-1])["hook"] == "stop"

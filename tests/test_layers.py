@@ -72,8 +72,11 @@ def layer_violations(graph: dict[str, set[str]], layers: list[tuple[tuple[str, .
 
 def cycles(graph: dict[str, set[str]], package: str) -> list[list[str]]:
     """Import cycles among one package's modules (each reported once, from its smallest module)."""
-    inner = {m: {d for d in deps if d.split(".")[0] == package} for m, deps in graph.items()
-             if m.split(".")[0] == package}
+    inner = {
+        m: {d for d in deps if d.split(".")[0] == package}
+        for m, deps in graph.items()
+        if m.split(".")[0] == package
+    }
     found: set[tuple[str, ...]] = set()
 
     def walk(start: str, node: str, path: list[str]) -> None:
@@ -90,12 +93,23 @@ def cycles(graph: dict[str, set[str]], package: str) -> list[list[str]]:
 
 # --- the checks themselves fail on the faults they are meant to catch ---------------------------------
 
+
 def test_the_checks_catch_upward_across_and_cyclic_imports() -> None:
-    graph = {"index.search": {"vec.hybrid"}, "vec.hybrid": {"index.search"}, "lib.walker": {"extractors.gate"},
-             "extractors.gate": {"detector.policy"}, "hooks.prompt": {"hooks.handlers", "total_recall.cli"},
-             "hooks.handlers": {"hooks.prompt"}, "total_recall.cli": {"hooks.prompt"}, "detector.policy": set()}
-    assert layer_violations(graph, LAYERS) == ["extractors.gate -> detector.policy", "index.search -> vec.hybrid",
-                                               "lib.walker -> extractors.gate"]
+    graph = {
+        "index.search": {"vec.hybrid"},
+        "vec.hybrid": {"index.search"},
+        "lib.walker": {"extractors.gate"},
+        "extractors.gate": {"detector.policy"},
+        "hooks.prompt": {"hooks.handlers", "total_recall.cli"},
+        "hooks.handlers": {"hooks.prompt"},
+        "total_recall.cli": {"hooks.prompt"},
+        "detector.policy": set(),
+    }
+    assert layer_violations(graph, LAYERS) == [
+        "extractors.gate -> detector.policy",
+        "index.search -> vec.hybrid",
+        "lib.walker -> extractors.gate",
+    ]
     assert cycles(graph, "hooks") == [["hooks.handlers", "hooks.prompt"]]
     assert cycles(graph, "vec") == []
 
@@ -107,6 +121,7 @@ def test_import_scanner_sees_lazy_and_from_package_imports(tmp_path: Path) -> No
 
 
 # --- the contract on the code -----------------------------------------------------------------------
+
 
 def test_every_package_is_in_a_layer() -> None:
     top = {p.parent.name for p in REPO.glob("*/__init__.py")}
@@ -120,25 +135,40 @@ def test_imports_point_down_the_layers() -> None:
 def test_index_does_not_import_vectors_or_delivery() -> None:
     graph = _graph()
     up = {"vec", "hooks", "mcp_server", "total_recall"}
-    assert sorted(f"{m} -> {d}" for m, deps in graph.items() if m.startswith("index")
-                  for d in deps if d.split(".")[0] in up) == []
+    assert (
+        sorted(
+            f"{m} -> {d}"
+            for m, deps in graph.items()
+            if m.startswith("index")
+            for d in deps
+            if d.split(".")[0] in up
+        )
+        == []
+    )
 
 
 # Cycles that exist today, each named; strict: the test fails once the cycle is gone, so the mark goes too.
 KNOWN_CYCLES = {
     "index": "index.db, index.memories and index.finalize import index.userstate, which imports them back "
-             "lazily (the index/ sub-package split of issue 12 is a later round)",
+    "lazily (the index/ sub-package split of issue 12 is a later round)",
 }
 
 
-@pytest.mark.parametrize("package", [
-    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_CYCLES[p])) if p in KNOWN_CYCLES else p
-    for p in sorted(PACKAGES)])
+@pytest.mark.parametrize(
+    "package",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_CYCLES[p]))
+        if p in KNOWN_CYCLES
+        else p
+        for p in sorted(PACKAGES)
+    ],
+)
 def test_no_import_cycles_within_a_package(package: str) -> None:
     assert cycles(_graph(), package) == []
 
 
 # --- the docs say the same ----------------------------------------------------------------------------
+
 
 def documented_layers(text: str) -> list[tuple[tuple[str, ...], bool]]:
     """The layer line of docs/architecture.md: `a + b > c > d | e > f` (top first; `+` packages may
@@ -158,4 +188,9 @@ def test_architecture_doc_lists_the_contracts_layers() -> None:
 
 def test_doc_parser_reads_open_and_independent_layers() -> None:
     text = "x\nLayer contract (top first): `a/ + b/ > c/ > d/ | e/ > f/`\n"
-    assert documented_layers(text) == [(("a", "b"), True), (("c",), False), (("d", "e"), False), (("f",), False)]
+    assert documented_layers(text) == [
+        (("a", "b"), True),
+        (("c",), False),
+        (("d", "e"), False),
+        (("f",), False),
+    ]

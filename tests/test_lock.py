@@ -63,9 +63,25 @@ def test_cli_index_busy_is_a_one_line_error(tmp_path: Path) -> None:
     db = tmp_path / "index.db"
     child = _hold_lock_in_child(db, 30)
     try:
-        p = subprocess.run([sys.executable, "-m", "total_recall", "--db", str(db), "index", "--projects-root",
-                            str(projects), "--wait", "0.2", "--json"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "total_recall",
+                "--db",
+                str(db),
+                "index",
+                "--projects-root",
+                str(projects),
+                "--wait",
+                "0.2",
+                "--json",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         child.kill()
         child.wait()

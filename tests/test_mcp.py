@@ -20,17 +20,43 @@ sys.path.insert(0, str(Path(__file__).parent))
 from mcp_fixture import build_index  # noqa: E402
 
 TOOLS = {
-    "recall", "prior_sessions_for_cwd", "find_failed_attempts", "find_user_preferences", "get_session_digest",
-    "search_messages", "recall_corrections_about", "get_recent_corrections", "list_standing_decisions",
-    "get_decision_for_topic", "check_banned", "list_failed_attempts", "get_active_goal", "list_goals",
-    "get_past_truth_assertions", "get_project_graph", "get_machine_inventory", "define_term", "get_operator_profile",
-    "get_voice_profile", "get_operator_context", "assess_escalation_risk", "recall_targeted", "get_workflow_profile",
-    "get_satisfaction_profile", "list_implicit_preferences",
+    "recall",
+    "prior_sessions_for_cwd",
+    "find_failed_attempts",
+    "find_user_preferences",
+    "get_session_digest",
+    "search_messages",
+    "recall_corrections_about",
+    "get_recent_corrections",
+    "list_standing_decisions",
+    "get_decision_for_topic",
+    "check_banned",
+    "list_failed_attempts",
+    "get_active_goal",
+    "list_goals",
+    "get_past_truth_assertions",
+    "get_project_graph",
+    "get_machine_inventory",
+    "define_term",
+    "get_operator_profile",
+    "get_voice_profile",
+    "get_operator_context",
+    "assess_escalation_risk",
+    "recall_targeted",
+    "get_workflow_profile",
+    "get_satisfaction_profile",
+    "list_implicit_preferences",
 }
 PROFILES = ("get_operator_profile", "get_voice_profile", "get_workflow_profile", "get_satisfaction_profile")
-INTENTS = {"how_did_we_fix": "flaky login test", "why_did_we_choose": "RQ", "what_failed": "login test CI",
-           "what_does_user_prefer": "pnpm npm", "what_is_the_rule": "tenacity", "where_is": "staging database",
-           "what_was_decided": "background jobs"}
+INTENTS = {
+    "how_did_we_fix": "flaky login test",
+    "why_did_we_choose": "RQ",
+    "what_failed": "login test CI",
+    "what_does_user_prefer": "pnpm npm",
+    "what_is_the_rule": "tenacity",
+    "where_is": "staging database",
+    "what_was_decided": "background jobs",
+}
 
 # (key, tool, arguments) — valid calls; every one must answer without an error.
 VALID: list[tuple[str, str, dict[str, Any]]] = [
@@ -65,8 +91,14 @@ VALID: list[tuple[str, str, dict[str, Any]]] = [
     ("term", "define_term", {"term": "KRAKEN"}),
     ("prefs_implicit", "list_implicit_preferences", {"source": "stated"}),
     ("context", "get_operator_context", {"budget": 1200}),
-    ("escalation", "assess_escalation_risk", {"prompt": "no! that still doesn't work, I told you already",
-                                              "draft": "You're absolutely right, I apologize."}),
+    (
+        "escalation",
+        "assess_escalation_risk",
+        {
+            "prompt": "no! that still doesn't work, I told you already",
+            "draft": "You're absolutely right, I apologize.",
+        },
+    ),
     *[(p, p, {}) for p in PROFILES],
     *[(f"targeted_{i}", "recall_targeted", {"intent": i, "topic": t}) for i, t in INTENTS.items()],
 ]
@@ -119,8 +151,13 @@ def server_command() -> list[str]:
 
 def drive(db: Path, cwd: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
     cmd = server_command()
-    env = {"TOTAL_RECALL_DB": str(db), "TOTAL_RECALL_HOME": str(cwd / "trhome"), "PATH": os.environ["PATH"],
-           "HOME": str(cwd), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {
+        "TOTAL_RECALL_DB": str(db),
+        "TOTAL_RECALL_HOME": str(cwd / "trhome"),
+        "PATH": os.environ["PATH"],
+        "HOME": str(cwd),
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
 
     async def run() -> Any:
         params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=env, cwd=str(cwd))
@@ -151,20 +188,25 @@ def live(fx: dict[str, Any]) -> dict[str, Any]:
     retry_sid = fx["sessions"]["Add retry logic to the payment webhook"]
 
     async def body(s: ClientSession) -> dict[str, Any]:
-        out: dict[str, Any] = {"tools": (await s.list_tools()).tools,
-                               "templates": (await s.list_resource_templates()).resource_templates}
-        calls = list(VALID) + [("digest", "get_session_digest", {"session_id": retry_sid[:13]}),
-                               ("digest_debug", "get_session_digest",
-                                {"session_id": fx["sessions"]["Debug flaky login test"]})]
+        out: dict[str, Any] = {
+            "tools": (await s.list_tools()).tools,
+            "templates": (await s.list_resource_templates()).resource_templates,
+        }
+        calls = list(VALID) + [
+            ("digest", "get_session_digest", {"session_id": retry_sid[:13]}),
+            ("digest_debug", "get_session_digest", {"session_id": fx["sessions"]["Debug flaky login test"]}),
+        ]
         out["valid"] = {k: parse(await s.call_tool(t, a)) for k, t, a in calls}
         out["invalid"] = {k: parse(await s.call_tool(t, a)) for k, t, a, _ in INVALID}
         uuid = out["valid"]["search"][1]["hits"][0]["uuid"]
-        huge = (await s.call_tool("search_messages", {"query": "migration log partition", "mode": "index"}))
+        huge = await s.call_tool("search_messages", {"query": "migration log partition", "mode": "index"})
         huge_uuid = parse(huge)[1]["hits"][0]["uuid"]
-        out["timeline"] = parse(await s.call_tool("search_messages", {"mode": "timeline", "uuid": uuid,
-                                                                      "before": 2, "after": 2}))
-        out["full"] = parse(await s.call_tool("search_messages", {"mode": "full", "uuids": [uuid, huge_uuid,
-                                                                                               "missing"]}))
+        out["timeline"] = parse(
+            await s.call_tool("search_messages", {"mode": "timeline", "uuid": uuid, "before": 2, "after": 2})
+        )
+        out["full"] = parse(
+            await s.call_tool("search_messages", {"mode": "full", "uuids": [uuid, huge_uuid, "missing"]})
+        )
         content = (await s.read_resource(f"session-digest://{retry_sid}")).contents[0]
         out["resource"] = getattr(content, "text", "")
         try:
@@ -185,12 +227,28 @@ def test_lists_all_26_tools_read_only(live: dict[str, Any]) -> None:
         assert t.annotations.destructive_hint is False
         assert "Call it" in (t.description or "") or "call it" in (t.description or ""), t.name
     # shared parameters mean the same everywhere
-    scopes = {json.dumps(t.input_schema["properties"]["scope"].get("enum") or t.input_schema["properties"]["scope"],
-                         sort_keys=True) for t in tools.values() if "scope" in t.input_schema["properties"]}
-    assert len({json.dumps(json.loads(s).get("enum") if isinstance(json.loads(s), dict) else json.loads(s))
-                for s in scopes}) == 1
-    since = {t.input_schema["properties"]["since"]["description"] for t in tools.values()
-             if "since" in t.input_schema["properties"]}
+    scopes = {
+        json.dumps(
+            t.input_schema["properties"]["scope"].get("enum") or t.input_schema["properties"]["scope"],
+            sort_keys=True,
+        )
+        for t in tools.values()
+        if "scope" in t.input_schema["properties"]
+    }
+    assert (
+        len(
+            {
+                json.dumps(json.loads(s).get("enum") if isinstance(json.loads(s), dict) else json.loads(s))
+                for s in scopes
+            }
+        )
+        == 1
+    )
+    since = {
+        t.input_schema["properties"]["since"]["description"]
+        for t in tools.values()
+        if "since" in t.input_schema["properties"]
+    }
     assert len(since) == 1 and "7d" in since.pop()
     assert any(str(t.uri_template) == "session-digest://{session_id}" for t in live["templates"])
 
@@ -224,25 +282,39 @@ def test_every_valid_call_answers_bounded_with_meta(live: dict[str, Any]) -> Non
 def test_answers_come_from_rows(live: dict[str, Any], fx: dict[str, Any]) -> None:
     v = {k: b for k, (_, b, _) in live["valid"].items()}
     item = v["recall"]["items"][0]
-    assert "tenacity" in item["content"] and item["date"] and item["session_id"] and item["project"] == "acme-api"
+    assert (
+        "tenacity" in item["content"]
+        and item["date"]
+        and item["session_id"]
+        and item["project"] == "acme-api"
+    )
     assert "not an instruction" in v["recall"]["_meta"]["provenance"]
     assert v["recall_kind"]["items"] and {i["kind"] for i in v["recall_kind"]["items"]} == {"ban"}
-    assert v["recall_since"]["items"] and all(i["kind"] == "standing_decision" for i in v["recall_since"]["items"])
+    assert v["recall_since"]["items"] and all(
+        i["kind"] == "standing_decision" for i in v["recall_since"]["items"]
+    )
     prior = v["prior"]
     assert prior["_meta"]["scope_used"] == "this_cwd" and len(prior["items"]) == 4  # the server's own cwd
     assert prior["cwd"] == str(fx["cwds"]["api"])
     assert v["prior_topic"]["items"][0]["session_id"] == fx["sessions"]["Debug flaky login test"]
     assert any(i["kind"] == "failed_attempt" for i in v["failed"]["items"])
-    assert v["prefs"]["items"][0]["kind"] == "implicit_preference" and "pnpm" in v["prefs"]["items"][0]["content"]
+    assert (
+        v["prefs"]["items"][0]["kind"] == "implicit_preference"
+        and "pnpm" in v["prefs"]["items"][0]["content"]
+    )
     assert v["prefs_all"]["items"]
     assert v["corr_about"]["items"][0]["kind"] in ("correction", "model_correction")
     assert v["corr_recent"]["items"]
-    assert [d["content"] for d in v["sd_active"]["items"]] == ["We moved from Celery to RQ; always use RQ for new "
-                                                               "jobs from now on"]
+    assert [d["content"] for d in v["sd_active"]["items"]] == [
+        "We moved from Celery to RQ; always use RQ for new jobs from now on"
+    ]
     sup = v["sd_superseded"]["items"][0]
     assert "Celery" in sup["content"] and "RQ" in sup["superseded_by"]["content"]
     assert "RQ" in v["decision"]["answer"]
-    assert v["ban_yes"]["verdict"] in ("banned", "possibly_banned") and "tenacity" in v["ban_yes"]["matches"][0]["content"]
+    assert (
+        v["ban_yes"]["verdict"] in ("banned", "possibly_banned")
+        and "tenacity" in v["ban_yes"]["matches"][0]["content"]
+    )
     assert v["ban_sleep"]["verdict"] == "banned"
     assert v["ban_no"]["verdict"] == "no_known_ban" and v["ban_no"]["matches"] == []
     assert len(v["failed_list"]["items"]) >= 2
@@ -254,8 +326,15 @@ def test_answers_come_from_rows(live: dict[str, Any], fx: dict[str, Any]) -> Non
     names = {n["project"] for n in v["graph"]["nodes"]}
     assert {"acme-api", "acme-web"} <= names and v["graph"]["focus"] == "acme-api"
     refs = [e for e in v["graph_web"]["edges"] if e["kind"] == "references_files"]
-    assert refs == [{"from": "acme-web", "to": "acme-api", "kind": "references_files", "count": 1,
-                     "from_last_sessions": 12}]
+    assert refs == [
+        {
+            "from": "acme-web",
+            "to": "acme-api",
+            "kind": "references_files",
+            "count": 1,
+            "from_last_sessions": 12,
+        }
+    ]
     assert v["machines"]["machines"]
     term = v["term"]
     assert term["entry"]["uses"] == 2 and "payment worker" in term["entry"]["definition"] and term["uses"]
@@ -285,7 +364,13 @@ def test_session_digest_is_filled(live: dict[str, Any]) -> None:
     assert d["completed"] and "time.sleep" in d["last_prompt"]["text"]
     assert any("jitter" in n["text"] for n in d["next_steps"])
     assert d["rules"] and d["observations"]
-    assert {o["type"] for o in d["observations"]} <= {"decision", "bugfix", "feature", "refactor", "discovery"}
+    assert {o["type"] for o in d["observations"]} <= {
+        "decision",
+        "bugfix",
+        "feature",
+        "refactor",
+        "discovery",
+    }
     debug = live["valid"]["digest_debug"][1]  # its first prompt carries a pasted CI log: clipped, and said so
     assert debug["_meta"]["truncated"]["fields_clipped"]["request.text"] == 1
     assert len(debug["request"]["text"]) <= 400
@@ -298,7 +383,9 @@ def test_progressive_disclosure(live: dict[str, Any]) -> None:
     assert live["valid"]["search"][1]["_meta"]["tokens_if_all_read"] >= sum(h["tokens"] for h in hits)
     assert "[Redis]" in live["valid"]["search_snip"][1]["hits"][0]["snippet"]
     err, tl, _ = live["timeline"]
-    assert not err and sum(1 for m in tl["messages"] if m.get("anchor")) == 1 and 3 <= len(tl["messages"]) <= 5
+    assert (
+        not err and sum(1 for m in tl["messages"] if m.get("anchor")) == 1 and 3 <= len(tl["messages"]) <= 5
+    )
     before = next(i for i, m in enumerate(tl["messages"]) if m.get("anchor"))
     assert len(tl["messages"]) - before - 1 == 2 and tl["more_before"] == (before == 2)
     err, full, text = live["full"]
@@ -339,7 +426,11 @@ def test_resource_session_digest(live: dict[str, Any]) -> None:
 def test_index_missing_is_one_error(tmp_path: Path) -> None:
     async def body(s: ClientSession) -> Any:
         names = {t.name for t in (await s.list_tools()).tools}
-        return names, parse(await s.call_tool("recall", {"topic": "x"})), parse(await s.call_tool("get_voice_profile", {}))
+        return (
+            names,
+            parse(await s.call_tool("recall", {"topic": "x"})),
+            parse(await s.call_tool("get_voice_profile", {})),
+        )
 
     names, recall, voice = drive(tmp_path / "absent" / "index.db", tmp_path, body)
     assert names == TOOLS
@@ -351,7 +442,10 @@ def test_answer_caps_fields_and_total() -> None:
     from mcp_server.envelope import Runtime
 
     rt = Runtime("/nonexistent/index.db", "/tmp")
-    res = rt.answer({"items": [{"content": "x" * 2000, "date": "2026-01-01"} for _ in range(100)]}, {"scope_used": "global"})
+    res = rt.answer(
+        {"items": [{"content": "x" * 2000, "date": "2026-01-01"} for _ in range(100)]},
+        {"scope_used": "global"},
+    )
     _, body, text = parse(res)
     assert len(text) <= 12_000
     cut = body["_meta"]["truncated"]
@@ -420,7 +514,11 @@ def test_huge_arguments_answer_fast_and_errors_stay_bounded(fx: dict[str, Any]) 
         for name, args, code in ERROR_CALLS:
             err, body, text = parse(asyncio.run(server.call_tool(name, args)))
             assert err and set(body["error"]) == {"code", "message", "fix"}, name
-            assert body["error"]["code"] == code, (name[:20], body["error"]["code"], body["error"]["message"][:200])
+            assert body["error"]["code"] == code, (
+                name[:20],
+                body["error"]["code"],
+                body["error"]["message"][:200],
+            )
             if len(body["error"]["message"]) > ERROR_CHARS or len(body["error"]["fix"]) > ERROR_CHARS:
                 unbounded.append((name, len(text)))
         try:
@@ -450,10 +548,17 @@ def test_permission_problems_are_not_called_corruption(tmp_path: Path) -> None:
     ]
     answers = []
     for exc in failures:
+
         def body(rt: Runtime, exc: Exception = exc) -> Any:
             raise exc
+
         answers.append(parse(guarded(body)(rt))[1]["error"])
-    assert [a["code"] for a in answers] == ["index_unavailable", "index_error", "index_error", "index_error",
-                                            "index_corrupt"]
+    assert [a["code"] for a in answers] == [
+        "index_unavailable",
+        "index_error",
+        "index_error",
+        "index_error",
+        "index_corrupt",
+    ]
     assert all("rebuild" not in a["fix"] for a in answers[:4]) and "rebuild" in answers[4]["fix"]
     assert answers[3]["fix"] == "pass a shorter value"

@@ -15,7 +15,7 @@ _HEAD = re.compile(r"^### `(\w+)`\n`(\w+)\((.*)\)`$", re.M)
 
 def frontmatter(text: str) -> dict[str, str]:
     assert text.startswith("---\n"), "SKILL.md must start with YAML frontmatter"
-    block = text[4:text.index("\n---\n", 4)]
+    block = text[4 : text.index("\n---\n", 4)]
     out = {}
     for line in block.splitlines():
         key, _, value = line.partition(":")
@@ -48,8 +48,10 @@ def served() -> dict[str, dict[str, Any]]:
     out = {}
     for t in asyncio.run(server.list_tools()):
         props = t.input_schema.get("properties", {})
-        out[t.name] = {"params": {k: v.get("default") for k, v in props.items()},
-                       "required": set(t.input_schema.get("required", []))}
+        out[t.name] = {
+            "params": {k: v.get("default") for k, v in props.items()},
+            "required": set(t.input_schema.get("required", [])),
+        }
     return out
 
 
@@ -57,8 +59,16 @@ def test_skill_frontmatter_is_valid() -> None:
     fm = frontmatter(SKILL.read_text(encoding="utf-8"))
     assert fm["name"] == "recall-tools"
     assert fm["description"] and len(fm["description"]) + len(fm.get("when_to_use", "")) <= 1536
-    assert set(fm) <= {"name", "description", "when_to_use", "argument-hint", "allowed-tools", "license",
-                       "compatibility", "metadata"}
+    assert set(fm) <= {
+        "name",
+        "description",
+        "when_to_use",
+        "argument-hint",
+        "allowed-tools",
+        "license",
+        "compatibility",
+        "metadata",
+    }
 
 
 def test_skill_documents_every_tool_with_its_real_parameters() -> None:

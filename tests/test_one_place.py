@@ -10,7 +10,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("lib", "index", "hooks", "mcp_server", "total_recall", "detector", "vec")
-CONSTANTS = {"PAUSE_AFTER_DAYS", "ABANDON_AFTER_DAYS", "GOAL_STATES", "EDIT_TOOLS", "CORRECTION_KINDS", "STOPWORDS"}
+CONSTANTS = {
+    "PAUSE_AFTER_DAYS",
+    "ABANDON_AFTER_DAYS",
+    "GOAL_STATES",
+    "EDIT_TOOLS",
+    "CORRECTION_KINDS",
+    "STOPWORDS",
+}
 FUNCTIONS = {"clip", "_clip", "collapse", "_collapse", "read_events"}
 
 

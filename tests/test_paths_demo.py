@@ -15,8 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_db_path_precedence(tmp_path: Path) -> None:
-    env = {"TOTAL_RECALL_DB": "/x/a.db", "TOTAL_RECALL_HOME": "/h", "CLAUDE_PLUGIN_DATA": "/p",
-           "XDG_DATA_HOME": "/xdg"}
+    env = {
+        "TOTAL_RECALL_DB": "/x/a.db",
+        "TOTAL_RECALL_HOME": "/h",
+        "CLAUDE_PLUGIN_DATA": "/p",
+        "XDG_DATA_HOME": "/xdg",
+    }
     assert db_path("/cli.db", env) == Path("/cli.db")
     assert db_path(None, env) == Path("/x/a.db")
     env.pop("TOTAL_RECALL_DB")
@@ -38,9 +42,19 @@ def test_projects_roots_precedence() -> None:
 
 
 def test_demo_without_transcripts_indexes_generated_corpus(tmp_path: Path) -> None:
-    env = {**os.environ, "TOTAL_RECALL_HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "none")}
-    out = subprocess.run([sys.executable, "-m", "total_recall", "demo"], capture_output=True, text=True, env=env,
-                         cwd=ROOT, timeout=120)
+    env = {
+        **os.environ,
+        "TOTAL_RECALL_HOME": str(tmp_path / "home"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "none"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "total_recall", "demo"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "generated demo corpus" in out.stdout
     assert "Indexed" in out.stdout
@@ -50,8 +64,10 @@ def test_demo_without_transcripts_indexes_generated_corpus(tmp_path: Path) -> No
     assert (tmp_path / "home" / "demo" / "index.db").exists()
 
 
-@pytest.mark.parametrize("query, expected", [("retry_with_backoff", "retry_with_backoff"),
-                                             ("Clock", "Clock"), ("tenacity", "tenacity")])
+@pytest.mark.parametrize(
+    "query, expected",
+    [("retry_with_backoff", "retry_with_backoff"), ("Clock", "Clock"), ("tenacity", "tenacity")],
+)
 def test_demo_corpus_is_searchable(tmp_path: Path, query: str, expected: str) -> None:
     from index.db import open_reader
     from index.ingest import run_index

@@ -35,11 +35,28 @@ def write_corpus(root: Path) -> dict[str, str]:
     a.prompt(f"Never use the {MARK} library in this repo; we decided to drop {MARK} for good.")
     call = a.response(text=f"Dropping {MARK}.", tools=[("Bash", {"command": f"grep -rn {MARK} src/"})])[-1]
     a.tool_result(call, f"src/app.py:3: import {MARK}\nsrc/util.py:9: {MARK}.init()")
-    task = a.response(tools=[("Task", {"description": f"remove {MARK}", "prompt": f"Remove every {MARK} import.",
-                                       "subagent_type": "general-purpose"})])[-1]
-    a.tool_result(task, [{"type": "text", "text": f"removed {MARK}"}],
-                  tool_use_result={"status": "completed", "agentId": "a1b2c3", "description": f"remove {MARK}",
-                                   "content": [{"type": "text", "text": "done"}]})
+    task = a.response(
+        tools=[
+            (
+                "Task",
+                {
+                    "description": f"remove {MARK}",
+                    "prompt": f"Remove every {MARK} import.",
+                    "subagent_type": "general-purpose",
+                },
+            )
+        ]
+    )[-1]
+    a.tool_result(
+        task,
+        [{"type": "text", "text": f"removed {MARK}"}],
+        tool_use_result={
+            "status": "completed",
+            "agentId": "a1b2c3",
+            "description": f"remove {MARK}",
+            "content": [{"type": "text", "text": "done"}],
+        },
+    )
     a.prompt(f"Our goal: finish the {MARK} removal this week.")
     leaf = a.response(text=f"The {MARK} removal is complete; all tests pass.")[-1]
     path_a = a.write(d / f"{A}.jsonl")
@@ -110,7 +127,9 @@ def test_forget_removes_every_row_and_every_byte(corpus: dict[str, Any]) -> None
     assert before > 10 and MARK in all_text(db)
     assert any(session_rows(db, A).values())
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT count(*) FROM summaries WHERE summary LIKE ?", (f"%{MARK}%",)).fetchone()[0] == 1
+    assert (
+        conn.execute("SELECT count(*) FROM summaries WHERE summary LIKE ?", (f"%{MARK}%",)).fetchone()[0] == 1
+    )
     conn.close()
     out = json.loads(cli(db, "forget", A[:8], "--yes", "--json"))
     assert out["session_ids"] == [A] and out["messages"] > 5
@@ -152,7 +171,9 @@ def test_forget_removes_hook_state_of_the_session(corpus: dict[str, Any]) -> Non
 def test_rebuild_keeps_forget_promote_and_demote(corpus: dict[str, Any]) -> None:
     db, root = corpus["db"], corpus["root"]
     cli(db, "forget", A, "--yes")
-    promoted = json.loads(cli(db, "promote", "--as", "ban", "never deploy on fridays", "--cwd", CWD, "--json"))
+    promoted = json.loads(
+        cli(db, "promote", "--as", "ban", "never deploy on fridays", "--cwd", CWD, "--json")
+    )
     mined = json.loads(cli(db, "memories", "list", "--mined", "--json"))
     linter = next(m for m in mined["mined"] if "linter" in m["content"])
     cli(db, "unpromote", str(linter["id"]))
@@ -181,7 +202,9 @@ def test_rebuild_keeps_forget_promote_and_demote(corpus: dict[str, Any]) -> None
 
 def test_unpromote_removes_a_promotion_for_good(corpus: dict[str, Any]) -> None:
     db, root = corpus["db"], corpus["root"]
-    res = json.loads(cli(db, "promote", "--as", "standing_decision", "use pnpm, not npm", "--cwd", CWD, "--json"))
+    res = json.loads(
+        cli(db, "promote", "--as", "standing_decision", "use pnpm, not npm", "--cwd", CWD, "--json")
+    )
     mem = json.loads(cli(db, "memories", "list", "--json"))
     assert [p["content"] for p in mem["promoted"]] == [res["content"]]
     text = cli(db, "memories", "list")
@@ -229,16 +252,20 @@ def _hold_lock(db: Path) -> subprocess.Popen[bytes]:
     return p
 
 
-@pytest.mark.parametrize("args", [
-    ("forget", A, "--yes"),
-    ("consolidate",),
-    ("promote", "--as", "ban", "never deploy on fridays", "--cwd", CWD),
-    ("unpromote", "1"),
-    ("refine", "--model", "m", "--url", "http://127.0.0.1:9"),
-    ("rebuild", "--yes"),
-    ("vec", "backfill"),
-    ("vec", "rebuild"),
-], ids=lambda args: " ".join(args[:2]) if args[0] == "vec" else args[0])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("forget", A, "--yes"),
+        ("consolidate",),
+        ("promote", "--as", "ban", "never deploy on fridays", "--cwd", CWD),
+        ("unpromote", "1"),
+        ("refine", "--model", "m", "--url", "http://127.0.0.1:9"),
+        ("rebuild", "--yes"),
+        ("vec", "backfill"),
+        ("vec", "rebuild"),
+    ],
+    ids=lambda args: " ".join(args[:2]) if args[0] == "vec" else args[0],
+)
 def test_writers_wait_for_the_lock(corpus: dict[str, Any], args: tuple[str, ...]) -> None:
     from vec.driver import unavailable_reason
 
@@ -257,7 +284,9 @@ def test_writers_wait_for_the_lock(corpus: dict[str, Any], args: tuple[str, ...]
     assert db.exists() and all_text(db) == before, "the index was written while another run held the lock"
 
 
-def test_an_unwritable_user_file_changes_nothing(corpus: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unwritable_user_file_changes_nothing(
+    corpus: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import errno
 
     from index import userstate

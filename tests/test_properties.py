@@ -42,8 +42,9 @@ ANSWERS = [
 SCALE = float(os.environ.get("TOTAL_RECALL_PROPERTY_SCALE", "1"))
 
 STEP = st.tuples(
-    st.sampled_from(["prompt", "answer", "split", "tools", "parallel", "progress", "fork", "compact", "meta",
-                     "sidechain"]),
+    st.sampled_from(
+        ["prompt", "answer", "split", "tools", "parallel", "progress", "fork", "compact", "meta", "sidechain"]
+    ),
     st.integers(0, 1000),
 )
 STEPS = st.lists(STEP, min_size=1, max_size=14)
@@ -61,27 +62,50 @@ def build_transcript(steps: list[tuple[str, int]], sid: str) -> bytes:
         elif kind == "answer":
             anchors.append(s.response(text=answer)[-1]["uuid"])
         elif kind == "split":
-            recs = s.response(thinking="private chain of thought " + str(n), text=answer,
-                              tools=[("Bash", {"command": f"pytest -q -k case{n}", "description": "run tests"})])
+            recs = s.response(
+                thinking="private chain of thought " + str(n),
+                text=answer,
+                tools=[("Bash", {"command": f"pytest -q -k case{n}", "description": "run tests"})],
+            )
             s.tool_result(recs[-1], f"{n % 7} passed", is_error=n % 5 == 0)
             anchors.append(s.response(text=ANSWERS[(n + 1) % len(ANSWERS)])[-1]["uuid"])
         elif kind == "tools":
             call = s.response(tools=[("Read", {"file_path": f"/home/dev/projects/prop/src/m{n}.py"})])[-1]
             s.tool_result(call, f"def f{n}():\n    return {n}\n")
         elif kind == "parallel":
-            calls = s.response(text="Reading both.", tools=[("Grep", {"pattern": f"TODO{n}"}),
-                                                            ("Glob", {"pattern": "**/*.py"})])
+            calls = s.response(
+                text="Reading both.",
+                tools=[("Grep", {"pattern": f"TODO{n}"}), ("Glob", {"pattern": "**/*.py"})],
+            )
             t1, t2 = calls[-2], calls[-1]
             s.progress(t1["uuid"], t1)
             s.tool_result(t1, "a.py:1", parent=t1["uuid"])
             s.tool_result(t2, "a.py\nb.py", parent=t2["uuid"])
         elif kind == "progress":
             call = s.response(tools=[("Bash", {"command": "make test", "description": "tests"})])[-1]
-            pr = s.progress(call["uuid"], call, {"type": "bash_progress", "output": "..", "fullOutput": "..",
-                                                 "elapsedTimeSeconds": 1, "totalLines": 1})
+            pr = s.progress(
+                call["uuid"],
+                call,
+                {
+                    "type": "bash_progress",
+                    "output": "..",
+                    "fullOutput": "..",
+                    "elapsedTimeSeconds": 1,
+                    "totalLines": 1,
+                },
+            )
             s.tool_result(call, "ok", parent=call["uuid"])
-            s.system("stop_hook_summary", parent=pr["uuid"], hookCount=1, hookInfos=[], hookErrors=[],
-                     preventedContinuation=False, stopReason="", hasOutput=False, level="suggestion")
+            s.system(
+                "stop_hook_summary",
+                parent=pr["uuid"],
+                hookCount=1,
+                hookInfos=[],
+                hookErrors=[],
+                preventedContinuation=False,
+                stopReason="",
+                hasOutput=False,
+                level="suggestion",
+            )
         elif kind == "fork" and anchors:
             s.prompt(prompt, parent=anchors[n % len(anchors)])
         elif kind == "compact":
@@ -89,8 +113,13 @@ def build_transcript(steps: list[tuple[str, int]], sid: str) -> bytes:
             s.system("turn_duration", durationMs=1000 + n, isMeta=False)
             s.compact(logical, trigger="auto" if n % 2 else "manual", pre_tokens=150000 + n)
         elif kind == "meta":
-            s.user(["<local-command-stdout>ok</local-command-stdout>", "<system-reminder>x</system-reminder>",
-                    "[Request interrupted by user]"][n % 3])
+            s.user(
+                [
+                    "<local-command-stdout>ok</local-command-stdout>",
+                    "<system-reminder>x</system-reminder>",
+                    "[Request interrupted by user]",
+                ][n % 3]
+            )
         elif kind == "sidechain":  # a 1.0.x-style inline subagent in the main file
             back = s.last
             s.sidechain = True
@@ -102,12 +131,20 @@ def build_transcript(steps: list[tuple[str, int]], sid: str) -> bytes:
     return b"".join(make.dumps(r) + b"\n" for r in s.records if isinstance(r, dict))
 
 
-@settings(max_examples=int(40 * SCALE), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
-@given(steps=STEPS, cut_seeds=st.lists(st.floats(0, 1, exclude_min=True, exclude_max=True), max_size=7),
-       tag=st.integers(0, 10**9), rewind=st.one_of(st.none(), st.tuples(st.integers(0, 6), st.floats(0, 1))))
-def test_incremental_index_equals_full_index(steps: list[tuple[str, int]], cut_seeds: list[float], tag: int,
-                                             rewind: tuple[int, float] | None) -> None:
+@settings(
+    max_examples=int(40 * SCALE),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    steps=STEPS,
+    cut_seeds=st.lists(st.floats(0, 1, exclude_min=True, exclude_max=True), max_size=7),
+    tag=st.integers(0, 10**9),
+    rewind=st.one_of(st.none(), st.tuples(st.integers(0, 6), st.floats(0, 1))),
+)
+def test_incremental_index_equals_full_index(
+    steps: list[tuple[str, int]], cut_seeds: list[float], tag: int, rewind: tuple[int, float] | None
+) -> None:
     """Appended in random byte chunks (cuts inside lines included), and maybe once truncated back
     and rewritten (an editor, a rewind), the file indexes to exactly what one full pass gives."""
     sid = make.uid("prop", tag)
@@ -153,6 +190,7 @@ def test_incremental_index_equals_full_index(steps: list[tuple[str, int]], cut_s
 # (b) garbage never crashes the walker and never loses a valid record
 # ---------------------------------------------------------------------------------------------------
 
+
 def _valid_records(n: int, sid: str) -> list[dict[str, Any]]:
     s = make.Session(sid, version="2.1.9")
     for i in range(n):
@@ -163,8 +201,14 @@ def _valid_records(n: int, sid: str) -> list[dict[str, Any]]:
     return [r for r in s.records if isinstance(r, dict)]
 
 
-NON_OBJECTS = st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=30), st.booleans(), st.none(),
-                        st.lists(st.integers(), max_size=4)).map(lambda v: json.dumps(v).encode())
+NON_OBJECTS = st.one_of(
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=30),
+    st.booleans(),
+    st.none(),
+    st.lists(st.integers(), max_size=4),
+).map(lambda v: json.dumps(v).encode())
 RANDOM_BYTES = st.binary(min_size=1, max_size=120).map(lambda b: b.replace(b"\n", b" "))
 
 
@@ -187,7 +231,9 @@ def garbage(draw: st.DrawFn, pool: list[bytes]) -> bytes:
     return src + draw(RANDOM_BYTES)
 
 
-@settings(max_examples=int(50 * SCALE), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=int(50 * SCALE), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data(), n=st.integers(1, 12), final_newline=st.booleans())
 def test_garbage_lines_never_lose_valid_records(data: st.DataObject, n: int, final_newline: bool) -> None:
     sid = make.uid("garbage", n)

@@ -22,7 +22,9 @@ from index.refine import BAND, CAP, FLOOR, candidates, new_score, refine
 from index.textstore import pack
 
 REPO = Path(__file__).resolve().parent.parent
-TOKEN = "ghp_" + "".join(random.SystemRandom().choice(string.ascii_letters + string.digits) for _ in range(36))
+TOKEN = "ghp_" + "".join(
+    random.SystemRandom().choice(string.ascii_letters + string.digits) for _ in range(36)
+)
 
 
 class FakeOllama:
@@ -45,8 +47,11 @@ class FakeOllama:
                 req = json.loads(body)
                 fake.requests.append(req)
                 verdict = "doubt" if "Kind: truth_rhetoric" in req["prompt"] else "confirm"
-                text = fake.answer if fake.answer is not None else json.dumps(
-                    {"verdict": verdict, "note": f"fake says {verdict} {TOKEN}"})
+                text = (
+                    fake.answer
+                    if fake.answer is not None
+                    else json.dumps({"verdict": verdict, "note": f"fake says {verdict} {TOKEN}"})
+                )
                 out = json.dumps({"model": req["model"], "response": text, "done": True}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -82,12 +87,16 @@ def db(tmp_path: Path) -> Path:
     projects = write_demo_corpus(tmp_path / "demo")
     for f in projects.rglob("*.jsonl"):  # a secret in a transcript, as a user might paste one
         text = f.read_text()
-        f.write_text(text.replace("Never call time.sleep in tests;", f"Never call time.sleep in tests ({TOKEN});"))
+        f.write_text(
+            text.replace("Never call time.sleep in tests;", f"Never call time.sleep in tests ({TOKEN});")
+        )
     path = tmp_path / "index.db"
     assert run_index(path, [projects]).errors == []
     # An index written before scrubbing existed: the raw token in a candidate's source message body.
     conn = sqlite3.connect(path)
-    src = conn.execute("SELECT source_uuid FROM extractions WHERE kind='truth_rhetoric' ORDER BY id").fetchone()[0]
+    src = conn.execute(
+        "SELECT source_uuid FROM extractions WHERE kind='truth_rhetoric' ORDER BY id"
+    ).fetchone()[0]
     conn.execute("UPDATE messages SET body=? WHERE uuid=?", (pack(f"You're right, token {TOKEN} works"), src))
     conn.commit()
     conn.close()
@@ -97,7 +106,9 @@ def db(tmp_path: Path) -> Path:
 def _rows(path: Path) -> dict[int, tuple[str, str, float]]:
     conn = sqlite3.connect(path)
     try:
-        return {r[0]: (r[1], r[2], r[3]) for r in conn.execute("SELECT id, kind, content, score FROM extractions")}
+        return {
+            r[0]: (r[1], r[2], r[3]) for r in conn.execute("SELECT id, kind, content, score FROM extractions")
+        }
     finally:
         conn.close()
 
@@ -176,16 +187,27 @@ def test_unclear_answer_is_recorded_without_changing_scores(db: Path, fake: Fake
     assert _rows(db) == before
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:11434", "http://localhost:1", "http://[::1]:11434",
-                                 "http://127.0.0.2:80/"])
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:11434", "http://localhost:1", "http://[::1]:11434", "http://127.0.0.2:80/"]
+)
 def test_loopback_urls_are_accepted(url: str) -> None:
     assert is_loopback(url)
     assert check_url(url) == url.rstrip("/")
 
 
-@pytest.mark.parametrize("url", ["http://10.0.0.5:11434", "http://example.com:11434", "https://8.8.8.8",
-                                 "http://localhost.evil.com", "ftp://127.0.0.1", "http://user@127.0.0.1:1",
-                                 "127.0.0.1:11434", "http://0.0.0.0:11434"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://10.0.0.5:11434",
+        "http://example.com:11434",
+        "https://8.8.8.8",
+        "http://localhost.evil.com",
+        "ftp://127.0.0.1",
+        "http://user@127.0.0.1:1",
+        "127.0.0.1:11434",
+        "http://0.0.0.0:11434",
+    ],
+)
 def test_non_loopback_urls_are_refused(url: str) -> None:
     assert not is_loopback(url)
     with pytest.raises(LLMError, match="loopback"):
@@ -204,9 +226,16 @@ def test_nothing_listening_stops_with_a_clear_error(db: Path) -> None:
 
 # --- CLI -----------------------------------------------------------------------------------------
 
+
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "total_recall", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "total_recall", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def one_line_error(p: subprocess.CompletedProcess[str], *needles: str) -> str:
@@ -233,11 +262,16 @@ def test_cli_refuses_a_remote_url(db: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_cli_reports_nothing_listening(db: Path) -> None:
-    one_line_error(run("--db", db, "refine", "--model", "m", "--url", f"http://127.0.0.1:{_free_port()}"),
-                   "cannot reach", "ollama serve")
+    one_line_error(
+        run("--db", db, "refine", "--model", "m", "--url", f"http://127.0.0.1:{_free_port()}"),
+        "cannot reach",
+        "ollama serve",
+    )
 
 
-def test_cli_refines_and_dry_run_calls_nothing(db: Path, fake: FakeOllama, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_refines_and_dry_run_calls_nothing(
+    db: Path, fake: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("TOTAL_RECALL_LLM_MODEL", raising=False)
     p = run("--db", db, "refine", "--dry-run", "--json", "--limit", "3")
     assert p.returncode == 0, p.stderr

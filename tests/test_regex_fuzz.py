@@ -62,8 +62,12 @@ def _flags_of(call: ast.Call) -> int:
     flags = 0
     for node in [*call.args[1:], *(k.value for k in call.keywords)]:
         for sub in ast.walk(node):
-            if (isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "re"
-                    and sub.attr in _FLAGS):
+            if (
+                isinstance(sub, ast.Attribute)
+                and isinstance(sub.value, ast.Name)
+                and sub.value.id == "re"
+                and sub.attr in _FLAGS
+            ):
                 flags |= _FLAGS[sub.attr]
     return flags
 
@@ -79,19 +83,66 @@ def collect() -> dict[str, tuple[str, re.Pattern[str]]]:
     for f in files:  # literal patterns used inline: re.search(r"…", text), re.sub(r"…", …)
         name = f"{f.parent.name}.{f.stem}"
         for node in ast.walk(ast.parse(f.read_text())):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "re" and node.args
-                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-                    and node.args[0].value not in found):
-                found[node.args[0].value] = (f"{name}:{node.lineno}", re.compile(node.args[0].value, _flags_of(node)))
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "re"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and node.args[0].value not in found
+            ):
+                found[node.args[0].value] = (
+                    f"{name}:{node.lineno}",
+                    re.compile(node.args[0].value, _flags_of(node)),
+                )
     return found
 
 
 SINGLES = list("aA0 \n\t_-./\\:\"'<>[](){}*=#@!,;`~|$%?+&^é你\x1b\u00a0")
 AFTER = list("aA0 \n\t-._/*")  # runs tried after each of the pattern's own literals
-PAIRS = ["aA", "Aa", "a ", "a.", "a_", "a-", "a/", "A1", "a1", "a\n", " \n", "a:", "<a", "[a", "a]", "a>", "a'",
-         "x=", "a@", "a,", "1.", "a\\", ". ", "-a", "A_", "A-", "a\t", "\n\n-"]
-WORDS = ["word ", "Word ", "WORD ", "a-b_c.d/e ", "parseConfig ", "key=value ", "<a b=c ", "http://a.b/", "1. x\n"]
+PAIRS = [
+    "aA",
+    "Aa",
+    "a ",
+    "a.",
+    "a_",
+    "a-",
+    "a/",
+    "A1",
+    "a1",
+    "a\n",
+    " \n",
+    "a:",
+    "<a",
+    "[a",
+    "a]",
+    "a>",
+    "a'",
+    "x=",
+    "a@",
+    "a,",
+    "1.",
+    "a\\",
+    ". ",
+    "-a",
+    "A_",
+    "A-",
+    "a\t",
+    "\n\n-",
+]
+WORDS = [
+    "word ",
+    "Word ",
+    "WORD ",
+    "a-b_c.d/e ",
+    "parseConfig ",
+    "key=value ",
+    "<a b=c ",
+    "http://a.b/",
+    "1. x\n",
+]
 ENDS = ("!", "a")  # a final character that makes a match fail (one is punctuation, one a letter)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}
 
@@ -212,8 +263,12 @@ def test_the_sweep_finds_every_kind_of_pattern(patterns: dict[str, tuple[str, re
     where = {w for w, _ in patterns.values()}
     assert len(patterns) > 150
     # module-level, in a tuple of rules, and inline in a function body
-    assert {"index.fts_query._CAMEL", "detector.policy.IDENT", "extractors.secret_patterns.SCAN",
-            "extractors.corrections._REJECTED_IN_PROMPT"} <= where
+    assert {
+        "index.fts_query._CAMEL",
+        "detector.policy.IDENT",
+        "extractors.secret_patterns.SCAN",
+        "extractors.corrections._REJECTED_IN_PROMPT",
+    } <= where
     assert any(w.startswith("index.fts_query:") for w in where)  # re.split(r"[_-]+", word) in _name_parts
     assert set(ANCHORED) <= where  # no stale exemption
 
@@ -224,14 +279,38 @@ def test_the_sweep_catches_a_quadratic_pattern() -> None:
     assert len(found) == 1 and found[0].startswith("example.BAD")
 
 
-def test_every_pattern_is_linear_on_adversarial_input(patterns: dict[str, tuple[str, re.Pattern[str]]]) -> None:
+def test_every_pattern_is_linear_on_adversarial_input(
+    patterns: dict[str, tuple[str, re.Pattern[str]]],
+) -> None:
     assert slow_patterns(patterns) == []
 
 
 # --- whole surfaces on 200 k characters ------------------------------------------------------------------
 HUGE = 200_000
-SURFACE_SEEDS = ["A", "a", " ", "\n", "aA", "a-", "a_", "a.", "a/", "a ", "eyJ", "[", "Word ", "next ", "\n1. ",
-                 "**Pending Tasks**:\n", "key=value ", "-----BEGIN ", "http://u:p@", "`x`", "ERR_", "aB1_"]
+SURFACE_SEEDS = [
+    "A",
+    "a",
+    " ",
+    "\n",
+    "aA",
+    "a-",
+    "a_",
+    "a.",
+    "a/",
+    "a ",
+    "eyJ",
+    "[",
+    "Word ",
+    "next ",
+    "\n1. ",
+    "**Pending Tasks**:\n",
+    "key=value ",
+    "-----BEGIN ",
+    "http://u:p@",
+    "`x`",
+    "ERR_",
+    "aB1_",
+]
 
 
 def _surfaces() -> list[tuple[str, Callable[[str], Any]]]:
@@ -248,10 +327,18 @@ def _surfaces() -> list[tuple[str, Callable[[str], Any]]]:
         ("policy.decide", lambda s: decide(s, PolicyState(), now=0.0)),
         ("escalation.assess", lambda s: assess(s, Signals(bans=["never force push"]), draft=s)),
         ("pipeline.extract user", lambda s: extract(Utterance("u", "s", "user", s, prev_assistant_text=s))),
-        ("pipeline.extract assistant", lambda s: extract(Utterance("u", "s", "assistant", s, prev_user_text=s))),
-        ("summaries away", lambda s: extract_summary("away_summary", s, uuid="u", session_id="s", ts=None, cwd=None)),
-        ("summaries compact", lambda s: extract_summary("compact_summary", s, uuid="u", session_id="s", ts=None,
-                                                        cwd=None)),
+        (
+            "pipeline.extract assistant",
+            lambda s: extract(Utterance("u", "s", "assistant", s, prev_user_text=s)),
+        ),
+        (
+            "summaries away",
+            lambda s: extract_summary("away_summary", s, uuid="u", session_id="s", ts=None, cwd=None),
+        ),
+        (
+            "summaries compact",
+            lambda s: extract_summary("compact_summary", s, uuid="u", session_id="s", ts=None, cwd=None),
+        ),
         ("scrubber", scrub_text),
     ]
 

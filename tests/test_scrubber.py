@@ -45,17 +45,35 @@ def _assert_redacted(out: str, secret: str, *survivors: str) -> None:
 CONTEXTS: dict[str, Callable[[str], tuple[str, list[str]]]] = {
     "prose": lambda s: (f"I found {s} in the logs, rotate it.", ["I found ", " in the logs, rotate it."]),
     "bash": lambda s: (f"echo {s} | gh auth login --with-token && git status", ["| gh auth login", "echo "]),
-    "export": lambda s: (f"export SERVICE_TOKEN={s}\nnpm run deploy", ["export SERVICE_TOKEN=", "npm run deploy"]),
+    "export": lambda s: (
+        f"export SERVICE_TOKEN={s}\nnpm run deploy",
+        ["export SERVICE_TOKEN=", "npm run deploy"],
+    ),
     "dotenv": lambda s: (
         f"APP_NAME=demo\nDEBUG=true\nUPSTREAM_CRED={s}\nPORT=8080\n",
         ["APP_NAME=demo", "DEBUG=true", "UPSTREAM_CRED=", "PORT=8080"],
     ),
-    "json": lambda s: (json.dumps({"service": {"name": "demo", "value": s}}), ['"name": "demo"', '"value": "']),
+    "json": lambda s: (
+        json.dumps({"service": {"name": "demo", "value": s}}),
+        ['"name": "demo"', '"value": "'],
+    ),
     "json_escaped": lambda s: (json.dumps(json.dumps({"api_key": s})), ['\\"api_key\\"']),
-    "url_query": lambda s: (f"GET https://api.example.com/v1/items?limit=5&access_token={s}&x=1", ["limit=5", "&x=1"]),
-    "python": lambda s: (f'client = Client(api_key="{s}", timeout=30)', ["client = Client(api_key=", "timeout=30"]),
-    "yaml": lambda s: (f"services:\n  api:\n    auth_token: {s}\n    replicas: 2\n", ["auth_token: ", "replicas: 2"]),
-    "header": lambda s: (f"curl -H 'Authorization: Bearer {s}' https://x.test", ["Authorization: Bearer ", "https://x.test"]),
+    "url_query": lambda s: (
+        f"GET https://api.example.com/v1/items?limit=5&access_token={s}&x=1",
+        ["limit=5", "&x=1"],
+    ),
+    "python": lambda s: (
+        f'client = Client(api_key="{s}", timeout=30)',
+        ["client = Client(api_key=", "timeout=30"],
+    ),
+    "yaml": lambda s: (
+        f"services:\n  api:\n    auth_token: {s}\n    replicas: 2\n",
+        ["auth_token: ", "replicas: 2"],
+    ),
+    "header": lambda s: (
+        f"curl -H 'Authorization: Bearer {s}' https://x.test",
+        ["Authorization: Bearer ", "https://x.test"],
+    ),
 }
 
 
@@ -77,10 +95,20 @@ def test_prefixed_formats_in_nested_tool_payloads(fmt: str) -> None:
     secret = PREFIXED[fmt][0]()
     record: dict[str, Any] = {
         "type": "assistant",
-        "message": {"content": [
-            {"type": "tool_use", "name": "Bash", "input": {"command": f"export X_TOKEN={secret}", "timeout": 5}},
-            {"type": "tool_result", "content": [{"type": "text", "text": f"ok: {secret}\n"}], "is_error": False},
-        ]},
+        "message": {
+            "content": [
+                {
+                    "type": "tool_use",
+                    "name": "Bash",
+                    "input": {"command": f"export X_TOKEN={secret}", "timeout": 5},
+                },
+                {
+                    "type": "tool_result",
+                    "content": [{"type": "text", "text": f"ok: {secret}\n"}],
+                    "is_error": False,
+                },
+            ]
+        },
         "args": ("--flag", f"value={secret}"),
         "usage": {"input_tokens": 12, "output_tokens": 3},
     }
@@ -99,7 +127,12 @@ def test_keyed_formats(fmt: str) -> None:
     make, key, label = KEYED[fmt]
     marker = f"[REDACTED:{label}]"
     forms = [  # "@" stands for the value
-        f"{key}=@", f"export {key}=@", f'{{"{key}": "@"}}', f"{key}: @\n", f"{key.lower()} = @\n", f"{key} = '@'",
+        f"{key}=@",
+        f"export {key}=@",
+        f'{{"{key}": "@"}}',
+        f"{key}: @\n",
+        f"{key.lower()} = @\n",
+        f"{key} = '@'",
     ]
     for template in forms:
         secret = make()
@@ -121,11 +154,15 @@ def test_brief_examples_keep_key_names() -> None:
     assert scrub_text(f"Authorization: Bearer {rnd(40, B64URL)}") == "Authorization: Bearer [REDACTED:bearer]"
 
 
-@pytest.mark.parametrize("scheme", ["postgres", "postgresql", "mysql", "mongodb+srv", "redis", "amqp", "https"])
+@pytest.mark.parametrize(
+    "scheme", ["postgres", "postgresql", "mysql", "mongodb+srv", "redis", "amqp", "https"]
+)
 def test_url_credentials(scheme: str) -> None:
     pw = rnd(18, ALNUM + "!$%*")
     out = scrub_text(f"DATABASE_URL={scheme}://app_user:{pw}@db.internal:5432/prod?sslmode=require")
-    assert out == f"DATABASE_URL={scheme}://app_user:[REDACTED:password]@db.internal:5432/prod?sslmode=require"
+    assert (
+        out == f"DATABASE_URL={scheme}://app_user:[REDACTED:password]@db.internal:5432/prod?sslmode=require"
+    )
     out = scrub_text(f"connect to redis://:{pw}@cache:6379/0 now")
     assert out == "connect to redis://:[REDACTED:password]@cache:6379/0 now"
 
@@ -211,7 +248,7 @@ def test_generic_key_value_forms() -> None:
         f"mysql --user=root --password={v} db": "mysql --user=root --password=[REDACTED:password] db",
         f"vault login --token {v}": "vault login --token [REDACTED:secret]",
         f"spring.datasource.password={v}": "spring.datasource.password=[REDACTED:password]",
-        f"token := \"{v}\"": 'token := "[REDACTED:secret]"',
+        f'token := "{v}"': 'token := "[REDACTED:secret]"',
         f"'password' => '{v}'": "'password' => '[REDACTED:password]'",
         f"Server=db;Uid=app;Pwd={v};": "Server=db;Uid=app;Pwd=[REDACTED:password];",
         f"docker run -e POSTGRES_PASSWORD={v} postgres": "docker run -e POSTGRES_PASSWORD=[REDACTED:password] postgres",
@@ -272,7 +309,7 @@ LOOKALIKES = [
     "client = Client(api_key=api_key, password=password)",
     "if password == confirm_password: return True",
     "The password must be reset and the token rotated; check the secret store and auth logs.",
-    "export GITHUB_TOKEN=$GITHUB_TOKEN\nexport API_KEY=${API_KEY:-}\nexport TOKEN=\"$(cat ~/.token)\"",
+    'export GITHUB_TOKEN=$GITHUB_TOKEN\nexport API_KEY=${API_KEY:-}\nexport TOKEN="$(cat ~/.token)"',
     'API_KEY=<your-api-key>\nPASSWORD=xxxxxxxx\nSECRET=****\nTOKEN=\nAUTH=None\nDB_PASS=null\n"password": ""',
     "PWD=/home/dev/project\nOLDPWD=/home/dev",
     "password: ${DB_PASSWORD}\ntoken: {{ secrets.DEPLOY_TOKEN }}\nsecret: !vault |",
@@ -306,11 +343,17 @@ def test_integrity_and_digests_survive() -> None:
         sri256 = "sha256-" + base64.b64encode(RNG.randbytes(32)).decode()
         lock = f'"integrity": "{sri}",\n"resolved": "https://registry.npmjs.org/x/-/x-1.0.0.tgz"\n{sri256}'
         assert scrub_text(lock) == lock
-        digests = f"{RNG.randbytes(32).hex()}  dist/app.js\n{RNG.randbytes(64).hex()}\n{RNG.randbytes(20).hex()}"
+        digests = (
+            f"{RNG.randbytes(32).hex()}  dist/app.js\n{RNG.randbytes(64).hex()}\n{RNG.randbytes(20).hex()}"
+        )
         assert scrub_text(digests) == digests
 
 
-@given(st.binary(min_size=20, max_size=20), st.binary(min_size=16, max_size=16), st.binary(min_size=32, max_size=32))
+@given(
+    st.binary(min_size=20, max_size=20),
+    st.binary(min_size=16, max_size=16),
+    st.binary(min_size=32, max_size=32),
+)
 def test_random_shas_uuids_and_digests_survive(sha1: bytes, u: bytes, sha256: bytes) -> None:
     import uuid
 
@@ -323,7 +366,9 @@ def test_random_shas_uuids_and_digests_survive(sha1: bytes, u: bytes, sha256: by
 
 def test_base64_image_data_does_not_crash() -> None:
     blob = base64.b64encode(RNG.randbytes(300_000)).decode()
-    text = json.dumps({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": blob}})
+    text = json.dumps(
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": blob}}
+    )
     t0 = time.perf_counter()
     out = scrub_text(text)
     assert time.perf_counter() - t0 < 5
@@ -336,21 +381,86 @@ def test_base64_image_data_does_not_crash() -> None:
 _fragment = st.sampled_from(
     [make() for make, _ in PREFIXED.values()]
     + [f"{key}={make()}" for make, key, _ in KEYED.values()]
-    + [pem("OPENSSH "), pem("", sep="\\n"), f"postgres://u:{rnd(10)}@h/db", "Authorization: Bearer " + rnd(32)]
+    + [
+        pem("OPENSSH "),
+        pem("", sep="\\n"),
+        f"postgres://u:{rnd(10)}@h/db",
+        "Authorization: Bearer " + rnd(32),
+    ]
     + LOOKALIKES
     + ["[REDACTED:secret]", "password=[REDACTED:password]", "x", " ", "\n", '"', "'", ":", "=", "-", "_", "@"]
 )
 
 
 # Syntax pieces that make tokens, keys, quotes, URLs and markers collide in odd ways.
-_atom = st.sampled_from([
-    "password", "PASS", "pwd", "TOKEN", "api_key", "apiKey", "Authorization", "client_secret", "--token",
-    "export ", "https://", "postgres://", "u", ":", "@", "h/db", '"', "'", '\\"', ": ", "=", " = ", "=>", ":=",
-    " ", "\n", "\\n", ".", ",", ";", "(", ")", "[", "]", "{", "}", "Bearer ", "Basic ", "bot", "123456789",
-    ":AA", "sk-", "sk-ant-", "ghp_", "xoxb-", "AKIA", "AIza", "SK", "key-", "SG.", "hvs.", "eyJ", "?sig=",
-    "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "hooks.slack.com/services/",
-    "AccountKey=", "[REDACTED:secret]", "$X", "${X}", "xxxx", "/tmp/a.txt", "os.environ", "getpass()",
-])
+_atom = st.sampled_from(
+    [
+        "password",
+        "PASS",
+        "pwd",
+        "TOKEN",
+        "api_key",
+        "apiKey",
+        "Authorization",
+        "client_secret",
+        "--token",
+        "export ",
+        "https://",
+        "postgres://",
+        "u",
+        ":",
+        "@",
+        "h/db",
+        '"',
+        "'",
+        '\\"',
+        ": ",
+        "=",
+        " = ",
+        "=>",
+        ":=",
+        " ",
+        "\n",
+        "\\n",
+        ".",
+        ",",
+        ";",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "Bearer ",
+        "Basic ",
+        "bot",
+        "123456789",
+        ":AA",
+        "sk-",
+        "sk-ant-",
+        "ghp_",
+        "xoxb-",
+        "AKIA",
+        "AIza",
+        "SK",
+        "key-",
+        "SG.",
+        "hvs.",
+        "eyJ",
+        "?sig=",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "hooks.slack.com/services/",
+        "AccountKey=",
+        "[REDACTED:secret]",
+        "$X",
+        "${X}",
+        "xxxx",
+        "/tmp/a.txt",
+        "os.environ",
+        "getpass()",
+    ]
+)
 _body = st.text(alphabet="ABCDEFabcdef0123456789xyzXYZ_-+/=", min_size=1, max_size=50)
 
 
@@ -381,7 +491,7 @@ def test_hypothesis_token_bodies(body: str) -> None:
 
 def test_markers_are_not_rematched() -> None:
     markers = " ".join(f"[REDACTED:{label}]" for _, label in PREFIXED.values())
-    text = f"{markers}\nAPI_KEY=[REDACTED:secret]\n\"password\": \"[REDACTED:password]\"\nAuthorization: Bearer [REDACTED:bearer]"
+    text = f'{markers}\nAPI_KEY=[REDACTED:secret]\n"password": "[REDACTED:password]"\nAuthorization: Bearer [REDACTED:bearer]'
     assert scrub_text(text) == text and not contains_secret(text)
 
 
@@ -409,7 +519,9 @@ def test_pathological_inputs_are_fast(text: str) -> None:
 
 def test_token_in_url_user_and_password_both_redacted() -> None:
     tok, pw = "ghp_" + rnd(36), rnd(14)
-    out = scrub_text(f"https://{tok}:{pw}@github.com/org/repo.git and https://AKIA{rnd(16, UPPER + DIGITS)}@x.test")
+    out = scrub_text(
+        f"https://{tok}:{pw}@github.com/org/repo.git and https://AKIA{rnd(16, UPPER + DIGITS)}@x.test"
+    )
     assert tok not in out and pw not in out and "AKIA" not in out
     assert out.startswith("https://[REDACTED:github_token]:[REDACTED:password]@github.com/org/repo.git")
     assert scrub_text(out) == out
@@ -435,19 +547,35 @@ def test_env_style_assignment_followed_by_comma(value: str) -> None:
     even when a comma follows; `f(token=tok, ...)` keyword arguments stay code."""
     out = scrub_text(f"API_KEY={value}, next")
     assert out == "API_KEY=[REDACTED:secret], next", out
-    assert scrub_text(f"set DB_PASSWORD={value}, then restart") == "set DB_PASSWORD=[REDACTED:password], then restart"
+    assert (
+        scrub_text(f"set DB_PASSWORD={value}, then restart")
+        == "set DB_PASSWORD=[REDACTED:password], then restart"
+    )
 
 
 def test_keyword_arguments_still_survive() -> None:
-    for code in ("connect(password=password, user=user)", "f(token=tok, retries=3)", "Client(api_key=api_key, x=1)",
-                 "dict(secret=shared_value, n=2)", "login(password=self.pw, remember=True)"):
+    for code in (
+        "connect(password=password, user=user)",
+        "f(token=tok, retries=3)",
+        "Client(api_key=api_key, x=1)",
+        "dict(secret=shared_value, n=2)",
+        "login(password=self.pw, remember=True)",
+    ):
         assert scrub_text(code) == code
 
 
 def _ghs_jwt_token() -> str:
     head = b64url(json.dumps({"alg": "RS256", "typ": "JWT"}).encode())
-    body = b64url(json.dumps({"iid": RNG.randint(10**6, 10**8), "aid": RNG.randint(10**5, 10**7),
-                              "exp": RNG.randint(10**9, 2 * 10**9), "n": rnd(180)}).encode())
+    body = b64url(
+        json.dumps(
+            {
+                "iid": RNG.randint(10**6, 10**8),
+                "aid": RNG.randint(10**5, 10**7),
+                "exp": RNG.randint(10**9, 2 * 10**9),
+                "n": rnd(180),
+            }
+        ).encode()
+    )
     return f"ghs_{RNG.randint(10**5, 10**7)}_{head}.{body}.{b64url(RNG.randbytes(256))}"
 
 
@@ -460,16 +588,38 @@ def test_github_tokens_old_and_new_formats(prefix: str) -> None:
         out = scrub_text(text)
         assert new.split("_")[1] not in out and new[-30:] not in out, out
         assert "[REDACTED:github_token]" in out or "[REDACTED:secret]" in out, out
-    assert scrub_text(f"the app token is {new}. Rotate it") == "the app token is [REDACTED:github_token]. Rotate it"
+    assert (
+        scrub_text(f"the app token is {new}. Rotate it")
+        == "the app token is [REDACTED:github_token]. Rotate it"
+    )
 
 
-@pytest.mark.parametrize("fmt", ["ghp", "ghs", "github_pat", "glpat", "xoxb", "anthropic", "openai_proj", "aws_akia",
-                                 "npm", "google_api", "sk_live", "huggingface"])
+@pytest.mark.parametrize(
+    "fmt",
+    [
+        "ghp",
+        "ghs",
+        "github_pat",
+        "glpat",
+        "xoxb",
+        "anthropic",
+        "openai_proj",
+        "aws_akia",
+        "npm",
+        "google_api",
+        "sk_live",
+        "huggingface",
+    ],
+)
 def test_base64_of_a_known_token(fmt: str) -> None:
     secret = PREFIXED[fmt][0]()
-    for plain in (secret, secret + "\n", f"x-access-token:{secret}", f"user:{secret}", f"{{\"t\":\"{secret}\"}}"):
+    for plain in (secret, secret + "\n", f"x-access-token:{secret}", f"user:{secret}", f'{{"t":"{secret}"}}'):
         enc = base64.b64encode(plain.encode()).decode()
-        for text in (f"echo {enc} | base64 -d", f"data:\n  config: {enc}\n", f"the blob {enc}, decoded later"):
+        for text in (
+            f"echo {enc} | base64 -d",
+            f"data:\n  config: {enc}\n",
+            f"the blob {enc}, decoded later",
+        ):
             out = scrub_text(text)
             assert enc not in out and "[REDACTED:" in out, (plain, out)
             assert scrub_text(out) == out
@@ -479,34 +629,56 @@ def test_base64_of_a_known_token(fmt: str) -> None:
 
 def test_base64_lookalikes_survive() -> None:
     blobs = [base64.b64encode(RNG.randbytes(n)).decode() for n in (30, 48, 90, 300)]
-    blobs += [base64.b64encode(b"just some ordinary text that is not a secret at all").decode(),
-              base64.b64encode(json.dumps({"user": "dev", "theme": "dark"}).encode()).decode()]
+    blobs += [
+        base64.b64encode(b"just some ordinary text that is not a secret at all").decode(),
+        base64.b64encode(json.dumps({"user": "dev", "theme": "dark"}).encode()).decode(),
+    ]
     for b in blobs:
         text = f"payload {b} end"
         assert scrub_text(text) == text
 
 
-@pytest.mark.parametrize("tok", [lambda: rnd(40), lambda: rnd(32, HEX), lambda: rnd(24, B64URL) + "." + rnd(12),
-                                 lambda: "abc" + rnd(20, DIGITS)])
+@pytest.mark.parametrize(
+    "tok",
+    [
+        lambda: rnd(40),
+        lambda: rnd(32, HEX),
+        lambda: rnd(24, B64URL) + "." + rnd(12),
+        lambda: "abc" + rnd(20, DIGITS),
+    ],
+)
 def test_bearer_in_prose(tok: Callable[[], str]) -> None:
     value = tok()
-    for text in (f"call it with Bearer {value} and it works", f"use `Bearer {value}` as the header value",
-                 f"BEARER {value}", f"-H Bearer {value}"):
+    for text in (
+        f"call it with Bearer {value} and it works",
+        f"use `Bearer {value}` as the header value",
+        f"BEARER {value}",
+        f"-H Bearer {value}",
+    ):
         out = scrub_text(text)
         assert value not in out and "Bearer [REDACTED:bearer]" in out.replace("BEARER", "Bearer"), out
         assert scrub_text(out) == out
 
 
 def test_bearer_prose_lookalikes_survive() -> None:
-    for text in ("the Bearer token goes in the Authorization header", "Bearer authentication is simpler",
-                 "send Bearer <token> with each call", "Bearer $TOKEN", "Bearer ${ACCESS_TOKEN}",
-                 "a Bearer scheme (RFC 6750)", "Bearer tokens expire after one hour."):
+    for text in (
+        "the Bearer token goes in the Authorization header",
+        "Bearer authentication is simpler",
+        "send Bearer <token> with each call",
+        "Bearer $TOKEN",
+        "Bearer ${ACCESS_TOKEN}",
+        "a Bearer scheme (RFC 6750)",
+        "Bearer tokens expire after one hour.",
+    ):
         assert scrub_text(text) == text
 
 
 def test_base64_blob_inside_a_path_or_identifier() -> None:
     tok = PREFIXED["ghp"][0]()
-    for enc in (base64.b64encode(tok.encode()).decode(), base64.b64encode(f"u:{tok}".encode()).decode().rstrip("=")):
+    for enc in (
+        base64.b64encode(tok.encode()).decode(),
+        base64.b64encode(f"u:{tok}".encode()).decode().rstrip("="),
+    ):
         for text in (f"/home/dev/{enc}/app", f"/srv/{enc}", f"cache-{enc}-v2", f"build_{enc}"):
             out = scrub_text(text)
             assert enc.rstrip("=") not in out and "[REDACTED:" in out, (text, out)
@@ -523,7 +695,11 @@ def test_key_value_inside_a_file_path() -> None:
         b64 = rnd(40, B64)
         out = scrub_text(f"/srv/AWS_SECRET_ACCESS_KEY={b64}/src/main.py")
         assert not any(piece in out for piece in b64.split("/") if len(piece) >= 8), out
-    for kept in ("CONFIG=config/settings/app.py", "secret_file=config/app.key", "client_secret=src/app.py",
-                 "398 twilio-api-key: CHAT_LOGS/c7d2069e-c561-4759-8adf-b0745be78c29.jsonl",
-                 "api_key=/etc/keys/3f2a9c1d4e5b6a7f8091a2b3c4d5e6f7.pem"):
+    for kept in (
+        "CONFIG=config/settings/app.py",
+        "secret_file=config/app.key",
+        "client_secret=src/app.py",
+        "398 twilio-api-key: CHAT_LOGS/c7d2069e-c561-4759-8adf-b0745be78c29.jsonl",
+        "api_key=/etc/keys/3f2a9c1d4e5b6a7f8091a2b3c4d5e6f7.pem",
+    ):
         assert scrub_text(kept) == kept

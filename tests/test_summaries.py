@@ -28,10 +28,19 @@ Summary:
 
 
 def test_away_summary_is_kept_whole_without_the_settings_note() -> None:
-    [e] = extract_summary("away_summary", "Merged round 1; round 2 in flight. (disable recaps in /config)",
-                          uuid="u1", session_id="s1", ts="2026-01-01T00:00:00Z", cwd="/x")
-    assert (e.kind, e.content, e.context["source"]) == ("away_summary", "Merged round 1; round 2 in flight.",
-                                                         "away_summary")
+    [e] = extract_summary(
+        "away_summary",
+        "Merged round 1; round 2 in flight. (disable recaps in /config)",
+        uuid="u1",
+        session_id="s1",
+        ts="2026-01-01T00:00:00Z",
+        cwd="/x",
+    )
+    assert (e.kind, e.content, e.context["source"]) == (
+        "away_summary",
+        "Merged round 1; round 2 in flight.",
+        "away_summary",
+    )
 
 
 def test_compact_summary_keeps_intent_pending_current_and_next() -> None:
@@ -44,8 +53,21 @@ def test_compact_summary_keeps_intent_pending_current_and_next() -> None:
 
 
 def test_other_kinds_and_empty_summaries_give_nothing() -> None:
-    assert extract_summary("prompt", "hello there, a long enough prompt", uuid="u", session_id="s", ts=None,
-                           cwd=None) == []
-    assert extract_summary("compact_summary", "This session is being continued… no sections here", uuid="u",
-                           session_id="s", ts=None, cwd=None) == []
+    assert (
+        extract_summary(
+            "prompt", "hello there, a long enough prompt", uuid="u", session_id="s", ts=None, cwd=None
+        )
+        == []
+    )
+    assert (
+        extract_summary(
+            "compact_summary",
+            "This session is being continued… no sections here",
+            uuid="u",
+            session_id="s",
+            ts=None,
+            cwd=None,
+        )
+        == []
+    )
     assert extract_summary("away_summary", "ok", uuid="u", session_id="s", ts=None, cwd=None) == []

@@ -51,7 +51,9 @@ def test_mark_missing_leaves_no_open_transaction_when_it_fails(tmp_path: Path) -
     `missing` flags half-set), so the next BEGIN failed."""
     conn = open_writer(tmp_path / "index.db")
     root = tmp_path / "projects"
-    conn.execute("INSERT INTO ingest_state(path, root) VALUES(?, ?)", (str(root / "p" / "gone.jsonl"), str(root)))
+    conn.execute(
+        "INSERT INTO ingest_state(path, root) VALUES(?, ?)", (str(root / "p" / "gone.jsonl"), str(root))
+    )
     conn.execute("CREATE TEMP TRIGGER boom BEFORE UPDATE ON sessions BEGIN SELECT RAISE(ABORT, 'boom'); END")
     conn.execute("INSERT INTO sessions(session_id, file_id) VALUES('s', 1)")
     with pytest.raises(sqlite3.Error, match="boom"):

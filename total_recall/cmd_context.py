@@ -10,8 +10,13 @@ import click
 
 from total_recall.output import emit_json
 
-PROFILES = {"operator": "operator_profile", "voice": "voice_profile", "workflow": "workflow_profile",
-            "satisfaction": "satisfaction_profile", "preferences": "implicit_preferences"}
+PROFILES = {
+    "operator": "operator_profile",
+    "voice": "voice_profile",
+    "workflow": "workflow_profile",
+    "satisfaction": "satisfaction_profile",
+    "preferences": "implicit_preferences",
+}
 
 
 @click.command()
@@ -54,8 +59,12 @@ def profile(obj: Any, name: str, as_json: bool) -> None:
 
 @click.command("check-banned")
 @click.argument("action", nargs=-1, required=True)
-@click.option("--scope", type=click.Choice(["this_cwd", "this_project", "global"]), default="this_project",
-              show_default=True)
+@click.option(
+    "--scope",
+    type=click.Choice(["this_cwd", "this_project", "global"]),
+    default="this_project",
+    show_default=True,
+)
 @click.option("--cwd")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
@@ -66,9 +75,13 @@ def check_banned(obj: Any, action: tuple[str, ...], scope: str, cwd: str | None,
 
     res = q_check(open_reader(obj.db), " ".join(action), scope=scope, cwd=cwd or os.getcwd(), limit=5)
     if as_json:
-        emit_json({"verdict": res.extra.get("verdict"), "scope": res.scope, "note": res.note, "bans": res.items})
+        emit_json(
+            {"verdict": res.extra.get("verdict"), "scope": res.scope, "note": res.note, "bans": res.items}
+        )
         return
-    click.echo(f"verdict: {res.extra.get('verdict')} (scope {res.scope}{'; ' + res.note if res.note else ''})")
+    click.echo(
+        f"verdict: {res.extra.get('verdict')} (scope {res.scope}{'; ' + res.note if res.note else ''})"
+    )
     for b in res.items:
         click.echo(f"  - {b['content']}  ({str(b.get('date') or b.get('last_ts') or '')[:10]})")
 

@@ -31,7 +31,12 @@ def eval_group() -> None:
 
 
 _KEYS = ("questions", "session_hit@1", "session_hit@5", "session_hit@10", "mrr", "record_hit@5")
-_MODES: dict[str, list[bool | None]] = {"auto": [None], "fts": [False], "hybrid": [True], "both": [False, True]}
+_MODES: dict[str, list[bool | None]] = {
+    "auto": [None],
+    "fts": [False],
+    "hybrid": [True],
+    "both": [False, True],
+}
 
 
 def _provenance(paths: tuple[str, ...]) -> dict[str, str]:
@@ -54,18 +59,42 @@ def _provenance(paths: tuple[str, ...]) -> dict[str, str]:
 
 
 @eval_group.command()
-@click.option("--gold", "golds", required=True, multiple=True,
-              help="Retrieval gold .jsonl (query, gold_sessions, gold_uuids); repeatable.")
-@click.option("--index", "indexes", multiple=True,
-              help="The index to evaluate each --gold on, in the same order (default: --db for every one).")
-@click.option("--provenance", "provs", multiple=True,
-              help="A corpus's PROVENANCE.tsv: report per repository instead of per project; repeatable.")
-@click.option("--mode", type=click.Choice(list(_MODES)), default="auto", show_default=True,
-              help="auto: rank as `search` does; fts: full-text only; hybrid: FTS + vectors; both: compare.")
+@click.option(
+    "--gold",
+    "golds",
+    required=True,
+    multiple=True,
+    help="Retrieval gold .jsonl (query, gold_sessions, gold_uuids); repeatable.",
+)
+@click.option(
+    "--index",
+    "indexes",
+    multiple=True,
+    help="The index to evaluate each --gold on, in the same order (default: --db for every one).",
+)
+@click.option(
+    "--provenance",
+    "provs",
+    multiple=True,
+    help="A corpus's PROVENANCE.tsv: report per repository instead of per project; repeatable.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(list(_MODES)),
+    default="auto",
+    show_default=True,
+    help="auto: rank as `search` does; fts: full-text only; hybrid: FTS + vectors; both: compare.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def retrieval(obj: object, golds: tuple[str, ...], indexes: tuple[str, ...], provs: tuple[str, ...], mode: str,
-              as_json: bool) -> None:
+def retrieval(
+    obj: object,
+    golds: tuple[str, ...],
+    indexes: tuple[str, ...],
+    provs: tuple[str, ...],
+    mode: str,
+    as_json: bool,
+) -> None:
     """Session hit@1/5/10, MRR and record hit@5 of `search`, overall, per gold file and per source,
     plus how well scores separate the negative questions (abstention)."""
     from index.db import open_reader
@@ -73,7 +102,10 @@ def retrieval(obj: object, golds: tuple[str, ...], indexes: tuple[str, ...], pro
     from vec.store import VecError
 
     if indexes and len(indexes) != len(golds):
-        fail(f"{len(golds)} --gold files but {len(indexes)} --index files", "pass one --index per --gold, or none")
+        fail(
+            f"{len(golds)} --gold files but {len(indexes)} --index files",
+            "pass one --index per --gold, or none",
+        )
     prov = _provenance(provs)
     default_db: Path = obj.db  # type: ignore[attr-defined]
     sets = [(g, _read_jsonl(g), Path(indexes[i]) if indexes else default_db) for i, g in enumerate(golds)]

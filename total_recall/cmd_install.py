@@ -28,8 +28,13 @@ from total_recall.output import emit_json, fail
 PLUGIN = "total-recall"
 MARKETPLACE = "total-recall"
 PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
-STAGE_FILES = (".claude-plugin/plugin.json", ".claude-plugin/marketplace.json", "hooks/hooks.json", ".mcp.json",
-               "bin/total-recall")
+STAGE_FILES = (
+    ".claude-plugin/plugin.json",
+    ".claude-plugin/marketplace.json",
+    "hooks/hooks.json",
+    ".mcp.json",
+    "bin/total-recall",
+)
 STAGE_DIRS = ("commands", "skills")
 CLI_TIMEOUT = 120
 
@@ -44,7 +49,9 @@ def stage(src: Path, dest: Path) -> Path:
     """Copy only the plugin's files into `dest` (replacing an older copy)."""
     missing = [f for f in STAGE_FILES if not (src / f).is_file()]
     if missing:
-        raise click.ClickException(f"{src} is not a total-recall plugin checkout (missing {', '.join(missing)})")
+        raise click.ClickException(
+            f"{src} is not a total-recall plugin checkout (missing {', '.join(missing)})"
+        )
     if dest.exists():
         shutil.rmtree(dest)
     for f in STAGE_FILES:
@@ -79,8 +86,13 @@ def _save_settings(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def edit_settings(*, db: Path | None = None, remove_db: Path | None = None, marketplace: Path | None = None,
-                  remove_plugin: bool = False) -> dict[str, Any]:
+def edit_settings(
+    *,
+    db: Path | None = None,
+    remove_db: Path | None = None,
+    marketplace: Path | None = None,
+    remove_plugin: bool = False,
+) -> dict[str, Any]:
     """Set/unset env.TOTAL_RECALL_DB and (without the claude CLI) the marketplace + enabled plugin."""
     path = settings_path()
     data = _load_settings(path)
@@ -95,7 +107,8 @@ def edit_settings(*, db: Path | None = None, remove_db: Path | None = None, mark
         data.pop("env", None)
     if marketplace is not None:
         data.setdefault("extraKnownMarketplaces", {})[MARKETPLACE] = {
-            "source": {"source": "directory", "path": str(marketplace)}}
+            "source": {"source": "directory", "path": str(marketplace)}
+        }
         data.setdefault("enabledPlugins", {})[PLUGIN_ID] = True
     if remove_plugin:
         for key, name in (("extraKnownMarketplaces", MARKETPLACE), ("enabledPlugins", PLUGIN_ID)):
@@ -109,8 +122,9 @@ def edit_settings(*, db: Path | None = None, remove_db: Path | None = None, mark
 
 def _claude(bin_: str, *args: str) -> tuple[int, str]:
     try:
-        p = subprocess.run([bin_, *args], capture_output=True, text=True, timeout=CLI_TIMEOUT,
-                           stdin=subprocess.DEVNULL)
+        p = subprocess.run(
+            [bin_, *args], capture_output=True, text=True, timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return 1, str(exc)
     return p.returncode, (p.stdout + p.stderr).strip()
@@ -146,33 +160,56 @@ def check_path(link_bin: Path | None) -> dict[str, Any]:
 
 @click.command()
 @click.option("--claude", "claude_bin", help="Path of the claude CLI (default: `claude` on PATH).")
-@click.option("--source", type=click.Path(file_okay=False, path_type=Path),
-              help="Plugin checkout to install from (default: this installation's checkout).")
+@click.option(
+    "--source",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Plugin checkout to install from (default: this installation's checkout).",
+)
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True)
-@click.option("--shared-index/--plugin-index", default=True, show_default=True,
-              help="Hooks and MCP use this CLI's index (env.TOTAL_RECALL_DB in Claude Code settings), "
-                   "or their own under $CLAUDE_PLUGIN_DATA.")
-@click.option("--link-bin", type=click.Path(file_okay=False, path_type=Path),
-              help="Symlink `total-recall` into this directory (e.g. ~/.local/bin) if PATH lacks it.")
+@click.option(
+    "--shared-index/--plugin-index",
+    default=True,
+    show_default=True,
+    help="Hooks and MCP use this CLI's index (env.TOTAL_RECALL_DB in Claude Code settings), "
+    "or their own under $CLAUDE_PLUGIN_DATA.",
+)
+@click.option(
+    "--link-bin",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Symlink `total-recall` into this directory (e.g. ~/.local/bin) if PATH lacks it.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def install(obj: Any, claude_bin: str | None, source: Path | None, scope: str, shared_index: bool,
-            link_bin: Path | None, as_json: bool) -> None:
+def install(
+    obj: Any,
+    claude_bin: str | None,
+    source: Path | None,
+    scope: str,
+    shared_index: bool,
+    link_bin: Path | None,
+    as_json: bool,
+) -> None:
     """Install the Claude Code plugin: hooks, MCP server, slash commands and skills."""
     src = source or source_root()
     if src is None:
-        fail("cannot find the plugin files (.claude-plugin/plugin.json)",
-             "pass --source DIR pointing at a total-recall checkout")
+        fail(
+            "cannot find the plugin files (.claude-plugin/plugin.json)",
+            "pass --source DIR pointing at a total-recall checkout",
+        )
         return
     dest = stage(src.resolve(), data_dir() / "claude-plugin")
     result: dict[str, Any] = {"plugin": PLUGIN_ID, "staged": str(dest), "scope": scope}
     bin_ = claude_bin or shutil.which("claude")
     if bin_:
-        code, text = _claude(bin_, "plugin", "install", PLUGIN, "--marketplace", str(dest), "-s", scope, "--json")
+        code, text = _claude(
+            bin_, "plugin", "install", PLUGIN, "--marketplace", str(dest), "-s", scope, "--json"
+        )
         result.update(method="claude-cli", claude=bin_, claude_output=text[-2000:])
         if code != 0:
-            fail(f"`claude plugin install` failed ({code}): {text[-300:]}",
-                 "check the claude CLI works (`claude --version`), or run without it: --claude /nonexistent")
+            fail(
+                f"`claude plugin install` failed ({code}): {text[-300:]}",
+                "check the claude CLI works (`claude --version`), or run without it: --claude /nonexistent",
+            )
     else:
         edit_settings(marketplace=dest)
         result.update(method="settings", settings=str(settings_path()))
@@ -190,10 +227,15 @@ def install(obj: Any, claude_bin: str | None, source: Path | None, scope: str, s
     pc = result["path_check"]
     if not pc["ok"]:
         where = Path(pc["executable"]).parent if pc["executable"] else "the venv's bin directory"
-        click.echo(f"warning: `total-recall` is not on PATH as this installation; hooks will not run. "
-                   f"Add {where} to PATH, or re-run with --link-bin ~/.local/bin", err=True)
+        click.echo(
+            f"warning: `total-recall` is not on PATH as this installation; hooks will not run. "
+            f"Add {where} to PATH, or re-run with --link-bin ~/.local/bin",
+            err=True,
+        )
     if not obj.db.exists():
-        click.echo("no index yet: the first session builds it in the background (or run `total-recall index`)")
+        click.echo(
+            "no index yet: the first session builds it in the background (or run `total-recall index`)"
+        )
 
 
 @click.command()
@@ -210,8 +252,12 @@ def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, as_json
         args = ["plugin", "uninstall", PLUGIN_ID, "-s", scope, "--json"] + ([] if purge else ["--keep-data"])
         code, text = _claude(bin_, *args)
         code2, text2 = _claude(bin_, "plugin", "marketplace", "remove", MARKETPLACE, "--json")
-        result.update(method="claude-cli", uninstall_rc=code, marketplace_rc=code2,
-                      claude_output=(text + "\n" + text2)[-2000:])
+        result.update(
+            method="claude-cli",
+            uninstall_rc=code,
+            marketplace_rc=code2,
+            claude_output=(text + "\n" + text2)[-2000:],
+        )
     else:
         result["method"] = "settings"
     edit_settings(remove_db=obj.db.resolve(), remove_plugin=True)
@@ -241,16 +287,24 @@ def adaptive(obj: Any, as_json: bool) -> None:
     def pct(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.0%}"
 
-    click.echo(f"prompts seen: {rep['prompts']}, recall injected on {rep['fired']} ({pct(rep['fire_rate'])}), "
-               f"avg {rep['avg_injected_chars']} chars")
-    click.echo(f"precision: {pct(rep['precision'])} of {rep['judged_injections']} judged injections were useful "
-               "(next prompt neither a correction nor a repeat)")
-    click.echo(f"misses: {pct(rep['miss_rate'])} of {rep['judged_skips']} skipped prompts were followed by one")
+    click.echo(
+        f"prompts seen: {rep['prompts']}, recall injected on {rep['fired']} ({pct(rep['fire_rate'])}), "
+        f"avg {rep['avg_injected_chars']} chars"
+    )
+    click.echo(
+        f"precision: {pct(rep['precision'])} of {rep['judged_injections']} judged injections were useful "
+        "(next prompt neither a correction nor a repeat)"
+    )
+    click.echo(
+        f"misses: {pct(rep['miss_rate'])} of {rep['judged_skips']} skipped prompts were followed by one"
+    )
     for reason, r in rep["per_trigger"].items():
         click.echo(f"  {reason:28s} {r['useful']}/{r['judged']} useful ({pct(r['precision'])})")
     for hook, h in rep["hooks"].items():
-        click.echo(f"hook {hook:20s} runs {h['runs']:6d}  errors {h['errors']:4d}  p50 {h['p50_ms']} ms  "
-                   f"p95 {h['p95_ms']} ms")
+        click.echo(
+            f"hook {hook:20s} runs {h['runs']:6d}  errors {h['errors']:4d}  p50 {h['p50_ms']} ms  "
+            f"p95 {h['p95_ms']} ms"
+        )
     for line in rep["advice"]:
         click.echo(f"advice: {line}")
 

@@ -12,8 +12,12 @@ import click
 from total_recall.output import checked_roots, emit_json, fail, json_text
 
 wait_option = click.option(
-    "--wait", default=120.0, show_default=True, type=click.FloatRange(0, 3600),
-    help="Seconds to wait for an index run that holds the index (e.g. one a hook started).")
+    "--wait",
+    default=120.0,
+    show_default=True,
+    type=click.FloatRange(0, 3600),
+    help="Seconds to wait for an index run that holds the index (e.g. one a hook started).",
+)
 
 
 @click.command()
@@ -33,7 +37,10 @@ def forget(obj: Any, session: str | None, project: str | None, yes: bool, wait: 
     with maintenance(obj.db, wait) as conn:
         ids = sessions_for(conn, session, project)
         if not ids:
-            fail(f"no session matches {session or project!r}", "find one with `total-recall search --sessions TOPIC`")
+            fail(
+                f"no session matches {session or project!r}",
+                "find one with `total-recall search --sessions TOPIC`",
+            )
         if not yes:
             fail(f"this forgets {len(ids)} session(s) for good", "re-run with --yes to confirm")
         counts = do_forget(conn, obj.db, ids)
@@ -41,14 +48,22 @@ def forget(obj: Any, session: str | None, project: str | None, yes: bool, wait: 
     if as_json:
         emit_json({**counts, "session_ids": ids})
         return
-    click.echo(f"forgot {counts['sessions']} session(s): {counts['messages']} messages, "
-               f"{counts['extractions']} extractions; they will not be indexed again")
+    click.echo(
+        f"forgot {counts['sessions']} session(s): {counts['messages']} messages, "
+        f"{counts['extractions']} extractions; they will not be indexed again"
+    )
     if not counts["wal_truncated"]:
-        click.echo("warning: another process kept the write-ahead log open; old pages stay in "
-                   f"{obj.db}-wal until it closes — run `total-recall forget` again then", err=True)
+        click.echo(
+            "warning: another process kept the write-ahead log open; old pages stay in "
+            f"{obj.db}-wal until it closes — run `total-recall forget` again then",
+            err=True,
+        )
     if counts["vectors_removed"] < 0:
-        click.echo("warning: the vector store could not be opened to drop their vectors; "
-                   "install total-recall[vec] and run `total-recall vec rebuild`", err=True)
+        click.echo(
+            "warning: the vector store could not be opened to drop their vectors; "
+            "install total-recall[vec] and run `total-recall vec rebuild`",
+            err=True,
+        )
 
 
 def _drop_hook_state(db: Path, session_ids: list[str]) -> None:
@@ -75,8 +90,10 @@ def consolidate(obj: Any, wait: float, as_json: bool) -> None:
     if as_json:
         emit_json(res)
     else:
-        click.echo(f"goals paused {res['goals_paused']}, abandoned {res['goals_abandoned']}, duplicates closed "
-                   f"{res['duplicate_goals_closed']}; now {res['goals_by_status']}; FTS optimised")
+        click.echo(
+            f"goals paused {res['goals_paused']}, abandoned {res['goals_abandoned']}, duplicates closed "
+            f"{res['duplicate_goals_closed']}; now {res['goals_by_status']}; FTS optimised"
+        )
 
 
 @click.command()
@@ -111,15 +128,19 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
     if as_json:
         emit_json(out)
     else:
-        click.echo(f"rebuilt: {report.records} records, {report.messages_added} messages in {report.elapsed_s:.2f}s"
-                   + (f"; re-embedded {out['vectors'].get('vectors_added', 0)} vectors" if had_vectors else "")
-                   + f"; your decisions kept: {applied['forgotten']} forgotten session(s), "
-                     f"{applied['promoted']} promoted, {applied['demoted']} demoted")
+        click.echo(
+            f"rebuilt: {report.records} records, {report.messages_added} messages in {report.elapsed_s:.2f}s"
+            + (f"; re-embedded {out['vectors'].get('vectors_added', 0)} vectors" if had_vectors else "")
+            + f"; your decisions kept: {applied['forgotten']} forgotten session(s), "
+            f"{applied['promoted']} promoted, {applied['demoted']} demoted"
+        )
 
 
 @click.command()
 @click.argument("session_id")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "jsonl"]), default="markdown", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["markdown", "jsonl"]), default="markdown", show_default=True
+)
 @click.option("--tools", is_flag=True, help="Include tool calls and results.")
 @click.option("--out", type=click.Path(dir_okay=False, writable=True))
 @click.pass_obj
@@ -133,17 +154,26 @@ def export(obj: Any, session_id: str, fmt: str, tools: bool, out: str | None) ->
     sid = find_session(conn, session_id) or session_id
     info = inspect_session(conn, sid, 0)
     if info is None:
-        fail(f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`")
+        fail(
+            f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`"
+        )
     rows = session_transcript(conn, sid, include_tools=tools)
     if fmt == "jsonl":
         data = "".join(json_text(r) + "\n" for r in rows).encode()
     else:
-        head = [f"# {info.get('title') or sid}", "",
-                f"- session: `{sid}`", f"- project: `{info.get('project_key')}`",
-                f"- from {info.get('first_ts')} to {info.get('last_ts')}", ""]
+        head = [
+            f"# {info.get('title') or sid}",
+            "",
+            f"- session: `{sid}`",
+            f"- project: `{info.get('project_key')}`",
+            f"- from {info.get('first_ts')} to {info.get('last_ts')}",
+            "",
+        ]
         body = []
         for r in rows:
-            who = "**you**" if r["role"] == "user" else ("assistant" if r["role"] == "assistant" else r["role"])
+            who = (
+                "**you**" if r["role"] == "user" else ("assistant" if r["role"] == "assistant" else r["role"])
+            )
             mark = "" if r["on_main"] else " _(abandoned branch)_"
             body.append(f"### {who} · {(r['ts'] or '')[:19]}{mark}\n\n{r['text']}\n")
         data = ("\n".join(head + body)).encode()

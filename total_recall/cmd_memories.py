@@ -16,21 +16,36 @@ from total_recall.output import emit_json, fail, short
 @click.command()
 @click.argument("text", nargs=-1)
 @click.option("--as", "kind", required=True, type=click.Choice(PROMOTABLE))
-@click.option("--id", "extraction_id", type=int, help="Promote an existing extraction (see `memories list --mined`).")
+@click.option(
+    "--id", "extraction_id", type=int, help="Promote an existing extraction (see `memories list --mined`)."
+)
 @click.option("--cwd", help="Project directory for typed text (default: the current one).")
 @wait_option
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def promote(obj: Any, text: tuple[str, ...], kind: str, extraction_id: int | None, cwd: str | None, wait: float,
-            as_json: bool) -> None:
+def promote(
+    obj: Any,
+    text: tuple[str, ...],
+    kind: str,
+    extraction_id: int | None,
+    cwd: str | None,
+    wait: float,
+    as_json: bool,
+) -> None:
     """Make a memory durable: a ban, standing decision, goal or preference for this project."""
     from index.manage import maintenance
     from index.memories import promote as do_promote
 
     with maintenance(obj.db, wait) as conn:
         try:
-            res = do_promote(conn, obj.db, kind, text=" ".join(text) or None, extraction_id=extraction_id,
-                             cwd=cwd or os.getcwd())
+            res = do_promote(
+                conn,
+                obj.db,
+                kind,
+                text=" ".join(text) or None,
+                extraction_id=extraction_id,
+                cwd=cwd or os.getcwd(),
+            )
         except (ValueError, LookupError) as exc:
             fail(str(exc), "pass TEXT or --id N (ids are in `total-recall memories list --mined`)")
             return
@@ -61,7 +76,9 @@ def unpromote(obj: Any, memory_id: int, wait: float, as_json: bool) -> None:
     elif res["action"] == "unpromoted":
         click.echo(f"unpromoted {res['kind']}: {res['content']}")
     else:
-        click.echo(f"demoted {res['kind']} ({res['removed']} mention(s)); it will not come back: {res['content']}")
+        click.echo(
+            f"demoted {res['kind']} ({res['removed']} mention(s)); it will not come back: {res['content']}"
+        )
 
 
 @click.group(name="memories")

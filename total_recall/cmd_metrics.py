@@ -17,11 +17,18 @@ import click
 from lib.paths import other_agent_roots
 from total_recall.output import emit_json, fail, short
 
-_since = click.option("--since", help="Only activity since: 7d, 12h, 2w or an ISO date (UTC) like 2026-10-01.")
+_since = click.option(
+    "--since", help="Only activity since: 7d, 12h, 2w or an ISO date (UTC) like 2026-10-01."
+)
 _json = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON document.")
-_rate = click.option("--rate", "rates", multiple=True, metavar="MODEL=IN/OUT",
-                     help="Override a model's price in USD per million tokens "
-                          "(IN/OUT[/CACHE_READ[/WRITE_5M[/WRITE_1H]]]); repeatable.")
+_rate = click.option(
+    "--rate",
+    "rates",
+    multiple=True,
+    metavar="MODEL=IN/OUT",
+    help="Override a model's price in USD per million tokens "
+    "(IN/OUT[/CACHE_READ[/WRITE_5M[/WRITE_1H]]]); repeatable.",
+)
 
 
 def _open(obj: Any, rates: tuple[str, ...], since: str | None) -> tuple[Any, Any, str | None]:
@@ -36,8 +43,9 @@ def _open(obj: Any, rates: tuple[str, ...], since: str | None) -> tuple[Any, Any
     return open_reader(obj.db), cat, parse_since(since)
 
 
-def _table(title: str, cols: list[str], rows: list[list[Any]], right: set[int] | None = None,
-           wrap: int | None = None) -> None:
+def _table(
+    title: str, cols: list[str], rows: list[list[Any]], right: set[int] | None = None, wrap: int | None = None
+) -> None:
     """A borderless table: short columns keep their width, long text columns (and `wrap`) fold."""
     from rich.table import Table
 
@@ -48,8 +56,13 @@ def _table(title: str, cols: list[str], rows: list[list[Any]], right: set[int] |
     for i, c in enumerate(cols):
         width = max([len(c)] + [len(r[i]) for r in cells])
         fixed = width <= 16 and i != wrap
-        t.add_column(c, justify="right" if right and i in right else "left", no_wrap=fixed,
-                     min_width=width if fixed else min(width, 12), overflow="fold")
+        t.add_column(
+            c,
+            justify="right" if right and i in right else "left",
+            no_wrap=fixed,
+            min_width=width if fixed else min(width, 12),
+            overflow="fold",
+        )
     for r in cells:
         t.add_row(*map(cell, r))
     console().print(t)
@@ -98,24 +111,44 @@ def summary(obj: Any, since: str | None, rates: tuple[str, ...], top: int, as_js
         return
     tok = data["tokens"]
     hit = data["cache_hit_rate"]
-    rows = [["sessions", data["sessions"]], ["projects", data["projects"]],
-            ["API responses", f"{tok['turns']:,}"],
-            ["tokens", f"{_n(tok['total_tokens'])} (in {_n(tok['input_tokens'])}, out {_n(tok['output_tokens'])}, "
-                       f"cache write {_n(tok['cache_creation_tokens'])}, cache read {_n(tok['cache_read_tokens'])})"],
-            ["cache-hit rate", "-" if hit is None else f"{hit:.1%}"],
-            ["cost", _usd(data) + (f"  (unpriced: {', '.join(data['unknown_models'])})" if data["unknown_models"] else "")],
-            ["active / wall hours", f"{data['active_hours']:.1f} / {data['wall_hours']:.1f}"]]
+    rows = [
+        ["sessions", data["sessions"]],
+        ["projects", data["projects"]],
+        ["API responses", f"{tok['turns']:,}"],
+        [
+            "tokens",
+            f"{_n(tok['total_tokens'])} (in {_n(tok['input_tokens'])}, out {_n(tok['output_tokens'])}, "
+            f"cache write {_n(tok['cache_creation_tokens'])}, cache read {_n(tok['cache_read_tokens'])})",
+        ],
+        ["cache-hit rate", "-" if hit is None else f"{hit:.1%}"],
+        [
+            "cost",
+            _usd(data)
+            + (f"  (unpriced: {', '.join(data['unknown_models'])})" if data["unknown_models"] else ""),
+        ],
+        ["active / wall hours", f"{data['active_hours']:.1f} / {data['wall_hours']:.1f}"],
+    ]
     b = data["busiest_project"]
     if b:
         rows.append(["busiest project", f"{b['project']} ({b['turns']:,} responses, {_usd(b)})"])
     _table(f"usage since {s or 'the beginning'} (rates as of {data['rates_as_of']})", ["", ""], rows, wrap=1)
     if data["models"]:
-        _table("by model", ["model", "responses", "tokens", "cost"],
-               [[m["model"], f"{m['turns']:,}", _n(m["total_tokens"]), _usd(m)] for m in data["models"]], {1, 2, 3})
+        _table(
+            "by model",
+            ["model", "responses", "tokens", "cost"],
+            [[m["model"], f"{m['turns']:,}", _n(m["total_tokens"]), _usd(m)] for m in data["models"]],
+            {1, 2, 3},
+        )
     if data["top_corrections"]:
-        _table("top corrections", ["n", "kind", "last", "correction"],
-               [[c["count"], c["kind"], (c["last_ts"] or "")[:10], short(c["content"], 90)]
-                for c in data["top_corrections"]], wrap=3)
+        _table(
+            "top corrections",
+            ["n", "kind", "last", "correction"],
+            [
+                [c["count"], c["kind"], (c["last_ts"] or "")[:10], short(c["content"], 90)]
+                for c in data["top_corrections"]
+            ],
+            wrap=3,
+        )
 
 
 @metrics_group.command()
@@ -135,25 +168,56 @@ def cost(obj: Any, since: str | None, rates: tuple[str, ...], by: str, group: st
         emit_json(data)
         return
     label = {"day": "day", "week": "week of", "month": "month"}[by]
-    rows = [[r["period"], r[group] if group == "model" else _proj(r[group]), f"{r['turns']:,}", _n(r["input_tokens"]),
-             _n(r["output_tokens"]), _n(r["cache_creation_tokens"]), _n(r["cache_read_tokens"]), _usd(r)]
-            for r in data["rows"]]
+    rows = [
+        [
+            r["period"],
+            r[group] if group == "model" else _proj(r[group]),
+            f"{r['turns']:,}",
+            _n(r["input_tokens"]),
+            _n(r["output_tokens"]),
+            _n(r["cache_creation_tokens"]),
+            _n(r["cache_read_tokens"]),
+            _usd(r),
+        ]
+        for r in data["rows"]
+    ]
     t = data["total"]
-    rows.append(["total", "", f"{t['turns']:,}", _n(t["input_tokens"]), _n(t["output_tokens"]),
-                 _n(t["cache_creation_tokens"]), _n(t["cache_read_tokens"]), _usd(t)])
-    _table(f"cost by {by} and {group} (rates as of {data['rates_as_of']})",
-           [label, group, "resp.", "input", "output", "c.write", "c.read", "cost"], rows,
-           {2, 3, 4, 5, 6, 7})
+    rows.append(
+        [
+            "total",
+            "",
+            f"{t['turns']:,}",
+            _n(t["input_tokens"]),
+            _n(t["output_tokens"]),
+            _n(t["cache_creation_tokens"]),
+            _n(t["cache_read_tokens"]),
+            _usd(t),
+        ]
+    )
+    _table(
+        f"cost by {by} and {group} (rates as of {data['rates_as_of']})",
+        [label, group, "resp.", "input", "output", "c.write", "c.read", "cost"],
+        rows,
+        {2, 3, 4, 5, 6, 7},
+    )
     if t["unknown_models"]:
-        click.echo(f"unpriced models (cost unknown): {', '.join(t['unknown_models'])} — "
-                   "price them with --rate MODEL=IN/OUT", err=True)
+        click.echo(
+            f"unpriced models (cost unknown): {', '.join(t['unknown_models'])} — "
+            "price them with --rate MODEL=IN/OUT",
+            err=True,
+        )
 
 
 @metrics_group.command()
 @_since
 @_rate
-@click.option("--by", type=click.Choice(["tokens", "cost", "duration", "active", "corrections"]), default="tokens",
-              show_default=True, help="duration = first to last record; active = working time.")
+@click.option(
+    "--by",
+    type=click.Choice(["tokens", "cost", "duration", "active", "corrections"]),
+    default="tokens",
+    show_default=True,
+    help="duration = first to last record; active = working time.",
+)
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 1000))
 @_json
 @click.pass_obj
@@ -169,11 +233,26 @@ def sessions(obj: Any, since: str | None, rates: tuple[str, ...], by: str, limit
     if not data:
         click.echo(f"no sessions since {s}" if s else "no sessions in the index")
         return
-    _table(f"top {limit} sessions by {by}", ["session", "last", "project", "tokens", "cost", "active h", "wall h",
-                                              "corr.", "title"],
-           [[r["session_id"][:8], (r["last_ts"] or "")[:10], _proj(r["project"]), _n(r["total_tokens"]), _usd(r),
-             f"{r['active_hours']:.2f}", f"{r['wall_hours']:.2f}", r["corrections"], short(r["title"], 50)]
-            for r in data], {3, 4, 5, 6, 7}, wrap=8)
+    _table(
+        f"top {limit} sessions by {by}",
+        ["session", "last", "project", "tokens", "cost", "active h", "wall h", "corr.", "title"],
+        [
+            [
+                r["session_id"][:8],
+                (r["last_ts"] or "")[:10],
+                _proj(r["project"]),
+                _n(r["total_tokens"]),
+                _usd(r),
+                f"{r['active_hours']:.2f}",
+                f"{r['wall_hours']:.2f}",
+                r["corrections"],
+                short(r["title"], 50),
+            ]
+            for r in data
+        ],
+        {3, 4, 5, 6, 7},
+        wrap=8,
+    )
 
 
 @metrics_group.command()
@@ -194,9 +273,21 @@ def topics(obj: Any, since: str | None, projects: int, terms: int, as_json: bool
     if not data:
         click.echo(f"no sessions since {s}" if s else "no sessions in the index")
         return
-    _table("topics by project", ["project", "sessions", "terms", "recent titles"],
-           [[_proj(p["project"]), p["sessions"], ", ".join(t["term"] for t in p["terms"]),
-             " | ".join(short(x, 40) for x in p["recent_titles"])] for p in data], {1}, wrap=2)
+    _table(
+        "topics by project",
+        ["project", "sessions", "terms", "recent titles"],
+        [
+            [
+                _proj(p["project"]),
+                p["sessions"],
+                ", ".join(t["term"] for t in p["terms"]),
+                " | ".join(short(x, 40) for x in p["recent_titles"]),
+            ]
+            for p in data
+        ],
+        {1},
+        wrap=2,
+    )
 
 
 @metrics_group.command()
@@ -215,27 +306,55 @@ def health(obj: Any, since: str | None, no_scan: bool, as_json: bool) -> None:
         return
     f, ing, err = data["freshness"], data["ingest"], data["errors"]
     pend = f.get("pending_files")
-    rows = [["db", f"{data['db']} ({_n(data['db_bytes'])}B)"],
-            ["last index run", f"{f['last_run_at'] or 'never'}" + (f" ({f['last_run_age_s']:.0f}s ago)"
-                                                                    if f["last_run_age_s"] is not None else "")],
-            ["newest indexed transcript", f["newest_indexed_mtime"] or "-"]]
+    rows = [
+        ["db", f"{data['db']} ({_n(data['db_bytes'])}B)"],
+        [
+            "last index run",
+            f"{f['last_run_at'] or 'never'}"
+            + (f" ({f['last_run_age_s']:.0f}s ago)" if f["last_run_age_s"] is not None else ""),
+        ],
+        ["newest indexed transcript", f["newest_indexed_mtime"] or "-"],
+    ]
     if pend is not None:
-        rows.append(["transcripts pending", "none (up to date)" if pend == 0 else f"{pend} files — run `total-recall index`"])
-    rows += [["ingest p50 / p95", f"{ing['p50_s']} s / {ing['p95_s']} s over {ing['runs']} runs"],
-             ["bad lines / ingest errors", f"{err['bad_lines']} / {err['ingest_errors']}"],
-             ["files tracked (missing)", f"{err['files']} ({err['files_missing']})"]]
+        rows.append(
+            [
+                "transcripts pending",
+                "none (up to date)" if pend == 0 else f"{pend} files — run `total-recall index`",
+            ]
+        )
+    rows += [
+        ["ingest p50 / p95", f"{ing['p50_s']} s / {ing['p95_s']} s over {ing['runs']} runs"],
+        ["bad lines / ingest errors", f"{err['bad_lines']} / {err['ingest_errors']}"],
+        ["files tracked (missing)", f"{err['files']} ({err['files_missing']})"],
+    ]
     _table("index health", ["", ""], rows, wrap=1)
     hooks = data["hooks"]["hooks"]
     if hooks:
-        _table("hooks", ["hook", "fired", "errors", "p50 ms", "p95 ms", "last error"],
-               [[h["hook"], h["fired"], h["errors"], h["latency_ms_p50"], h["latency_ms_p95"],
-                 short(h["last_error"] or "", 60)] for h in hooks], {1, 2, 3, 4}, wrap=5)
+        _table(
+            "hooks",
+            ["hook", "fired", "errors", "p50 ms", "p95 ms", "last error"],
+            [
+                [
+                    h["hook"],
+                    h["fired"],
+                    h["errors"],
+                    h["latency_ms_p50"],
+                    h["latency_ms_p95"],
+                    short(h["last_error"] or "", 60),
+                ]
+                for h in hooks
+            ],
+            {1, 2, 3, 4},
+            wrap=5,
+        )
     else:
         click.echo(f"no hook events in {data['hooks']['events_file']}")
     bg = data["hooks"]["background_index"]
     if bg:
-        click.echo(f"background index runs: {bg['fired']} ({bg['errors']} failed), "
-                   f"p50 {bg['latency_ms_p50']} ms, p95 {bg['latency_ms_p95']} ms")
+        click.echo(
+            f"background index runs: {bg['fired']} ({bg['errors']} failed), "
+            f"p50 {bg['latency_ms_p50']} ms, p95 {bg['latency_ms_p95']} ms"
+        )
 
 
 @metrics_group.command(name="rates")
@@ -253,12 +372,24 @@ def rates_cmd(rates: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         emit_json({"as_of": cat.as_of, "sources": cat.sources, "models": models})
         return
-    _table(f"rates as of {cat.as_of} (USD / million tokens)",
-           ["model", "provider", "input", "output", "cache read", "write 5m", "write 1h", "long ctx"],
-           [[m["model"], m["provider"] + ("*" if m["source"] == "override" else ""), m["input"], m["output"],
-             m["cache_read"], m["cache_write_5m"], m["cache_write_1h"],
-             ", ".join(f">{t['above'] // 1000}k: {t['input']}/{t['output']}" for t in m["tiers"])] for m in models],
-           {2, 3, 4, 5, 6})
+    _table(
+        f"rates as of {cat.as_of} (USD / million tokens)",
+        ["model", "provider", "input", "output", "cache read", "write 5m", "write 1h", "long ctx"],
+        [
+            [
+                m["model"],
+                m["provider"] + ("*" if m["source"] == "override" else ""),
+                m["input"],
+                m["output"],
+                m["cache_read"],
+                m["cache_write_5m"],
+                m["cache_write_1h"],
+                ", ".join(f">{t['above'] // 1000}k: {t['input']}/{t['output']}" for t in m["tiers"]),
+            ]
+            for m in models
+        ],
+        {2, 3, 4, 5, 6},
+    )
 
 
 @click.command()
@@ -276,8 +407,10 @@ def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: in
     paths = projects_roots(roots)
     missing = [str(p) for p in paths if not p.is_dir()]
     if missing and len(missing) == len(paths):
-        fail(f"projects root {missing[0]} does not exist",
-             "pass --projects-root DIR or set TOTAL_RECALL_PROJECTS")
+        fail(
+            f"projects root {missing[0]} does not exist",
+            "pass --projects-root DIR or set TOTAL_RECALL_PROJECTS",
+        )
     say: Callable[[str], None] = (lambda m: click.echo(m, err=True)) if as_json else click.echo
     if not once:
         say(f"watching {', '.join(map(str, paths))} every {interval:g}s (Ctrl-C to stop)")
@@ -291,8 +424,10 @@ def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: in
             elif as_json and changed:
                 print(_compact(report.to_json()), flush=True)
             elif changed or once:
-                say(f"{time.strftime('%H:%M:%S')} +{report.messages_added} messages, "
-                    f"+{report.extractions_added} extractions from {changed} files in {report.elapsed_s:.2f}s")
+                say(
+                    f"{time.strftime('%H:%M:%S')} +{report.messages_added} messages, "
+                    f"+{report.extractions_added} extractions from {changed} files in {report.elapsed_s:.2f}s"
+                )
             for e in report.errors[:3]:
                 click.echo(f"warning: {e}", err=True)
             if once:
@@ -345,19 +480,52 @@ def sources(obj: Any, roots: tuple[str, ...], as_json: bool) -> None:
     out: list[dict[str, Any]] = []
     for r in projects_roots(roots):
         n, size = _scan(r, "*.jsonl") if r.is_dir() else (0, 0)
-        out.append({"agent": "claude-code", "path": str(r), "exists": r.is_dir(), "files": n, "bytes": size,
-                    "enabled": True, "indexed_files": indexed.get(str(r), 0)})
+        out.append(
+            {
+                "agent": "claude-code",
+                "path": str(r),
+                "exists": r.is_dir(),
+                "files": n,
+                "bytes": size,
+                "enabled": True,
+                "indexed_files": indexed.get(str(r), 0),
+            }
+        )
     for agent, path, pattern in other_agent_roots():
         n, size = _scan(path, pattern) if path.is_dir() else (0, 0)
-        out.append({"agent": agent, "path": str(path), "exists": path.is_dir(), "files": n, "bytes": size,
-                    "enabled": False, "indexed_files": 0, "note": "detected, not indexed yet"})
+        out.append(
+            {
+                "agent": agent,
+                "path": str(path),
+                "exists": path.is_dir(),
+                "files": n,
+                "bytes": size,
+                "enabled": False,
+                "indexed_files": 0,
+                "note": "detected, not indexed yet",
+            }
+        )
     if as_json:
         emit_json({"db": str(obj.db), "sources": out})
         return
-    _table("transcript sources", ["agent", "path", "exists", "files", "size", "indexed", "enabled"],
-           [[s["agent"], s["path"], "yes" if s["exists"] else "no", s["files"], _n(s["bytes"]) + "B",
-             s["indexed_files"], "yes" if s["enabled"] else "no (" + s.get("note", "") + ")"] for s in out], {3, 4, 5},
-           wrap=1)
+    _table(
+        "transcript sources",
+        ["agent", "path", "exists", "files", "size", "indexed", "enabled"],
+        [
+            [
+                s["agent"],
+                s["path"],
+                "yes" if s["exists"] else "no",
+                s["files"],
+                _n(s["bytes"]) + "B",
+                s["indexed_files"],
+                "yes" if s["enabled"] else "no (" + s.get("note", "") + ")",
+            ]
+            for s in out
+        ],
+        {3, 4, 5},
+        wrap=1,
+    )
 
 
 def register(cli: click.Group) -> None:

@@ -18,22 +18,39 @@ from total_recall.output import emit_json, fail, json_text, short
 @click.command()
 @click.argument("topic", nargs=-1)
 @click.option("--kind", help="Extraction kind(s), comma-separated: decision, correction, ban, goal, …")
-@click.option("--scope", type=click.Choice(["this_cwd", "this_project", "global"]), default="global", show_default=True)
+@click.option(
+    "--scope", type=click.Choice(["this_cwd", "this_project", "global"]), default="global", show_default=True
+)
 @click.option("--cwd", help="Working directory for this_cwd / this_project (default: the current one).")
 @click.option("--since", help="7d, 12h, 2w or an ISO date.")
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 500))
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def recall(obj: Any, topic: tuple[str, ...], kind: str | None, scope: str, cwd: str | None, since: str | None,
-           limit: int, as_json: bool) -> None:
+def recall(
+    obj: Any,
+    topic: tuple[str, ...],
+    kind: str | None,
+    scope: str,
+    cwd: str | None,
+    since: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
     """Recall decisions, corrections, bans, goals… about a topic (no topic: the most recent)."""
     from index.db import open_reader
     from index.filters import parse_since
     from index.recall import recall as do_recall
 
     conn = open_reader(obj.db)
-    res = do_recall(conn, " ".join(topic), kind=kind, scope=scope, cwd=cwd or os.getcwd(),
-                    since=parse_since(since), limit=limit)
+    res = do_recall(
+        conn,
+        " ".join(topic),
+        kind=kind,
+        scope=scope,
+        cwd=cwd or os.getcwd(),
+        since=parse_since(since),
+        limit=limit,
+    )
     if as_json:
         emit_json([h.to_json() for h in res.hits])
         return
@@ -49,7 +66,9 @@ def recall(obj: Any, topic: tuple[str, ...], kind: str | None, scope: str, cwd: 
 
 
 @click.command()
-@click.option("--source", type=click.Choice(["extractions", "messages"]), default="extractions", show_default=True)
+@click.option(
+    "--source", type=click.Choice(["extractions", "messages"]), default="extractions", show_default=True
+)
 @click.option("--kind")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write here instead of stdout.")
@@ -83,10 +102,19 @@ def _read_labels(path: str) -> list[dict[str, Any]]:
 
 
 @click.command()
-@click.option("--labels", "labels", required=True, multiple=True,
-              help="Labelled .jsonl (uuid, labels, file); repeatable: several sets are scored together.")
-@click.option("--provenance", "provenance", multiple=True,
-              help="PROVENANCE.tsv beside a corpus (path -> repo); repeatable. Sources default to the project dir.")
+@click.option(
+    "--labels",
+    "labels",
+    required=True,
+    multiple=True,
+    help="Labelled .jsonl (uuid, labels, file); repeatable: several sets are scored together.",
+)
+@click.option(
+    "--provenance",
+    "provenance",
+    multiple=True,
+    help="PROVENANCE.tsv beside a corpus (path -> repo); repeatable. Sources default to the project dir.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def extractors(obj: Any, labels: tuple[str, ...], provenance: tuple[str, ...], as_json: bool) -> None:
@@ -119,9 +147,12 @@ def extractors(obj: Any, labels: tuple[str, ...], provenance: tuple[str, ...], a
     if not has_messages(conn):
         fail("the index holds no messages", "index the corpus the labels refer to first")
     pooled = score_labelled(items, found)
-    source = {it["id"]: repo.get(str(it.get("file")), _project_dir(str(it.get("file") or ""))) for it in items}
-    per_source = score_by_source(items, {it["id"]: predicted_classes(found.get(it["uuid"], ())) for it in items},
-                                 source)
+    source = {
+        it["id"]: repo.get(str(it.get("file")), _project_dir(str(it.get("file") or ""))) for it in items
+    }
+    per_source = score_by_source(
+        items, {it["id"]: predicted_classes(found.get(it["uuid"], ())) for it in items}, source
+    )
     averaged = macro(per_source)
     if as_json:
         emit_json({"pooled": pooled, "macro": averaged, "per_source": per_source})

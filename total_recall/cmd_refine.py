@@ -11,18 +11,32 @@ from total_recall.output import emit_json, fail, short
 
 
 @click.command()
-@click.option("--model", help="Ollama model name (default: TOTAL_RECALL_LLM_MODEL; refinement is off without one).")
-@click.option("--url", help="Local Ollama URL, loopback only (default: TOTAL_RECALL_LLM_URL or http://127.0.0.1:11434).")
+@click.option(
+    "--model", help="Ollama model name (default: TOTAL_RECALL_LLM_MODEL; refinement is off without one)."
+)
+@click.option(
+    "--url", help="Local Ollama URL, loopback only (default: TOTAL_RECALL_LLM_URL or http://127.0.0.1:11434)."
+)
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10_000), help="Rows per run.")
 @click.option("--kind", help="Only extractions of this kind.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(1, 600),
-              help="Seconds per request.")
+@click.option(
+    "--timeout", default=60.0, show_default=True, type=click.FloatRange(1, 600), help="Seconds per request."
+)
 @click.option("--dry-run", is_flag=True, help="Print what would be sent; call nothing, write nothing.")
 @wait_option
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def refine(obj: Any, model: str | None, url: str | None, limit: int, kind: str | None, timeout: float,
-           dry_run: bool, wait: float, as_json: bool) -> None:
+def refine(
+    obj: Any,
+    model: str | None,
+    url: str | None,
+    limit: int,
+    kind: str | None,
+    timeout: float,
+    dry_run: bool,
+    wait: float,
+    as_json: bool,
+) -> None:
     """Let a local LLM confirm or doubt uncertain extractions; it only nudges scores (heuristics win)."""
     from index.db import open_reader
     from index.llm_client import LLMError, OllamaClient, check_url, config_model, config_url
@@ -41,8 +55,10 @@ def refine(obj: Any, model: str | None, url: str | None, limit: int, kind: str |
         return
     model = model or config_model()
     if not model:
-        fail("LLM refinement is off (no model named)",
-             "pass --model NAME or set TOTAL_RECALL_LLM_MODEL to a model served by a local Ollama")
+        fail(
+            "LLM refinement is off (no model named)",
+            "pass --model NAME or set TOTAL_RECALL_LLM_MODEL to a model served by a local Ollama",
+        )
     try:
         client = OllamaClient(model, check_url(url or config_url()), timeout=timeout)
     except LLMError as exc:
@@ -55,10 +71,14 @@ def refine(obj: Any, model: str | None, url: str | None, limit: int, kind: str |
         emit_json(report.as_dict())
     else:
         for ch in report.changes:
-            click.echo(f"{ch['id']:>6} {ch['kind']:<18} {ch['verdict']:<8} {ch['score_before']:.2f} → "
-                       f"{ch['score_after']:.2f}  {short(ch['note'], 60)}")
-        click.echo(f"reviewed {report.considered}: {report.confirmed} confirmed, {report.doubted} doubted, "
-                   f"{report.unclear} unclear (model {report.model})")
+            click.echo(
+                f"{ch['id']:>6} {ch['kind']:<18} {ch['verdict']:<8} {ch['score_before']:.2f} → "
+                f"{ch['score_after']:.2f}  {short(ch['note'], 60)}"
+            )
+        click.echo(
+            f"reviewed {report.considered}: {report.confirmed} confirmed, {report.doubted} doubted, "
+            f"{report.unclear} unclear (model {report.model})"
+        )
     if report.stopped:
         click.echo(f"stopped early: {report.stopped}", err=True)
         raise click.exceptions.Exit(1)

@@ -31,8 +31,14 @@ def _run_with_bar(as_json: bool, label: str, fn: Callable[[Any], Any]) -> Any:
             return fn(None)
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), transient=True, console=console()) as bar:
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            transient=True,
+            console=console(),
+        ) as bar:
             task = bar.add_task(label, total=None)
 
             def tick(done: int, total: int) -> None:
@@ -49,10 +55,12 @@ def _report(report: Any, as_json: bool, verb: str) -> None:
     if as_json:
         emit_json(report.to_json())
         return
-    click.echo(f"{verb}: +{report.vectors_added} vectors ({report.messages} messages, {report.extractions} "
-               f"extractions, {report.sessions} session titles), -{report.vectors_removed} stale, "
-               f"model {report.model}, {report.elapsed_s:.1f}s"
-               + (f", {report.texts_per_s:.0f} texts/s" if report.vectors_added else ""))
+    click.echo(
+        f"{verb}: +{report.vectors_added} vectors ({report.messages} messages, {report.extractions} "
+        f"extractions, {report.sessions} session titles), -{report.vectors_removed} stale, "
+        f"model {report.model}, {report.elapsed_s:.1f}s"
+        + (f", {report.texts_per_s:.0f} texts/s" if report.vectors_added else "")
+    )
 
 
 @click.group(name="vec")
@@ -82,8 +90,12 @@ def status(obj: Any, as_json: bool) -> None:
     db = driver()
     store = describe(open_reader(obj.db))
     data: dict[str, Any] = {
-        "available": True, "driver": getattr(db, "__name__", "?"), "sqlite_version": getattr(db, "sqlite_version", "?"),
-        "configured_model": cfg.name, "model_path": cfg.path, "store": store,
+        "available": True,
+        "driver": getattr(db, "__name__", "?"),
+        "sqlite_version": getattr(db, "sqlite_version", "?"),
+        "configured_model": cfg.name,
+        "model_path": cfg.path,
+        "store": store,
         "stamp_ok": bool(store.get("exists")) and store.get("model") == cfg.name,
     }
     if not store.get("exists"):
@@ -96,10 +108,12 @@ def status(obj: Any, as_json: bool) -> None:
     if not store.get("exists"):
         click.echo(f"vectors available ({cfg.label}); no vector store yet — {data['fix']}")
         return
-    click.echo(f"vector store: {store['vectors']} vectors "
-               + ", ".join(f"{k}={v}" for k, v in sorted(store["vectors_by_kind"].items()))
-               + f"; model {store['model']} ({store['dim']}-d, {store['metric']}); "
-               f"pending: {store['pending_messages']} messages, {store['pending_extractions']} extractions")
+    click.echo(
+        f"vector store: {store['vectors']} vectors "
+        + ", ".join(f"{k}={v}" for k, v in sorted(store["vectors_by_kind"].items()))
+        + f"; model {store['model']} ({store['dim']}-d, {store['metric']}); "
+        f"pending: {store['pending_messages']} messages, {store['pending_extractions']} extractions"
+    )
     if not data["stamp_ok"]:
         click.echo(f"warning: configured model is {cfg.name} — {data['fix']}", err=True)
 
@@ -115,7 +129,9 @@ def backfill(obj: Any, wait: float, as_json: bool) -> None:
 
     _need_vectors()
     with writer_lock(obj.db, wait=wait):  # a writer, like index runs (whose own backfill holds the lock too)
-        _report(_run_with_bar(as_json, "embedding", lambda tick: run(obj.db, progress=tick)), as_json, "backfill")
+        _report(
+            _run_with_bar(as_json, "embedding", lambda tick: run(obj.db, progress=tick)), as_json, "backfill"
+        )
 
 
 @vec_group.command()
@@ -132,14 +148,23 @@ def rebuild(obj: Any, wait: float, as_json: bool) -> None:
     if not Path(obj.db).exists():
         raise IndexMissing(f"no index at {obj.db}")
     with writer_lock(obj.db, wait=wait):
-        _report(_run_with_bar(as_json, "re-embedding", lambda tick: run(obj.db, progress=tick)), as_json, "rebuild")
+        _report(
+            _run_with_bar(as_json, "re-embedding", lambda tick: run(obj.db, progress=tick)),
+            as_json,
+            "rebuild",
+        )
 
 
 @vec_group.command()
 @click.argument("query", nargs=-1, required=True)
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 200))
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(["message", "extraction", "session"]),
-              help="Restrict to these sources (repeatable; default all).")
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(["message", "extraction", "session"]),
+    help="Restrict to these sources (repeatable; default all).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def search(obj: Any, query: tuple[str, ...], limit: int, kinds: tuple[str, ...], as_json: bool) -> None:
@@ -157,8 +182,10 @@ def search(obj: Any, query: tuple[str, ...], limit: int, kinds: tuple[str, ...],
     if not hits:
         click.echo("no matches")
     for h in hits:
-        click.echo(f"{h['similarity']:.3f}  {(h['ts'] or '')[:10]}  {h['session_id'][:8]}  {h['ref_kind']}/{h['kind']}: "
-                   f"{short(h['text'], 120)}")
+        click.echo(
+            f"{h['similarity']:.3f}  {(h['ts'] or '')[:10]}  {h['session_id'][:8]}  {h['ref_kind']}/{h['kind']}: "
+            f"{short(h['text'], 120)}"
+        )
 
 
 def register(cli: click.Group) -> None:

@@ -39,9 +39,11 @@ def demo(obj: object, demo_corpus: bool) -> None:
         cwd, topic = CWD, "celery"
         click.echo(f"No Claude Code transcripts found; using a generated demo corpus in {roots[0]}")
     report = run_index(db, roots, jobs=2)
-    click.echo(f"Indexed {report.records} records (+{report.messages_added} messages, "
-               f"+{report.extractions_added} extractions) from {report.files} files in {report.elapsed_s:.2f}s "
-               f"into {db}")
+    click.echo(
+        f"Indexed {report.records} records (+{report.messages_added} messages, "
+        f"+{report.extractions_added} extractions) from {report.files} files in {report.elapsed_s:.2f}s "
+        f"into {db}"
+    )
     conn = open_reader(db)
     for q in queries:
         click.echo(f"\n$ total-recall --db {db} search --sessions {q!r}")

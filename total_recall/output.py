@@ -148,8 +148,10 @@ def checked_roots(given: tuple[str, ...]) -> list[Path]:
     roots = projects_roots(given)
     for r in roots:
         if not r.exists():
-            fail(f"projects root {r} does not exist",
-                 "pass --projects-root DIR (a directory of <project>/<session>.jsonl) or set TOTAL_RECALL_PROJECTS")
+            fail(
+                f"projects root {r} does not exist",
+                "pass --projects-root DIR (a directory of <project>/<session>.jsonl) or set TOTAL_RECALL_PROJECTS",
+            )
         if not os.access(r, os.R_OK | os.X_OK):
             fail(f"projects root {r} is not readable", "fix its permissions or pass another --projects-root")
     return roots

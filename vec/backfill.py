@@ -66,8 +66,9 @@ def _sig(text: str) -> str:
 class _Run:
     """One backfill pass: buffers chunks, embeds them in batches, commits vectors + watermark."""
 
-    def __init__(self, store: Store, emb: Embedder, report: BackfillReport, progress: Progress | None,
-                 total: int) -> None:
+    def __init__(
+        self, store: Store, emb: Embedder, report: BackfillReport, progress: Progress | None, total: int
+    ) -> None:
         self.store, self.emb, self.report, self.progress = store, emb, report, progress
         self.items: list[tuple[str, object, int, str | None]] = []
         self.texts: list[str] = []
@@ -161,13 +162,18 @@ def _extractions(conn: Any, store: Store, after: int, hi: int) -> Iterator[tuple
 
 
 def _pending(conn: Any, store: Store) -> int:
-    m, e = rows_of.count_after(conn, int(store.get("last_message_id", "0") or 0),
-                               int(store.get("last_extraction_id", "0") or 0), MESSAGE_KINDS)
+    m, e = rows_of.count_after(
+        conn,
+        int(store.get("last_message_id", "0") or 0),
+        int(store.get("last_extraction_id", "0") or 0),
+        MESSAGE_KINDS,
+    )
     return m + e
 
 
-def backfill(db: Path, progress: Progress | None = None, cfg: ModelConfig | None = None,
-             create: bool = True) -> BackfillReport:
+def backfill(
+    db: Path, progress: Progress | None = None, cfg: ModelConfig | None = None, create: bool = True
+) -> BackfillReport:
     """Embed everything new since the last run (creating and stamping the store if needed)."""
     if not db.exists():
         raise IndexMissing(f"no index at {db}")

@@ -35,8 +35,10 @@ def choose(stdlib_loads_extensions: bool, pysqlite3_installed: bool) -> str | No
 @lru_cache(maxsize=1)
 def driver() -> ModuleType | None:
     """The DB-API module that can load extensions on this machine (None: vectors unavailable)."""
-    name = choose(hasattr(sqlite3.Connection, "enable_load_extension"),
-                  importlib.util.find_spec("pysqlite3") is not None)
+    name = choose(
+        hasattr(sqlite3.Connection, "enable_load_extension"),
+        importlib.util.find_spec("pysqlite3") is not None,
+    )
     return importlib.import_module(name) if name else None
 
 

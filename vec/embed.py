@@ -48,7 +48,9 @@ def model_config() -> ModelConfig:
 
 _NOISE_BLOCKS = re.compile(
     r"<(system-reminder|ide_opened_file|ide_selection|task-id|output-file|status|local-command-stdout)>"
-    r".*?</\1>", re.S)
+    r".*?</\1>",
+    re.S,
+)
 _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
 _SPACES = re.compile(r"[ \t\f\v]+")
 # A sentence ends at . ! ? (or a CJK stop) followed by space, or at a line break.
@@ -119,6 +121,7 @@ def chunk_text(text: str, size: int = CHUNK_CHARS, max_chunks: int = MAX_CHUNKS)
 
 # --- the model -----------------------------------------------------------------------------------
 
+
 class EmbedError(Exception):
     """The model cannot be loaded or run; the message says how to fix it."""
 
@@ -142,16 +145,20 @@ class Embedder:
                 if self.cfg.path:
                     if not Path(self.cfg.path, "model.onnx").is_file():
                         raise EmbedError(f"no model.onnx in TOTAL_RECALL_EMBED_MODEL_PATH={self.cfg.path}")
-                    model = TextEmbedding(model_name=self.cfg.name, specific_model_path=self.cfg.path,
-                                          threads=threads)
+                    model = TextEmbedding(
+                        model_name=self.cfg.name, specific_model_path=self.cfg.path, threads=threads
+                    )
                 else:
-                    model = TextEmbedding(model_name=self.cfg.name, cache_dir=str(_cache_dir()), threads=threads)
+                    model = TextEmbedding(
+                        model_name=self.cfg.name, cache_dir=str(_cache_dir()), threads=threads
+                    )
             except EmbedError:
                 raise
             except Exception as exc:  # fastembed raises plain ValueError/OSError/hub errors
                 raise EmbedError(
                     f"cannot load embedding model {self.cfg.label}: {exc}; offline, point "
-                    "TOTAL_RECALL_EMBED_MODEL_PATH at a local model directory") from exc
+                    "TOTAL_RECALL_EMBED_MODEL_PATH at a local model directory"
+                ) from exc
             self._models[threads] = model
         return self._models[threads]
 

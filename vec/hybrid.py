@@ -71,8 +71,10 @@ def enabled(conn: Any) -> bool:
         return False
     model = model_config().name
     if stamp.model != model:
-        _log_once(f"vector store is stamped for {stamp.model}, configured model is {model}: "
-                  f"using full-text ranking only (run `total-recall vec rebuild`)")
+        _log_once(
+            f"vector store is stamped for {stamp.model}, configured model is {model}: "
+            f"using full-text ranking only (run `total-recall vec rebuild`)"
+        )
         return False
     return True
 
@@ -99,7 +101,9 @@ def _search(path: str, text: str, kinds: Sequence[str], k: int) -> list[tuple[st
         return Store(vconn).knn(query, k, kinds)
 
 
-def nearest(conn: Any, text: str, kinds: Sequence[str] = KINDS, k: int = VEC_K) -> list[tuple[str, Any, int, float]]:
+def nearest(
+    conn: Any, text: str, kinds: Sequence[str] = KINDS, k: int = VEC_K
+) -> list[tuple[str, Any, int, float]]:
     """(ref_kind, ref_id, chunk, distance) nearest to `text`; raises NoStore / StampMismatch / VecError.
 
     Uses the answer `prefetch` started, or one computed in the last seconds (message and session
@@ -202,12 +206,15 @@ def _failed(exc: Exception, explicit: bool) -> None:
         if isinstance(exc, VecError):
             raise exc
         raise VecError(f"vector search failed: {exc}") from exc
-    _log_once(f"vector search unavailable, using full-text ranking only: {exc}"
-              + (f" ({exc.fix})" if isinstance(exc, VecError) and exc.fix else ""))
+    _log_once(
+        f"vector search unavailable, using full-text ranking only: {exc}"
+        + (f" ({exc.fix})" if isinstance(exc, VecError) and exc.fix else "")
+    )
 
 
-def fuse_ids(conn: Any, text: str, fts_ids: Sequence[Any], kind: str = "extraction",
-             explicit: bool = False) -> list[Any] | None:
+def fuse_ids(
+    conn: Any, text: str, fts_ids: Sequence[Any], kind: str = "extraction", explicit: bool = False
+) -> list[Any] | None:
     """RRF of an FTS-ranked id list with the vector neighbours of one kind (e.g. `recall` over
     extractions). Returns the fused id order (vector-only ids included: the caller applies its own
     scope filters to them), or None when vectors are off or failed (keep the FTS order)."""
@@ -242,8 +249,9 @@ def _fuse_rows(conn: Any, q: Query, f: Filters, ranked: Ranked, near: list[tuple
     return fused
 
 
-def fuse_sessions(conn: Any, text: str, totals: dict[str, float], candidates: set[str],
-                  explicit: bool = False) -> dict[str, float]:
+def fuse_sessions(
+    conn: Any, text: str, totals: dict[str, float], candidates: set[str], explicit: bool = False
+) -> dict[str, float]:
     """Session ranking: RRF of the FTS session scores and each session's nearest vector (a message,
     an extraction or its title), over score-gap ranks (see `gap_rrf`). Only `candidates` (sessions
     with a message that passed the search filters) are ranked."""
@@ -259,8 +267,9 @@ def fuse_sessions(conn: Any, text: str, totals: dict[str, float], candidates: se
     except Exception as exc:
         _failed(exc, explicit)
         return totals
-    return gap_rrf([({s: v for s, v in totals.items() if s in candidates}, FTS_STEP, True),
-                    (sims, VEC_STEP, False)])
+    return gap_rrf(
+        [({s: v for s, v in totals.items() if s in candidates}, FTS_STEP, True), (sims, VEC_STEP, False)]
+    )
 
 
 def gap_rrf(lists: Sequence[tuple[dict[Any, float], float, bool]]) -> dict[Any, float]:
@@ -321,5 +330,20 @@ def reset() -> None:
         _logged.clear()
 
 
-__all__ = ["NoStore", "clear_cache", "enabled", "exact_factor", "fuse", "fuse_ids", "fuse_sessions", "gap_rrf", "identifiers",
-           "nearest", "prefetch", "reset", "rrf", "semantic", "vector_ranking"]
+__all__ = [
+    "NoStore",
+    "clear_cache",
+    "enabled",
+    "exact_factor",
+    "fuse",
+    "fuse_ids",
+    "fuse_sessions",
+    "gap_rrf",
+    "identifiers",
+    "nearest",
+    "prefetch",
+    "reset",
+    "rrf",
+    "semantic",
+    "vector_ranking",
+]

@@ -24,20 +24,28 @@ class Vectors:
 
         prefetch(conn, text, explicit)
 
-    def fuse_messages(self, conn: sqlite3.Connection, text: str, q: Query, f: Filters, ranked: Ranked,
-                      explicit: bool) -> Ranked:
+    def fuse_messages(
+        self, conn: sqlite3.Connection, text: str, q: Query, f: Filters, ranked: Ranked, explicit: bool
+    ) -> Ranked:
         from vec.hybrid import fuse
 
         return fuse(conn, text, q, f, ranked, explicit)
 
-    def fuse_sessions(self, conn: sqlite3.Connection, text: str, totals: dict[str, float],
-                      candidates: set[str], explicit: bool) -> dict[str, float]:
+    def fuse_sessions(
+        self,
+        conn: sqlite3.Connection,
+        text: str,
+        totals: dict[str, float],
+        candidates: set[str],
+        explicit: bool,
+    ) -> dict[str, float]:
         from vec.hybrid import fuse_sessions
 
         return fuse_sessions(conn, text, totals, candidates, explicit)
 
-    def fuse_ids(self, conn: sqlite3.Connection, text: str, ids: Sequence[Any], kind: str,
-                 explicit: bool) -> list[Any] | None:
+    def fuse_ids(
+        self, conn: sqlite3.Connection, text: str, ids: Sequence[Any], kind: str, explicit: bool
+    ) -> list[Any] | None:
         from vec.hybrid import fuse_ids
 
         return fuse_ids(conn, text, ids, kind, explicit)

@@ -79,7 +79,8 @@ def check_stamp(stamp: Stamp | None, model: str) -> Stamp:
         raise StampMismatch(
             f"the vector store was embedded with {stamp.describe()} but the configured model is {model}, "
             f"so its vectors cannot be compared; run `{REBUILD}` to re-embed",
-            f"or set TOTAL_RECALL_EMBED_MODEL={stamp.model} to use the store as it is")
+            f"or set TOTAL_RECALL_EMBED_MODEL={stamp.model} to use the store as it is",
+        )
     return stamp
 
 
@@ -101,20 +102,32 @@ class Store:
             self.conn.execute("CREATE TABLE IF NOT EXISTS vec_meta(key TEXT PRIMARY KEY, value TEXT)")
             self.conn.execute(
                 """CREATE TABLE IF NOT EXISTS vec_items(id INTEGER PRIMARY KEY, ref_kind TEXT NOT NULL,
-                   ref_id NOT NULL, chunk INTEGER NOT NULL DEFAULT 0, sig TEXT)""")
+                   ref_id NOT NULL, chunk INTEGER NOT NULL DEFAULT 0, sig TEXT)"""
+            )
             self.conn.execute("CREATE INDEX IF NOT EXISTS vec_items_ref ON vec_items(ref_kind, ref_id)")
             self.conn.execute(
                 f"""CREATE VIRTUAL TABLE IF NOT EXISTS vec_index USING vec0(
-                    embedding float[{int(stamp.dim)}] distance_metric={stamp.metric}, ref_kind text)""")
-            self.conn.executemany("INSERT OR REPLACE INTO vec_meta(key, value) VALUES(?, ?)",
-                                  [("model", stamp.model), ("dim", str(stamp.dim)), ("metric", stamp.metric),
-                                   ("last_message_id", "0"), ("last_extraction_id", "0")])
+                    embedding float[{int(stamp.dim)}] distance_metric={stamp.metric}, ref_kind text)"""
+            )
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO vec_meta(key, value) VALUES(?, ?)",
+                [
+                    ("model", stamp.model),
+                    ("dim", str(stamp.dim)),
+                    ("metric", stamp.metric),
+                    ("last_message_id", "0"),
+                    ("last_extraction_id", "0"),
+                ],
+            )
 
     def drop(self) -> None:
         """Remove every vec table (the rest of the index is untouched)."""
         with transaction(self.conn):
-            for stmt in ("DROP TABLE IF EXISTS vec_index", "DROP TABLE IF EXISTS vec_items",
-                         "DROP TABLE IF EXISTS vec_meta"):
+            for stmt in (
+                "DROP TABLE IF EXISTS vec_index",
+                "DROP TABLE IF EXISTS vec_items",
+                "DROP TABLE IF EXISTS vec_meta",
+            ):
                 self.conn.execute(stmt)
 
     # --- state ----------------------------------------------------------------------------------
@@ -130,16 +143,23 @@ class Store:
     def add(self, items: Sequence[tuple[str, object, int, str | None]], vectors: Any) -> None:
         """items[i] = (ref_kind, ref_id, chunk, sig); vectors[i] = float32 array of the stamped dim."""
         for (kind, ref, chunk, sig), vec in zip(items, vectors):
-            cur = self.conn.execute("INSERT INTO vec_items(ref_kind, ref_id, chunk, sig) VALUES(?,?,?,?)",
-                                    (kind, ref, chunk, sig))
-            self.conn.execute("INSERT INTO vec_index(rowid, embedding, ref_kind) VALUES(?,?,?)",
-                              (cur.lastrowid, vec.tobytes(), kind))
+            cur = self.conn.execute(
+                "INSERT INTO vec_items(ref_kind, ref_id, chunk, sig) VALUES(?,?,?,?)", (kind, ref, chunk, sig)
+            )
+            self.conn.execute(
+                "INSERT INTO vec_index(rowid, embedding, ref_kind) VALUES(?,?,?)",
+                (cur.lastrowid, vec.tobytes(), kind),
+            )
 
     def remove(self, kind: str, refs: Iterable[object]) -> int:
         n = 0
         for ref in refs:
-            ids = [r[0] for r in self.conn.execute(
-                "SELECT id FROM vec_items WHERE ref_kind=? AND ref_id=?", (kind, ref))]
+            ids = [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT id FROM vec_items WHERE ref_kind=? AND ref_id=?", (kind, ref)
+                )
+            ]
             self.conn.executemany("DELETE FROM vec_index WHERE rowid=?", [(i,) for i in ids])
             self.conn.executemany("DELETE FROM vec_items WHERE id=?", [(i,) for i in ids])
             n += len(ids)
@@ -165,26 +185,33 @@ class Store:
                               WHERE embedding MATCH ? AND k = ? AND ref_kind IN ({marks}))
                   SELECT i.ref_kind, i.ref_id, i.chunk, nn.distance FROM nn JOIN vec_items i ON i.id = nn.rowid
                   ORDER BY nn.distance"""
-        return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(sql, [query.tobytes(), min(k, 4096), *kinds])]
+        return [
+            (r[0], r[1], r[2], r[3]) for r in self.conn.execute(sql, [query.tobytes(), min(k, 4096), *kinds])
+        ]
 
     def sigs(self, kind: str, refs: Sequence[object]) -> dict[object, list[str]]:
         """The signatures stored for each of `refs` (of one kind) that has vectors."""
         out: dict[object, list[str]] = {}
         for i in range(0, len(refs), 500):
-            part = list(refs[i:i + 500])
+            part = list(refs[i : i + 500])
             for ref, sig in self.conn.execute(
-                    f"SELECT ref_id, sig FROM vec_items WHERE ref_kind=? AND ref_id IN ({','.join('?' * len(part))})",
-                    [kind, *part]):
+                f"SELECT ref_id, sig FROM vec_items WHERE ref_kind=? AND ref_id IN ({','.join('?' * len(part))})",
+                [kind, *part],
+            ):
                 out.setdefault(ref, []).append(sig)
         return out
 
     def session_sigs(self) -> dict[str, str]:
         """Signature of each embedded session title."""
-        return {r[0]: r[1] for r in self.conn.execute("SELECT ref_id, sig FROM vec_items WHERE ref_kind='session'")}
+        return {
+            r[0]: r[1]
+            for r in self.conn.execute("SELECT ref_id, sig FROM vec_items WHERE ref_kind='session'")
+        }
 
     def counts(self) -> dict[str, int]:
         rows = self.conn.execute(
-            "SELECT ref_kind, count(*), count(DISTINCT ref_id) FROM vec_items GROUP BY ref_kind").fetchall()
+            "SELECT ref_kind, count(*), count(DISTINCT ref_id) FROM vec_items GROUP BY ref_kind"
+        ).fetchall()
         out = {f"{kind}_vectors": n for kind, n, _ in rows}
         out.update({f"{kind}s": d for kind, _, d in rows})
         return out
@@ -200,7 +227,12 @@ def describe(conn: Any) -> dict[str, Any]:
     counts = dict(conn.execute("SELECT ref_kind, count(*) FROM vec_items GROUP BY ref_kind").fetchall())
     pending_m, pending_e = rows_of.count_after(conn, last_m, last_e, MESSAGE_KINDS)
     return {
-        "exists": True, "model": stamp.model, "dim": stamp.dim, "metric": stamp.metric,
-        "vectors": sum(counts.values()), "vectors_by_kind": counts,
-        "pending_messages": pending_m, "pending_extractions": pending_e,
+        "exists": True,
+        "model": stamp.model,
+        "dim": stamp.dim,
+        "metric": stamp.metric,
+        "vectors": sum(counts.values()),
+        "vectors_by_kind": counts,
+        "pending_messages": pending_m,
+        "pending_extractions": pending_e,
     }
