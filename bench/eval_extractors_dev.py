@@ -234,7 +234,6 @@ def index_utterances(items: list[dict[str, Any]], corpus: Path) -> dict[str, Utt
     from lib.context import iter_contexts
     from lib.discovery import discover
     from lib.model import Carry
-    from lib.project import project_key
     from lib.walker import parse_file
 
     wanted = {str(corpus / it["file"]) for it in items}
@@ -253,7 +252,6 @@ def index_utterances(items: list[dict[str, Any]], corpus: Path) -> dict[str, Utt
                 text=m.text,
                 ts=m.ts,
                 cwd=m.cwd,
-                project_key=project_key(m.cwd),
                 is_sidechain=m.is_sidechain,
                 prev_assistant_text=ctx.prev_assistant_text,
                 prev_user_text=ctx.prev_user_text,

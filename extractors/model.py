@@ -58,7 +58,6 @@ class Utterance:
     text: str
     ts: str | None = None
     cwd: str | None = None
-    project_key: str | None = None
     is_sidechain: bool = False
     # For a user prompt: the last assistant text before it on its parent chain (what it may reject).
     prev_assistant_text: str | None = None

@@ -92,7 +92,6 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Messag
             text=m.text,
             ts=m.ts,
             cwd=m.cwd,
-            project_key=project_key(m.cwd),
             is_sidechain=m.is_sidechain,
             prev_assistant_text=ctx.prev_assistant_text,
             prev_user_text=ctx.prev_user_text,
@@ -111,7 +110,7 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Messag
                     e.source_uuid,
                     e.ordinal,
                     e.cwd or m.cwd,
-                    u.project_key,
+                    project_key(m.cwd),
                     e.ts or m.ts,
                 )
             )

@@ -52,7 +52,6 @@ class RecordState:
         self.msg_index: dict[str, int] = {}
         self.spawn_by_tool: dict[str, TaskSpawn] = {}
         self.inline_agent: dict[str, str] = dict(chunk.carry.inline)  # uuid -> inline agent id (1.0.x)
-        self.agent_seen = False
         self.prev_uuid = chunk.carry.last_uuid
         self.after_our_command = False  # the last user record ran one of our slash commands
 
@@ -180,8 +179,6 @@ class RecordState:
             version=rec.get("version") if isinstance(rec.get("version"), str) else None,
             byte_offset=offset,
         )
-        if side and not self.agent_seen and aid and self.info.layout != "main":
-            self.agent_seen = True
         return m
 
     def _add(self, m: Message) -> None:
