@@ -11,14 +11,14 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from index.digest import digest_markdown, recent_sessions, session_digest
-from index.filters import Filters
-from index.ontology_queries import profile
-from index.operator_queries import latest_extractions, recall_kinds
-from index.scoped import search_scoped, sessions_scoped
-from index.targeted import INTENTS
-from index.targeted import recall_targeted as targeted_answer
-from index.timeline import hit_index, records, timeline
+from index.retrieval.digest import digest_markdown, recent_sessions, session_digest
+from index.retrieval.ontology_queries import profile
+from index.retrieval.operator_queries import latest_extractions, recall_kinds
+from index.retrieval.scoped import search_scoped, sessions_scoped
+from index.retrieval.targeted import INTENTS
+from index.retrieval.targeted import recall_targeted as targeted_answer
+from index.retrieval.timeline import hit_index, records, timeline
+from index.store.filters import Filters
 from lib.model import ASSISTANT_KINDS, SYSTEM_KINDS, USER_KINDS
 from lib.project import display_name
 from mcp_server.envelope import (

@@ -38,11 +38,11 @@ def refine(
     as_json: bool,
 ) -> None:
     """Let a local LLM confirm or doubt uncertain extractions; it only nudges scores (heuristics win)."""
-    from index.db import open_reader
-    from index.llm_client import LLMError, OllamaClient, check_url, config_model, config_url
-    from index.manage import maintenance
-    from index.refine import dry_run as plan
-    from index.refine import refine as do_refine
+    from index.llm.llm_client import LLMError, OllamaClient, check_url, config_model, config_url
+    from index.llm.refine import dry_run as plan
+    from index.llm.refine import refine as do_refine
+    from index.store.db import open_reader
+    from index.store.manage import maintenance
 
     if dry_run:
         items = plan(open_reader(obj.db), limit, kind)
