@@ -22,11 +22,18 @@ import orjson
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from index.retrieval.budget import ERROR_CHARS, cap_fields, estimate_tokens
-from index.retrieval.scoped import EXTRACTION_KINDS
-from index.store.db import IndexCorrupt, IndexError_, IndexMissing, open_failure, open_reader
-from index.store.filters import BadFilter, parse_since
-from index.store.scope import BadScope, stored_cwd
+from index.retrieval import ERROR_CHARS, EXTRACTION_KINDS, cap_fields, estimate_tokens
+from index.store import (
+    BadFilter,
+    BadScope,
+    IndexCorrupt,
+    IndexError_,
+    IndexMissing,
+    open_failure,
+    open_reader,
+    parse_since,
+    stored_cwd,
+)
 from lib.injected import MARK
 from lib.paths import db_path
 from lib.text import clip

@@ -38,11 +38,10 @@ def refine(
     as_json: bool,
 ) -> None:
     """Let a local LLM confirm or doubt uncertain extractions; it only nudges scores (heuristics win)."""
-    from index.llm.llm_client import LLMError, OllamaClient, check_url, config_model, config_url
-    from index.llm.refine import dry_run as plan
-    from index.llm.refine import refine as do_refine
-    from index.store.db import open_reader
-    from index.store.manage import maintenance
+    from index.llm import LLMError, OllamaClient, check_url, config_model, config_url
+    from index.llm import dry_run as plan
+    from index.llm import refine_project as do_refine
+    from index.store import maintenance, open_reader
 
     if dry_run:
         items = plan(open_reader(obj.db), limit, kind)

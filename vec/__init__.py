@@ -9,7 +9,7 @@ modules that do the work are imported when first used.
 
 from __future__ import annotations
 
-from index.store.plugins import register_vectors
+from index.store import register_vectors
 
 
 def register() -> None:

@@ -25,12 +25,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from index.retrieval.search import candidates_by_id, row_text
+from index.retrieval import candidates_by_id, row_text
+from index.store import Candidate, Filters, Query, Ranked, db_file
 from index.store import embeddable as rows_of
-from index.store.db import db_file
-from index.store.filters import Filters
-from index.store.fts_query import Query
-from index.store.plugins import Candidate, Ranked
 from vec.driver import connect, unavailable_reason
 from vec.embed import chunk_text, embedder, model_config
 from vec.store import KINDS, NoStore, Store, VecError, VectorsUnavailable, check_stamp, read_stamp

@@ -10,9 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from index.store.filters import Filters
-from index.store.fts_query import Query
-from index.store.plugins import Ranked
+from index.store import Filters, Query, Ranked
 
 
 class Vectors:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from index.store import embeddable as rows_of
-from index.store.tx import transaction
+from index.store import transaction
 from vec.embed import MESSAGE_KINDS
 
 REBUILD = "total-recall vec rebuild"

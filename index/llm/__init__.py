@@ -1,1 +1,62 @@
-"""x."""
+"""The optional LLM lane: a local Ollama client and the refinement pass that asks it to tidy stored
+extractions. Off unless the user runs `refine`; reads and writes through `index.store` only.
+
+The names below are the package's API for the layers above (CLI, hooks, MCP, vectors). They load
+lazily, on first use, from the module that defines them: a hook that needs one name does not pay
+for importing the whole package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from index.llm.llm_client import (
+        LLMError as LLMError,
+    )
+    from index.llm.llm_client import (
+        OllamaClient as OllamaClient,
+    )
+    from index.llm.llm_client import (
+        check_url as check_url,
+    )
+    from index.llm.llm_client import (
+        config_model as config_model,
+    )
+    from index.llm.llm_client import (
+        config_url as config_url,
+    )
+    from index.llm.refine import dry_run as dry_run
+    from index.llm.refine import refine as refine_project
+
+# API name -> (module of this package, name there)
+_WHERE: dict[str, tuple[str, str]] = {
+    "LLMError": ("llm_client", "LLMError"),
+    "OllamaClient": ("llm_client", "OllamaClient"),
+    "check_url": ("llm_client", "check_url"),
+    "config_model": ("llm_client", "config_model"),
+    "config_url": ("llm_client", "config_url"),
+    "dry_run": ("refine", "dry_run"),
+    "refine_project": ("refine", "refine"),
+}
+
+__all__ = [
+    "LLMError",
+    "OllamaClient",
+    "check_url",
+    "config_model",
+    "config_url",
+    "dry_run",
+    "refine_project",
+]
+
+
+def __getattr__(name: str) -> object:
+    """Import the defining module on first access (PEP 562) and cache the name here."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = _WHERE[name]
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+    globals()[name] = value
+    return value
