@@ -2,15 +2,14 @@
 (`rates.json`), and the status / doctor / find-session queries of the CLI. Reads through `index.store`
 only.
 
-The names below are the package's API for the layers above (CLI, hooks, MCP, vectors). They load
-lazily, on first use, from the module that defines them: a hook that needs one name does not pay
-for importing the whole package.
+API: the names below (`index.lazy_api` loads each from its module on first use).
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from index import lazy_api
 
 if TYPE_CHECKING:
     from index.stats.metrics import (
@@ -83,12 +82,4 @@ __all__ = [
     "topics",
 ]
 
-
-def __getattr__(name: str) -> object:
-    """Import the defining module on first access (PEP 562) and cache the name here."""
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attr = _WHERE[name]
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_api(__name__, _WHERE)

@@ -3,15 +3,14 @@ the writer lock, transactions, and the pipeline that turns transcripts into rows
 operator tables, finalise), plus the user's own state (promoted or forgotten memories, manage). Every
 other `index` package reads what this one writes; it imports none of them.
 
-The names below are the package's API for the layers above (CLI, hooks, MCP, vectors). They load
-lazily, on first use, from the module that defines them: a hook that needs one name does not pay
-for importing the whole package.
+API: the names below (`index.lazy_api` loads each from its module on first use).
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from index import lazy_api
 
 if TYPE_CHECKING:
     from index.store.db import (
@@ -160,12 +159,4 @@ __all__ = [
     "writer_lock",
 ]
 
-
-def __getattr__(name: str) -> object:
-    """Import the defining module on first access (PEP 562) and cache the name here."""
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attr = _WHERE[name]
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_api(__name__, _WHERE)
