@@ -77,7 +77,7 @@ def sample(db: Path, n: int, seed: int) -> tuple[list[str], list[str], str]:
     """Real prompts, topic words, and the cwd of the biggest project."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     sys.path.insert(0, str(ROOT))
-    from index.textstore import unpack
+    from index.store.textstore import unpack
 
     rows = conn.execute("""SELECT body FROM messages WHERE kind='prompt' AND is_sidechain=0
                            ORDER BY id LIMIT 20000""").fetchall()

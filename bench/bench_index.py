@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from index.ingest import run_index  # noqa: E402
-from index.search import search_messages, search_sessions  # noqa: E402
+from index.retrieval.search import search_messages, search_sessions  # noqa: E402
+from index.store.ingest import run_index  # noqa: E402
 
 CLI = [sys.executable, "-m", "total_recall"]
 GOLD = ROOT.parent / "shared" / "eval" / "retrieval-dev.jsonl"

@@ -21,7 +21,7 @@ GOLDS = [ROOT.parent / "shared" / "eval" / f"{g}.jsonl" for g in ("retrieval-dev
 _CHILD = """
 import json, sqlite3, sys, time
 sys.path.insert(0, sys.argv[1])
-from index.search import search_messages, search_sessions
+from index.retrieval.search import search_messages, search_sessions
 qs = json.loads(sys.argv[3])
 conn = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
 for q in qs[:5]:

@@ -24,9 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from index.db import open_reader  # noqa: E402
-from index.search import search_messages, search_sessions  # noqa: E402
-from index.textstore import unpack  # noqa: E402
+from index.retrieval.search import search_messages, search_sessions  # noqa: E402
+from index.store.db import open_reader  # noqa: E402
+from index.store.textstore import unpack  # noqa: E402
 from vec import register as register_vectors  # noqa: E402
 from vec.backfill import backfill, rebuild  # noqa: E402
 from vec.driver import unavailable_reason  # noqa: E402

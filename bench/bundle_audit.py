@@ -8,7 +8,7 @@ Usage::
 
 The index is built (or reused) from ``--root`` (default ``../shared/corpus-2/projects``). For each of
 ``--sessions`` sessions (the ones with the most labelled prompts, ties by id) the bundle for that
-session's cwd is built with ``index.bundle.operator_context`` (the session itself excluded from "last
+session's cwd is built with ``index.briefing.bundle.operator_context`` (the session itself excluded from "last
 sessions"). A memory item (goal, standing decision, ban, correction) is traced to the extraction it
 came from and is *right* when that record's labels hold its class (goal -> goal, correction ->
 correction, ban / standing decision -> rule or decision) and it comes from the session's project or is
@@ -29,9 +29,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from index.bundle import operator_context, operator_wide  # noqa: E402
-from index.db import open_reader  # noqa: E402
-from index.ingest import run_index  # noqa: E402
+from index.briefing.bundle import operator_context, operator_wide  # noqa: E402
+from index.store.db import open_reader  # noqa: E402
+from index.store.ingest import run_index  # noqa: E402
 from lib.project import display_name  # noqa: E402
 
 SHARED = ROOT.parent / "shared"

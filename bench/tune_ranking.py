@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from index import search  # noqa: E402
-from index.db import open_reader  # noqa: E402
-from index.retrieval_eval import Outcome, run_questions, summarise  # noqa: E402
+from index.retrieval import search  # noqa: E402
+from index.retrieval.retrieval_eval import Outcome, run_questions, summarise  # noqa: E402
+from index.store.db import open_reader  # noqa: E402
 
 GRID = {
     "doc_share": [0.4, 0.0, 0.2, 0.3, 0.5, 0.6],

@@ -1,6 +1,6 @@
 """Escalation risk (D1): how close is the operator to losing patience, and what should the agent do?
 
-Pure: the caller (index/escalation.py) gathers the rows; this module only scores text and history.
+Pure: the caller (index/briefing/escalation.py) gathers the rows; this module only scores text and history.
 Signals, each with a bounded weight, are summed into a 0..1 score:
 
 - the live prompt reads as a correction ("no, …", "that's wrong", "I said …", "still doesn't work");

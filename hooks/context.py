@@ -42,7 +42,7 @@ def answer(event_name: str, text: str) -> str:
 
 def open_db(ctx: Ctx) -> sqlite3.Connection:
     """Read-only connection whose queries and lock waits stop at the hook's deadline."""
-    from index.db import open_reader
+    from index.store import open_reader
 
     return open_reader(ctx.db, deadline=ctx.deadline)
 

@@ -13,8 +13,8 @@ PRECOMPACT_LEAD = (
 
 
 def pre_compact(ctx: Ctx) -> str:
-    from index.continuation import continuation
-    from index.db import IndexError_
+    from index.briefing import continuation_packet as continuation
+    from index.store import IndexError_
 
     sid = ctx.str_field("session_id")
     if not sid:

@@ -19,7 +19,7 @@ BANNER = (
 
 
 def session_start(ctx: Ctx) -> str:
-    from index.db import IndexMissing
+    from index.store import IndexMissing
 
     source = ctx.str_field("source") or "startup"
     ctx.rec["source"] = source
@@ -37,7 +37,7 @@ def session_start(ctx: Ctx) -> str:
         ctx.rec["packet_chars"] = len(packet_text)
         if packet_text:
             parts.append(packet_text)
-    from index.bundle import operator_context
+    from index.briefing import operator_context
 
     bundle = operator_context(conn, cwd, budget=BUNDLE_BUDGET, session_id=sid)
     ctx.rec["bundle_chars"] = len(bundle.text)
@@ -75,7 +75,8 @@ def _index_is_stale(ctx: Ctx) -> bool:
 
 def restore_packet(ctx: Ctx, conn: sqlite3.Connection | None, sid: str, cwd: str | None) -> str:
     """The packet PreCompact saved for this session, or one rebuilt from the index and transcript."""
-    from index.continuation import Packet, continuation
+    from index.briefing import Packet
+    from index.briefing import continuation_packet as continuation
 
     saved = read_json(continuation_file(ctx.state, sid))
     if isinstance(saved, dict):

@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 
 from hooks.events import log_event
-from index.lock import LOCK_NAME
+from index.store import LOCK_NAME
 from lib.paths import state_dir
 
-LOCK = LOCK_NAME  # the index layer's writer lock (index/lock.py)
+LOCK = LOCK_NAME  # the index layer's writer lock (index/store/lock.py)
 PENDING = "index.pending"
 LAST = "index.last"
 MAX_PASSES = 5
@@ -145,7 +145,7 @@ def worker(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str) -> 
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, _defer)
     priority = lower_priority()
-    from index.lock import IndexBusy, writer_lock
+    from index.store import IndexBusy, writer_lock
 
     state = state_dir(db)
     state.mkdir(parents=True, exist_ok=True)
@@ -161,7 +161,7 @@ def _passes(
     db: Path, roots: list[Path], full: bool, jobs: int, trigger: str, state: Path, priority: dict[str, int]
 ) -> int:
     """Index passes while ticks keep arriving (each tick leaves `index.pending`)."""
-    from index.ingest import run_index
+    from index.store import run_index
     from lib.paths import projects_roots
     from vec import register as register_vectors
 

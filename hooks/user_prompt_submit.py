@@ -55,7 +55,7 @@ def escalation_note(esc: dict[str, object]) -> str:
         )
     typos = esc.get("typos") or []
     if isinstance(typos, list) and typos:
-        from index.bundle import safe_text  # typos come from the index: recalled text like any other
+        from index.briefing import safe_text  # typos come from the index: recalled text like any other
 
         lines.append(
             "Known typos of this operator in the prompt: "
@@ -90,12 +90,12 @@ def prompt_context(ctx: Ctx, connect: Callable[[], sqlite3.Connection], prompt: 
         conn = _connect(ctx, connect)
         if conn is not None:
             from detector.escalation import assess
-            from index.escalation import gather
+            from index.briefing import gather_escalation as gather
 
             esc = assess(prompt, gather(conn, prompt=prompt, session_id=sid, cwd=cwd))
             ctx.rec["escalation"] = {k: esc[k] for k in ("score", "state", "action")}
         if conn is not None and idents:
-            from index.prompt_recall import ident_hits
+            from index.briefing import ident_hits
 
             hits = ident_hits(conn, idents)
     decision = decide(prompt, state, now=now, ident_hits=hits, idents=idents)
@@ -128,7 +128,7 @@ def prompt_context(ctx: Ctx, connect: Callable[[], sqlite3.Connection], prompt: 
 
 
 def _connect(ctx: Ctx, connect: Callable[[], sqlite3.Connection]) -> sqlite3.Connection | None:
-    from index.db import IndexMissing
+    from index.store import IndexMissing
 
     try:
         return connect()
@@ -148,8 +148,8 @@ def _recall(
     esc: dict[str, object],
     search_budget: float,
 ) -> tuple[str, list[str], list[str]]:
-    from index.prompt_recall import gather as gather_items
-    from index.prompt_recall import render
+    from index.briefing import gather_prompt_recall as gather_items
+    from index.briefing import render
 
     notes: list[str] = []
     items = gather_items(

@@ -22,11 +22,18 @@ import orjson
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from index.budget import ERROR_CHARS, cap_fields, estimate_tokens
-from index.db import IndexCorrupt, IndexError_, IndexMissing, open_failure, open_reader
-from index.filters import BadFilter, parse_since
-from index.scope import BadScope, stored_cwd
-from index.scoped import EXTRACTION_KINDS
+from index.retrieval import ERROR_CHARS, EXTRACTION_KINDS, cap_fields, estimate_tokens
+from index.store import (
+    BadFilter,
+    BadScope,
+    IndexCorrupt,
+    IndexError_,
+    IndexMissing,
+    open_failure,
+    open_reader,
+    parse_since,
+    stored_cwd,
+)
 from lib.injected import MARK
 from lib.paths import db_path
 from lib.text import clip
@@ -131,7 +138,7 @@ class Runtime:
     def where(self, cwd: str | None) -> str:
         """The `cwd` parameter, or the server's own; relative paths resolve against the server's cwd,
         absolute ones (POSIX or Windows, as stored in transcripts) are kept as given. Scrubbed, as
-        stored paths are (index.scope.stored_cwd)."""
+        stored paths are (index.store.scope.stored_cwd)."""
         return stored_cwd(self._where(cwd)) or ""
 
     def _where(self, cwd: str | None) -> str:

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import ValidationError
 
-from index.budget import ERROR_CHARS
+from index.retrieval import ERROR_CHARS
 from lib.text import clip
 from mcp_server import tools_operator, tools_profile, tools_recall
 from mcp_server.envelope import READ_ONLY, Runtime, bound, error_result, guarded

@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal, get_args
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from index import operator_queries as oq
-from index.metrics import CORRECTION_KINDS
+from index import retrieval as oq
+from index.stats import CORRECTION_KINDS
 from mcp_server.envelope import (
     CwdArg,
     LimitArg,

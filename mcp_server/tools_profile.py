@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from index import ontology_queries as onto
+from index import retrieval as onto
 from mcp_server.envelope import CwdArg, LimitArg, Runtime, ToolFailure, invalid
 
 PROFILE_NOTE = "aggregated over all indexed sessions; recomputed after every index run"
@@ -132,7 +132,7 @@ def get_operator_context(
     decisions, bans, recent corrections, voice, machines and the last sessions here, fitted to a
     character budget. Call it when you lack the session-start context (e.g. after a long gap or in a
     subagent)."""
-    from index.bundle import operator_context
+    from index.briefing import operator_context
 
     meta: dict[str, Any] = {}
     b = max(300, min(int(budget), 8000))
@@ -166,7 +166,7 @@ def assess_escalation_risk(
     """How likely the user is getting frustrated (repeated corrections, interrupts, terse angry
     prompts), with a state, a recommended action and the phrases in your draft to avoid. Call it when
     the user repeats a correction or sounds annoyed, before answering."""
-    from index.escalation import assess
+    from index.briefing import assess
 
     if not prompt.strip():
         raise invalid("prompt is empty", "pass the user's latest prompt")

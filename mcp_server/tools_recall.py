@@ -11,14 +11,22 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from index.digest import digest_markdown, recent_sessions, session_digest
-from index.filters import Filters
-from index.ontology_queries import profile
-from index.operator_queries import latest_extractions, recall_kinds
-from index.scoped import search_scoped, sessions_scoped
-from index.targeted import INTENTS
-from index.targeted import recall_targeted as targeted_answer
-from index.timeline import hit_index, records, timeline
+from index.retrieval import (
+    INTENTS,
+    digest_markdown,
+    hit_index,
+    latest_extractions,
+    profile,
+    recall_kinds,
+    recent_sessions,
+    records,
+    search_scoped,
+    session_digest,
+    sessions_scoped,
+)
+from index.retrieval import message_timeline as timeline
+from index.retrieval import recall_targeted as targeted_answer
+from index.store import Filters
 from lib.model import ASSISTANT_KINDS, SYSTEM_KINDS, USER_KINDS
 from lib.project import display_name
 from mcp_server.envelope import (

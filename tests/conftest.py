@@ -24,7 +24,7 @@ def corpus_projects() -> Path:
 
 @pytest.fixture(scope="session")
 def corpus_db(corpus_projects: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from index.ingest import run_index
+    from index.store.ingest import run_index
 
     db = tmp_path_factory.mktemp("corpus") / "index.db"
     report = run_index(db, [corpus_projects], jobs=2)

@@ -238,7 +238,7 @@ def build_index(root: Path, db: Path) -> tuple[Path, dict[str, Path], dict[str, 
     """Write the whole corpus under root, then index it in one run (files are processed biggest first,
     not in time order, so this also checks that folding does not depend on file order); returns
     (projects dir, {name: project cwd}, {title: session id})."""
-    from index.ingest import run_index
+    from index.store.ingest import run_index
 
     projects = root / "projects"
     now = datetime.now(timezone.utc).replace(microsecond=0)

@@ -34,9 +34,9 @@ from typing import Any
 import orjson
 import pytest
 
-from index.db import open_reader
-from index.metrics import cost_report, tiered_cells, turn_keys
-from index.pricing import load_catalog
+from index.stats.metrics import cost_report, tiered_cells, turn_keys
+from index.stats.pricing import load_catalog
+from index.store.db import open_reader
 
 pytestmark = [pytest.mark.corpus, pytest.mark.e2e]
 

@@ -85,7 +85,7 @@ def test_verbose_comes_from_the_parsed_options_not_the_process_argv(tmp_path: Pa
     says so, whatever the process's own argv holds (it used to be sniffed from sys.argv)."""
     from click.testing import CliRunner
 
-    from index.db import IndexMissing
+    from index.store.db import IndexMissing
     from total_recall.cli import cli
 
     db = str(tmp_path / "nowhere" / "index.db")
@@ -314,7 +314,7 @@ def test_rebuild_with_yes(tmp_path: Path) -> None:
     ],
 )
 def test_errors_do_not_echo_huge_arguments(indexed: tuple[Path, Path], args: list[str]) -> None:
-    from index.budget import ERROR_CHARS
+    from index.retrieval.budget import ERROR_CHARS
 
     db, _ = indexed
     p = run("--db", db, *args)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from index.ingest import run_index
-from index.search import search_messages, search_sessions
+from index.retrieval.search import search_messages, search_sessions
+from index.store.ingest import run_index
 
 pytestmark = pytest.mark.corpus
 

@@ -26,9 +26,9 @@ from fixtures.make import Session, slug, uid
 
 from hooks.pre_compact import PRECOMPACT_LEAD
 from hooks.spawn import lock_held
-from index.bundle import HEADER
-from index.db import open_reader
-from index.ingest import run_index
+from index.briefing.bundle import HEADER
+from index.store.db import open_reader
+from index.store.ingest import run_index
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAUDE = Path(os.environ.get("TOTAL_RECALL_CLAUDE_BIN", ROOT / ".tools" / "node_modules" / ".bin" / "claude"))

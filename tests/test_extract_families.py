@@ -11,10 +11,10 @@ from fixtures.make import Session, slug, uid
 from extractors.confidence import bundle_threshold, models
 from extractors.model import Extraction, ToolEvent, Utterance
 from extractors.pipeline import extract
-from index.bundle import operator_context, operator_wide
-from index.continuation import continuation
-from index.db import open_reader
-from index.ingest import run_index
+from index.briefing.bundle import operator_context, operator_wide
+from index.briefing.continuation import continuation
+from index.store.db import open_reader
+from index.store.ingest import run_index
 from lib.context import iter_contexts
 from lib.discovery import discover
 from lib.model import Carry
@@ -154,9 +154,11 @@ def _project_session(root: Path, name: str, cwd: str, prompts: list[str]) -> Pat
 def test_another_projects_rules_stay_there_unless_operator_wide(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import index.bundle
+    import index.briefing.bundle
 
-    monkeypatch.setattr(index.bundle, "bundle_threshold", lambda kind: 0.0)  # scope alone decides here
+    monkeypatch.setattr(
+        index.briefing.bundle, "bundle_threshold", lambda kind: 0.0
+    )  # scope alone decides here
     root = tmp_path / "projects"
     other = str(tmp_path / "work" / "other")
     here = str(tmp_path / "work" / "here")
@@ -215,7 +217,7 @@ def test_compaction_goal_is_not_an_opening_question(tmp_path: Path) -> None:
 
 
 def test_mcp_items_carry_the_confidence(tmp_path: Path) -> None:
-    from index.operator_queries import latest_extractions, recall_kinds
+    from index.retrieval.operator_queries import latest_extractions, recall_kinds
 
     root = tmp_path / "projects"
     cwd = str(tmp_path / "work" / "alpha")

@@ -20,7 +20,7 @@ import pytest
 from fixtures import make, rows
 from test_properties import ANSWERS, PROMPTS
 
-from index.ingest import run_index
+from index.store.ingest import run_index
 from lib.discovery import key_path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -170,7 +170,7 @@ def test_a_parser_process_that_dies_is_reported_not_waited_for(tmp_path: Path) -
     code = textwrap.dedent(f"""
         import os, sys
         from pathlib import Path
-        import index.ingest as ingest
+        import index.store.ingest as ingest
         real = ingest._safe_prepare
         def dying(t):
             if t.path.endswith({victim.name!r}):
@@ -251,7 +251,7 @@ def test_an_index_that_cannot_be_written_is_one_line_with_a_fix(tmp_path: Path) 
             p = cli("--db", db, "index", "--projects-root", root, prefix=prefix)
             assert p.returncode != 0 and p.stdout == "" and "Traceback" not in p.stderr, p.stderr
             (line,) = p.stderr.strip().splitlines()
-            # one classifier for rights (index.db.access_problem): it names the place and the chmod
+            # one classifier for rights (index.store.db.access_problem): it names the place and the chmod
             assert line.startswith("error: ") and str(db.parent) in line and "chmod u+" in line, line
     finally:
         ro_dir.chmod(0o700)
@@ -268,8 +268,8 @@ def test_an_index_that_cannot_be_written_is_one_line_with_a_fix(tmp_path: Path) 
 _DRIVER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    import index.finalize as fin
-    import index.ingest as ingest
+    import index.store.finalize as fin
+    import index.store.ingest as ingest
     ingest._Batch.MAX_BYTES = 1  # commit after every file, so a kill lands between commits
     close = ingest._Batch.close
     def announce(self):

@@ -19,12 +19,13 @@ from test_injection import fenced_body
 from detector import escalation as esc
 from detector import policy as pol
 from hooks.events import log_event
-from index.budget import Section, fit_sections
-from index.bundle import HEADER, decayed_status, operator_context
-from index.continuation import Row, build, parse_todos
-from index.db import open_reader
-from index.escalation import assess
-from index.ingest import run_index
+from index.briefing.bundle import HEADER, operator_context
+from index.briefing.continuation import Row, build, parse_todos
+from index.briefing.escalation import assess
+from index.retrieval.budget import Section, fit_sections
+from index.store.db import open_reader
+from index.store.ingest import run_index
+from index.store.operator import decayed_status
 from lib.events import read_events
 
 HOOKS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "post-compact")
@@ -86,7 +87,7 @@ def context_of(p: subprocess.CompletedProcess[str], event: str) -> str:
 
 def test_bundle_sections_framing_and_budget(past: Past, monkeypatch: pytest.MonkeyPatch) -> None:
     # Sections and framing, whatever the confidence cut (tests/test_extract_families.py covers the cut).
-    monkeypatch.setattr("index.bundle.bundle_threshold", lambda kind: 0.0)
+    monkeypatch.setattr("index.briefing.bundle.bundle_threshold", lambda kind: 0.0)
     conn = open_reader(past.db)
     oc = operator_context(conn, past.cwd, now=NOW)
     assert fenced_body(oc.text)[0] == HEADER
@@ -116,7 +117,9 @@ def test_goal_decay() -> None:
 
 
 def test_old_goal_is_not_presented_as_active(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("index.bundle.bundle_threshold", lambda kind: 0.0)  # decay, not the confidence cut
+    monkeypatch.setattr(
+        "index.briefing.bundle.bundle_threshold", lambda kind: 0.0
+    )  # decay, not the confidence cut
     root, cwd = tmp_path / "p", str(tmp_path / "old")
     write_past_session(root, cwd, t0=NOW - timedelta(days=30))
     run_index(tmp_path / "i.db", [root])
@@ -299,7 +302,7 @@ def test_events_rotate_and_read(tmp_path: Path) -> None:
 def test_one_reader_for_the_event_log_counts_what_it_skips(tmp_path: Path) -> None:
     """`adaptive` and `metrics health` read events through the same function: rotated file first, a
     `since` cut on the timestamp, damaged lines (and JSON that is not an object) skipped and counted."""
-    from index.metrics_health import hook_stats
+    from index.stats.metrics_health import hook_stats
 
     (tmp_path / "events.jsonl.1").write_text('{"ts": "2026-01-01T00:00:00Z", "i": 0}\n{not json\n')
     (tmp_path / "events.jsonl").write_text('\n[1, 2]\n{"ts": "2026-03-01T00:00:00Z", "i": 1}\n')

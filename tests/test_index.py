@@ -13,15 +13,15 @@ import pytest
 from fixtures import make, rows
 from fixtures.make import Fixture
 
-from index import schema
-from index.continuation import indexed_offset
-from index.db import open_existing_writer, open_reader, open_writer
-from index.ingest import IndexReport, run_index
-from index.operator_queries import list_failed_attempts, list_goals
-from index.queries import doctor
-from index.schema import current_version
-from index.search import search_messages, search_sessions
-from index.textstore import unpack
+from index.briefing.continuation import indexed_offset
+from index.retrieval.operator_queries import list_failed_attempts, list_goals
+from index.retrieval.search import search_messages, search_sessions
+from index.stats.queries import doctor
+from index.store import schema
+from index.store.db import open_existing_writer, open_reader, open_writer
+from index.store.ingest import IndexReport, run_index
+from index.store.schema import current_version
+from index.store.textstore import unpack
 from lib.discovery import key_path, path_key
 
 

@@ -9,6 +9,7 @@ delivery layer). No package's modules may import each other in a cycle.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -149,8 +150,8 @@ def test_index_does_not_import_vectors_or_delivery() -> None:
 
 # Cycles that exist today, each named; strict: the test fails once the cycle is gone, so the mark goes too.
 KNOWN_CYCLES = {
-    "index": "index.db, index.memories and index.finalize import index.userstate, which imports them back "
-    "lazily (the index/ sub-package split of issue 12 is a later round)",
+    "index": "index.store.db, .memories and .finalize import index.store.userstate, which imports db and "
+    "memories back lazily (memories -> writer -> finalize -> reapply_memories: not a mechanical fix)",
 }
 
 
@@ -165,6 +166,103 @@ KNOWN_CYCLES = {
 )
 def test_no_import_cycles_within_a_package(package: str) -> None:
     assert cycles(_graph(), package) == []
+
+
+# --- index/ sub-packages (issue 12): store < stats < retrieval < briefing, llm on store --------------
+
+# sub-package -> the other index sub-packages it may import (bottom first).
+INDEX_PACKAGES: dict[str, set[str]] = {
+    "store": set(),
+    "stats": {"store"},
+    "retrieval": {"store", "stats"},
+    "briefing": {"store", "stats", "retrieval"},
+    "llm": {"store"},
+}
+CLIENTS = ("total_recall", "hooks", "mcp_server", "vec")  # import index only through the package APIs
+# Deep imports a client keeps, each with its reason (client module -> index module).
+DEEP_IMPORTS = {
+    # vec reads the main tables through this module's row readers, used as one namespace (`rows_of.*`);
+    # its generic names (source, owners, existing) do not belong in the store API.
+    ("vec.backfill", "index.store.embeddable"),
+    ("vec.hybrid", "index.store.embeddable"),
+    ("vec.store", "index.store.embeddable"),
+}
+
+
+def index_violations(graph: dict[str, set[str]]) -> list[str]:
+    """`a -> b` for an index module outside the sub-packages, or one importing a sub-package it may not."""
+    bad = []
+    for mod, deps in graph.items():
+        parts = mod.split(".")
+        if parts[0] != "index" or mod == "index":
+            continue
+        if parts[1] not in INDEX_PACKAGES:
+            bad.append(f"{mod}: not in an index sub-package")
+            continue
+        for dep in deps:
+            dp = dep.split(".")
+            if (
+                dp[0] == "index"
+                and len(dp) > 1
+                and dp[1] != parts[1]
+                and dp[1] not in INDEX_PACKAGES[parts[1]]
+            ):
+                bad.append(f"{mod} -> {dep}")
+    return sorted(bad)
+
+
+def deep_imports(graph: dict[str, set[str]]) -> list[str]:
+    """`a -> b` for a client importing an index module below a sub-package's API."""
+    return sorted(
+        f"{m} -> {d}"
+        for m, deps in graph.items()
+        if m.split(".")[0] in CLIENTS
+        for d in deps
+        if d.startswith("index.") and d.count(".") >= 2 and (m, d) not in DEEP_IMPORTS
+    )
+
+
+def test_the_index_checks_catch_upward_and_deep_imports() -> None:
+    graph = {
+        "index.store.db": {"index.retrieval.search"},
+        "index.llm.refine": {"index.store.db", "index.stats.metrics"},
+        "index.briefing.bundle": {"index.retrieval.budget", "index.store.operator"},
+        "index.stray": set(),
+        "hooks.context": {"index.store.db", "index.store"},
+        "vec.hybrid": {"index.store.embeddable", "index.retrieval"},
+    }
+    assert index_violations(graph) == [
+        "index.llm.refine -> index.stats.metrics",
+        "index.store.db -> index.retrieval.search",
+        "index.stray: not in an index sub-package",
+    ]
+    assert deep_imports(graph) == ["hooks.context -> index.store.db"]
+
+
+def test_index_sub_packages_import_down() -> None:
+    assert index_violations(_graph()) == []
+
+
+def test_clients_import_index_through_the_package_apis() -> None:
+    graph = _graph()
+    assert deep_imports(graph) == []
+    assert {(m, d) for m, deps in graph.items() for d in deps} >= DEEP_IMPORTS  # no stale exception
+
+
+@pytest.mark.parametrize("package", sorted(INDEX_PACKAGES))
+def test_package_api_names_resolve_to_their_modules(package: str) -> None:
+    """Each API name loads from the module `_WHERE` names, and the typed imports list the same names."""
+    pkg = importlib.import_module(f"index.{package}")
+    assert sorted(pkg.__all__) == sorted(pkg._WHERE)
+    for name, (module, attr) in pkg._WHERE.items():
+        assert getattr(pkg, name) is getattr(importlib.import_module(f"index.{package}.{module}"), attr)
+    typed = {
+        (node.module, a.name, a.asname)
+        for node in ast.walk(ast.parse((REPO / "index" / package / "__init__.py").read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("index.")
+        for a in node.names
+    }
+    assert typed == {(f"index.{package}.{m}", a, n) for n, (m, a) in pkg._WHERE.items()}
 
 
 # --- the docs say the same ----------------------------------------------------------------------------

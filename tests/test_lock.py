@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from index.ingest import run_index
-from index.lock import IndexBusy, writer_lock
+from index.store.ingest import run_index
+from index.store.lock import IndexBusy, writer_lock
 from total_recall.democorpus import write_demo_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _hold_lock_in_child(db: Path, seconds: float) -> subprocess.Popen[bytes]:
     code = textwrap.dedent(f"""
         import time, pathlib
-        from index.lock import writer_lock
+        from index.store.lock import writer_lock
         with writer_lock(pathlib.Path({str(db)!r})):
             print("held", flush=True)
             time.sleep({seconds})

@@ -498,7 +498,7 @@ ERROR_CALLS: list[tuple[str, dict[str, Any], str]] = [
 def test_huge_arguments_answer_fast_and_errors_stay_bounded(fx: dict[str, Any]) -> None:
     import time
 
-    from index.budget import ERROR_CHARS
+    from index.retrieval.budget import ERROR_CHARS
     from mcp_server.server import build_server
 
     server, rt = build_server(fx["db"], str(fx["cwds"]["api"]))
@@ -535,7 +535,7 @@ def test_huge_arguments_answer_fast_and_errors_stay_bounded(fx: dict[str, Any]) 
 def test_permission_problems_are_not_called_corruption(tmp_path: Path) -> None:
     import sqlite3
 
-    from index.db import IndexUnavailable
+    from index.store.db import IndexUnavailable
     from mcp_server.envelope import Runtime, guarded
 
     rt = Runtime(tmp_path / "index.db", str(tmp_path))

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from index.db import open_reader
-from index.ingest import run_index
-from index.metrics import active_seconds, cost_report, period_of, summary, top_sessions, topics
-from index.metrics_health import health, percentile
-from index.pricing import BadRate, load_catalog, normalize_model, parse_rate_spec
+from index.stats.metrics import active_seconds, cost_report, period_of, summary, top_sessions, topics
+from index.stats.metrics_health import health, percentile
+from index.stats.pricing import BadRate, load_catalog, normalize_model, parse_rate_spec
+from index.store.db import open_reader
+from index.store.ingest import run_index
 from total_recall.cli import cli
 
 S1 = "11111111-1111-4111-8111-111111111111"

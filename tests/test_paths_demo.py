@@ -69,9 +69,9 @@ def test_demo_without_transcripts_indexes_generated_corpus(tmp_path: Path) -> No
     [("retry_with_backoff", "retry_with_backoff"), ("Clock", "Clock"), ("tenacity", "tenacity")],
 )
 def test_demo_corpus_is_searchable(tmp_path: Path, query: str, expected: str) -> None:
-    from index.db import open_reader
-    from index.ingest import run_index
-    from index.search import search_messages
+    from index.retrieval.search import search_messages
+    from index.store.db import open_reader
+    from index.store.ingest import run_index
     from total_recall.democorpus import write_demo_corpus
 
     projects = write_demo_corpus(tmp_path)

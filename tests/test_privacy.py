@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from fixtures.make import Session, uid
 
-from index.textstore import unpack
+from index.store.textstore import unpack
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "zanzibarquokka"  # porter leaves it alone, so FTS terms hold it verbatim
@@ -242,7 +242,7 @@ def test_a_broken_user_file_is_a_one_line_error(corpus: dict[str, Any]) -> None:
 def _hold_lock(db: Path) -> subprocess.Popen[bytes]:
     code = textwrap.dedent(f"""
         import time, pathlib
-        from index.lock import writer_lock
+        from index.store.lock import writer_lock
         with writer_lock(pathlib.Path({str(db)!r})):
             print("held", flush=True)
             time.sleep(60)
@@ -289,7 +289,7 @@ def test_an_unwritable_user_file_changes_nothing(
 ) -> None:
     import errno
 
-    from index import userstate
+    from index.store import userstate
 
     def full(*_: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")

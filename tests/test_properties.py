@@ -12,7 +12,7 @@ from fixtures import make, rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from index.ingest import run_index
+from index.store.ingest import run_index
 from lib.model import Carry
 from lib.walker import FileInfo, parse_file
 

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from fixtures import make
 
-from index.db import open_reader, open_writer
-from index.ingest import run_index
-from index.manage import forget
-from index.retrieval_eval import abstention, evaluate, run_questions
-from index.search import search_messages, search_sessions
-from index.session_docs import DOC_CLIP
+from index.retrieval.retrieval_eval import abstention, evaluate, run_questions
+from index.retrieval.search import search_messages, search_sessions
+from index.store.db import open_reader, open_writer
+from index.store.ingest import run_index
+from index.store.manage import forget
+from index.store.session_docs import DOC_CLIP
 
 REPO = Path(__file__).resolve().parent.parent
 SHOP = "/home/dev/projects/shop"
@@ -337,7 +337,7 @@ def test_eval_reports_per_source_and_abstention(noisy: tuple[Path, str, list[str
 def test_abstention_auc_orders_scores() -> None:
     outs = run_questions(sqlite3.connect(":memory:"), [], hybrid=False)
     assert abstention(outs) == {"negatives": 0}
-    from index.retrieval_eval import Outcome
+    from index.retrieval.retrieval_eval import Outcome
 
     mk = [
         Outcome(i, "q", "s", "t", neg, top_score=sc)

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from index.llm_client import LLMError, OllamaClient, check_url, is_loopback
-from index.refine import BAND, CAP, FLOOR, candidates, new_score, refine
-from index.textstore import pack
+from index.llm.llm_client import LLMError, OllamaClient, check_url, is_loopback
+from index.llm.refine import BAND, CAP, FLOOR, candidates, new_score, refine
+from index.store.textstore import pack
 
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "ghp_" + "".join(
@@ -81,7 +81,7 @@ def fake() -> Iterator[FakeOllama]:
 
 @pytest.fixture()
 def db(tmp_path: Path) -> Path:
-    from index.ingest import run_index
+    from index.store.ingest import run_index
     from total_recall.democorpus import write_demo_corpus
 
     projects = write_demo_corpus(tmp_path / "demo")
@@ -114,7 +114,7 @@ def _rows(path: Path) -> dict[int, tuple[str, str, float]]:
 
 
 def _writer(path: Path) -> sqlite3.Connection:
-    from index.db import open_existing_writer
+    from index.store.db import open_existing_writer
 
     return open_existing_writer(path)
 

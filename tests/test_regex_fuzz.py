@@ -1,7 +1,7 @@
 """Every regular expression of the product against adversarial input, under a time bound (issue 10 #16).
 
 Queries, prompts, MCP arguments and transcript text are user input. A pattern that backtracks
-quadratically (a 100 k-capital topic once took 47 s in `index/fts_query.py`) pins a CPU, stalls a hook
+quadratically (a 100 k-capital topic once took 47 s in `index/store/fts_query.py`) pins a CPU, stalls a hook
 or an index run. The sweep finds every pattern: module-level compiled patterns (through the modules'
 globals, so patterns built by concatenation count too) and literal patterns passed to `re.*` inside
 functions (through the source). Each runs over long runs of one character class, alternations of two
@@ -75,13 +75,13 @@ def _flags_of(call: ast.Call) -> int:
 def collect() -> dict[str, tuple[str, re.Pattern[str]]]:
     """pattern text -> (where it lives, compiled pattern), for every module of the product."""
     found: dict[str, tuple[str, re.Pattern[str]]] = {}
-    files = [f for pkg in PACKAGES for f in sorted((ROOT / pkg).glob("*.py")) if f.stem != "__main__"]
+    files = [f for pkg in PACKAGES for f in sorted((ROOT / pkg).rglob("*.py")) if f.stem != "__main__"]
     for f in files:
-        name = f"{f.parent.name}.{f.stem}"
+        name = ".".join(f.relative_to(ROOT).with_suffix("").parts)
         for attr, value in vars(importlib.import_module(name)).items():
             _walk(value, f"{name}.{attr}", found)
     for f in files:  # literal patterns used inline: re.search(r"…", text), re.sub(r"…", …)
-        name = f"{f.parent.name}.{f.stem}"
+        name = ".".join(f.relative_to(ROOT).with_suffix("").parts)
         for node in ast.walk(ast.parse(f.read_text())):
             if (
                 isinstance(node, ast.Call)
@@ -264,12 +264,14 @@ def test_the_sweep_finds_every_kind_of_pattern(patterns: dict[str, tuple[str, re
     assert len(patterns) > 150
     # module-level, in a tuple of rules, and inline in a function body
     assert {
-        "index.fts_query._CAMEL",
+        "index.store.fts_query._CAMEL",
         "detector.policy.IDENT",
         "extractors.secret_patterns.SCAN",
         "extractors.corrections._REJECTED_IN_PROMPT",
     } <= where
-    assert any(w.startswith("index.fts_query:") for w in where)  # re.split(r"[_-]+", word) in _name_parts
+    assert any(
+        w.startswith("index.store.fts_query:") for w in where
+    )  # re.split(r"[_-]+", word) in _name_parts
     assert set(ANCHORED) <= where  # no stale exemption
 
 
@@ -320,7 +322,7 @@ def _surfaces() -> list[tuple[str, Callable[[str], Any]]]:
     from extractors.pipeline import extract
     from extractors.scrubber import scrub_text
     from extractors.summaries import extract_summary
-    from index.fts_query import parse
+    from index.store.fts_query import parse
 
     return [
         ("fts_query.parse", parse),
@@ -351,7 +353,7 @@ def test_surfaces_stay_fast_on_huge_input(name: str) -> None:
 
 
 def test_a_huge_query_is_cut_to_the_named_cap() -> None:
-    from index.fts_query import MAX_QUERY_CHARS, bounded, parse
+    from index.store.fts_query import MAX_QUERY_CHARS, bounded, parse
 
     topic = "A" * 100_000
     assert _timed(parse, topic) < BOUND

@@ -30,8 +30,8 @@ from click.testing import CliRunner
 from fixtures.make import Session, uid
 from fixtures.secrets import B64, KEYED, PREFIXED, RNG, jwt, pem, rnd
 
-from index.ingest import run_index
-from index.textstore import unpack
+from index.store.ingest import run_index
+from index.store.textstore import unpack
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -419,7 +419,7 @@ def test_the_worker_scrubs_every_text_field_of_every_row_type() -> None:
     """A text field added to a row type later is scrubbed without anyone remembering to list it."""
     from dataclasses import fields
 
-    from index.prepare import _str_fields
+    from index.store.prepare import _str_fields
     from lib import model
 
     row_types = (
@@ -438,7 +438,7 @@ def test_the_worker_scrubs_every_text_field_of_every_row_type() -> None:
     containers = {
         f.name for cls in row_types for f in fields(cls) if "str" in str(f.type) and "[" in str(f.type)
     }
-    assert containers == {"models", "titles"}  # handled by name in index.prepare.scrub_chunk
+    assert containers == {"models", "titles"}  # handled by name in index.store.prepare.scrub_chunk
 
 
 def test_a_secret_cut_by_a_length_cap_leaves_no_piece(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from index.db import open_writer
-from index.ingest import _mark_missing
-from index.tx import transaction
+from index.store.db import open_writer
+from index.store.ingest import _mark_missing
+from index.store.tx import transaction
 
 
 def _conn(tmp_path: Path) -> sqlite3.Connection:

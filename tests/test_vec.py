@@ -19,12 +19,12 @@ import pytest
 from fixtures import make
 
 import vec
-from index.db import open_existing_writer, open_reader
-from index.ingest import run_index
-from index.manage import forget
-from index.plugins import HybridUnavailable, register_vectors
-from index.queries import status
-from index.search import search_messages, search_sessions
+from index.retrieval.search import search_messages, search_sessions
+from index.stats.queries import status
+from index.store.db import open_existing_writer, open_reader
+from index.store.ingest import run_index
+from index.store.manage import forget
+from index.store.plugins import HybridUnavailable, register_vectors
 from vec import driver as vdriver
 from vec import hybrid
 from vec.backfill import backfill, store_exists
@@ -63,7 +63,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def registered() -> Iterator[None]:
-    """index/ uses vectors only through the plugin the delivery layer registers (index/plugins.py)."""
+    """index/ uses vectors only through the plugin the delivery layer registers (index/store/plugins.py)."""
     vec.register()
     yield
     register_vectors(None)
@@ -334,7 +334,7 @@ def test_hybrid_keeps_exact_identifiers_on_top(
 
 
 def test_hybrid_respects_filters(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]) -> None:
-    from index.filters import Filters
+    from index.store.filters import Filters
 
     db, _, ids = corpus
     backfill(db)

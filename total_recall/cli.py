@@ -12,16 +12,18 @@ from typing import Any
 
 import click
 
-from index.budget import ERROR_CHARS
-from index.db import (
+from index.retrieval import ERROR_CHARS
+from index.store import (
+    BadFilter,
+    Filters,
     IndexError_,
     IndexUnavailable,
     access_problem,
     open_existing_writer,
     open_failure,
     open_reader,
+    parse_since,
 )
-from index.filters import BadFilter, Filters, parse_since
 from lib.paths import db_path
 from lib.project import display_name
 from lib.text import clip
@@ -115,7 +117,7 @@ def cli(ctx: click.Context, db: str | None, verbose: bool) -> None:
 def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: float, as_json: bool) -> None:
     """Index new transcript bytes (incremental; O(appended bytes))."""
     from hooks.spawn import lower_priority
-    from index.ingest import run_index
+    from index.store import run_index
 
     lower_priority()  # batch work: hooks that start meanwhile get the CPU first
     jobs = jobs or min(4, os.cpu_count() or 1)
@@ -202,7 +204,7 @@ def search(
     as_json: bool,
 ) -> None:
     """Full-text (and, with vectors, hybrid) search over past messages."""
-    from index.search import search_messages, search_sessions
+    from index.retrieval import search_messages, search_sessions
 
     f = _filters(project, cwd, since, role, kind, session)
     conn = open_reader(obj.db)
@@ -250,7 +252,7 @@ def _print_sessions(sessions: list[Any]) -> None:
 @click.pass_obj
 def status(obj: Ctx, as_json: bool) -> None:
     """What the index holds and when it last ran."""
-    from index.queries import status as q_status
+    from index.stats import status as q_status
 
     data = q_status(open_reader(obj.db), obj.db)
     if as_json:
@@ -273,7 +275,7 @@ def status(obj: Ctx, as_json: bool) -> None:
 @click.pass_obj
 def inspect(obj: Ctx, session_id: str, messages: int, as_json: bool) -> None:
     """Everything the index knows about one session."""
-    from index.queries import find_session, inspect_session
+    from index.stats import find_session, inspect_session
 
     conn = open_reader(obj.db)
     sid = find_session(conn, session_id) or session_id
@@ -313,7 +315,7 @@ def inspect(obj: Ctx, session_id: str, messages: int, as_json: bool) -> None:
 @click.pass_obj
 def doctor(obj: Ctx, as_json: bool) -> None:
     """Check the index: schema, integrity, FTS, sources."""
-    from index.queries import doctor as q_doctor
+    from index.stats import doctor as q_doctor
 
     checks = q_doctor(open_existing_writer(obj.db))
     ok = all(c[1] for c in checks)

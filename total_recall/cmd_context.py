@@ -26,8 +26,8 @@ PROFILES = {
 @click.pass_obj
 def context(obj: Any, cwd: str | None, budget: int, as_json: bool) -> None:
     """The operator-context bundle a new session gets: goal, standing decisions, bans, voice, corrections."""
-    from index.bundle import operator_context
-    from index.db import open_reader
+    from index.briefing import operator_context
+    from index.store import open_reader
 
     ctx = operator_context(open_reader(obj.db), cwd or os.getcwd(), budget=budget)
     if as_json:
@@ -42,8 +42,8 @@ def context(obj: Any, cwd: str | None, budget: int, as_json: bool) -> None:
 @click.pass_obj
 def profile(obj: Any, name: str, as_json: bool) -> None:
     """A profile mined from your sessions: operator, voice, workflow, satisfaction, preferences."""
-    from index.db import open_reader
-    from index.ontology_queries import profile as q_profile
+    from index.retrieval import profile as q_profile
+    from index.store import open_reader
 
     data, updated = q_profile(open_reader(obj.db), PROFILES[name])
     if as_json:
@@ -70,8 +70,8 @@ def profile(obj: Any, name: str, as_json: bool) -> None:
 @click.pass_obj
 def check_banned(obj: Any, action: tuple[str, ...], scope: str, cwd: str | None, as_json: bool) -> None:
     """Is an action (a command, a library, an approach) banned by a past instruction?"""
-    from index.db import open_reader
-    from index.operator_queries import check_banned as q_check
+    from index.retrieval import check_banned as q_check
+    from index.store import open_reader
 
     res = q_check(open_reader(obj.db), " ".join(action), scope=scope, cwd=cwd or os.getcwd(), limit=5)
     if as_json:

@@ -97,8 +97,8 @@ def retrieval(
 ) -> None:
     """Session hit@1/5/10, MRR and record hit@5 of `search`, overall, per gold file and per source,
     plus how well scores separate the negative questions (abstention)."""
-    from index.db import open_reader
-    from index.retrieval_eval import report, run_questions
+    from index.retrieval import report, run_questions
+    from index.store import open_reader
     from vec.store import VecError
 
     if indexes and len(indexes) != len(golds):

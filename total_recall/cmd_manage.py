@@ -29,8 +29,8 @@ wait_option = click.option(
 @click.pass_obj
 def forget(obj: Any, session: str | None, project: str | None, yes: bool, wait: float, as_json: bool) -> None:
     """Remove a session (or a whole project) from the index and its files, and never store it again."""
-    from index.manage import forget as do_forget
-    from index.manage import maintenance, sessions_for
+    from index.store import forget as do_forget
+    from index.store import maintenance, sessions_for
 
     if not session and not project:
         fail("say what to forget", "pass a SESSION id (or prefix) or --project P")
@@ -82,8 +82,8 @@ def _drop_hook_state(db: Path, session_ids: list[str]) -> None:
 @click.pass_obj
 def consolidate(obj: Any, wait: float, as_json: bool) -> None:
     """Decay stale goals (paused after 14 days, abandoned after 60), close duplicates, optimise FTS."""
-    from index.manage import consolidate as do_consolidate
-    from index.manage import maintenance
+    from index.store import consolidate as do_consolidate
+    from index.store import maintenance
 
     with maintenance(obj.db, wait) as conn:
         res = do_consolidate(conn)
@@ -106,10 +106,7 @@ def consolidate(obj: Any, wait: float, as_json: bool) -> None:
 def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float, as_json: bool) -> None:
     """Delete the index and rebuild it from scratch (vectors too, when the index had them). Your own
     decisions (forgotten sessions, promoted and demoted memories, in index.user.json) are applied again."""
-    from index.ingest import run_index
-    from index.lock import writer_lock
-    from index.manage import reapply
-    from index.userstate import load
+    from index.store import load, reapply, run_index, writer_lock
     from vec.backfill import backfill, store_exists
 
     if not yes:
@@ -146,9 +143,8 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
 @click.pass_obj
 def export(obj: Any, session_id: str, fmt: str, tools: bool, out: str | None) -> None:
     """Export one session's conversation (scrubbed, as stored) as Markdown or JSONL."""
-    from index.db import open_reader
-    from index.manage import session_transcript
-    from index.queries import find_session, inspect_session
+    from index.stats import find_session, inspect_session
+    from index.store import open_reader, session_transcript
 
     conn = open_reader(obj.db)
     sid = find_session(conn, session_id) or session_id

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from index.userstate import PROMOTABLE
+from index.store import PROMOTABLE
 from total_recall.cmd_manage import wait_option
 from total_recall.output import emit_json, fail, short
 
@@ -33,8 +33,8 @@ def promote(
     as_json: bool,
 ) -> None:
     """Make a memory durable: a ban, standing decision, goal or preference for this project."""
-    from index.manage import maintenance
-    from index.memories import promote as do_promote
+    from index.store import maintenance
+    from index.store import promote as do_promote
 
     with maintenance(obj.db, wait) as conn:
         try:
@@ -62,8 +62,8 @@ def promote(
 @click.pass_obj
 def unpromote(obj: Any, memory_id: int, wait: float, as_json: bool) -> None:
     """Undo a promotion; for a memory mined from your sessions, remove it for good (a demotion)."""
-    from index.manage import maintenance
-    from index.memories import unpromote as do_unpromote
+    from index.store import maintenance
+    from index.store import unpromote as do_unpromote
 
     with maintenance(obj.db, wait) as conn:
         try:
@@ -92,8 +92,7 @@ def memories_group() -> None:
 @click.pass_obj
 def list_memories(obj: Any, mined: bool, as_json: bool) -> None:
     """Promoted memories (ids for `unpromote`), demoted ones and forgotten sessions."""
-    from index.db import open_reader
-    from index.memories import listing
+    from index.store import listing, open_reader
 
     data = listing(open_reader(obj.db), obj.db, mined=mined)
     if as_json:

@@ -1,4 +1,4 @@
-"""`total-recall metrics …`, `tail` and `sources` (T3, C1). Thin: the numbers come from index.metrics.
+"""`total-recall metrics …`, `tail` and `sources` (T3, C1). Thin: the numbers come from index.stats.metrics.
 
 Heavy imports (rich, the index modules) happen inside the commands so `--json` stays fast.
 """
@@ -32,9 +32,8 @@ _rate = click.option(
 
 
 def _open(obj: Any, rates: tuple[str, ...], since: str | None) -> tuple[Any, Any, str | None]:
-    from index.db import open_reader
-    from index.filters import parse_since
-    from index.pricing import BadRate, load_catalog
+    from index.stats import BadRate, load_catalog
+    from index.store import open_reader, parse_since
 
     try:
         cat = load_catalog(rates)
@@ -102,7 +101,7 @@ def metrics_group() -> None:
 @click.pass_obj
 def summary(obj: Any, since: str | None, rates: tuple[str, ...], top: int, as_json: bool) -> None:
     """Sessions, projects, tokens, cache-hit rate, cost, active vs wall hours, corrections."""
-    from index.metrics import summary as q
+    from index.stats import summary as q
 
     conn, cat, s = _open(obj, rates, since)
     data = q(conn, cat, s, top)
@@ -160,7 +159,7 @@ def summary(obj: Any, since: str | None, rates: tuple[str, ...], top: int, as_js
 @click.pass_obj
 def cost(obj: Any, since: str | None, rates: tuple[str, ...], by: str, group: str, as_json: bool) -> None:
     """Tokens and cost per model or project, per day, week (Monday) or month (UTC)."""
-    from index.metrics import cost_report
+    from index.stats import cost_report
 
     conn, cat, s = _open(obj, rates, since)
     data = cost_report(conn, cat, s, by, group)
@@ -223,7 +222,7 @@ def cost(obj: Any, since: str | None, rates: tuple[str, ...], by: str, group: st
 @click.pass_obj
 def sessions(obj: Any, since: str | None, rates: tuple[str, ...], by: str, limit: int, as_json: bool) -> None:
     """Top sessions by tokens, cost, duration, active time or corrections."""
-    from index.metrics import top_sessions
+    from index.stats import top_sessions
 
     conn, cat, s = _open(obj, rates, since)
     data = top_sessions(conn, cat, s, by, limit)
@@ -263,7 +262,7 @@ def sessions(obj: Any, since: str | None, rates: tuple[str, ...], by: str, limit
 @click.pass_obj
 def topics(obj: Any, since: str | None, projects: int, terms: int, as_json: bool) -> None:
     """Distinctive terms and recent session titles per project."""
-    from index.metrics import topics as q
+    from index.stats import topics as q
 
     conn, _cat, s = _open(obj, (), since)
     data = q(conn, s, projects, terms)
@@ -297,7 +296,7 @@ def topics(obj: Any, since: str | None, projects: int, terms: int, as_json: bool
 @click.pass_obj
 def health(obj: Any, since: str | None, no_scan: bool, as_json: bool) -> None:
     """Index freshness, ingest p50/p95, errors, DB size, hook fire counts and latency."""
-    from index.metrics_health import health as q
+    from index.stats import health as q
 
     conn, _cat, s = _open(obj, (), since)
     data = q(conn, obj.db, s, scan_disk=not no_scan)
@@ -362,7 +361,7 @@ def health(obj: Any, since: str | None, no_scan: bool, as_json: bool) -> None:
 @_json
 def rates_cmd(rates: tuple[str, ...], as_json: bool) -> None:
     """The shipped price catalog (USD per million tokens), with overrides applied."""
-    from index.pricing import BadRate, load_catalog
+    from index.stats import BadRate, load_catalog
 
     try:
         cat = load_catalog(rates)
@@ -401,7 +400,7 @@ def rates_cmd(rates: tuple[str, ...], as_json: bool) -> None:
 @click.pass_obj
 def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: int, as_json: bool) -> None:
     """Watch mode: poll the transcripts and index what grew (Ctrl-C to stop)."""
-    from index.ingest import run_index
+    from index.store import run_index
     from lib.paths import projects_roots
 
     paths = projects_roots(roots)
@@ -470,8 +469,8 @@ def sources(obj: Any, roots: tuple[str, ...], as_json: bool) -> None:
 
     indexed: dict[str, int] = {}
     if obj.db.exists():
-        from index.db import IndexError_, open_reader
-        from index.metrics_health import indexed_files_by_root
+        from index.stats import indexed_files_by_root
+        from index.store import IndexError_, open_reader
 
         try:
             indexed = indexed_files_by_root(open_reader(obj.db))

@@ -37,9 +37,8 @@ def recall(
     as_json: bool,
 ) -> None:
     """Recall decisions, corrections, bans, goals… about a topic (no topic: the most recent)."""
-    from index.db import open_reader
-    from index.filters import parse_since
-    from index.recall import recall as do_recall
+    from index.retrieval import recall_topic as do_recall
+    from index.store import open_reader, parse_since
 
     conn = open_reader(obj.db)
     res = do_recall(
@@ -75,8 +74,8 @@ def recall(
 @click.pass_obj
 def dump(obj: Any, source: str, kind: str | None, fmt: str, out: str | None) -> None:
     """Export extractions or messages as JSONL or Markdown."""
-    from index.db import open_reader
-    from index.recall import iter_extractions, iter_messages
+    from index.retrieval import iter_extractions, iter_messages
+    from index.store import open_reader
 
     conn = open_reader(obj.db)
     rows = iter_extractions(conn, kind) if source == "extractions" else iter_messages(conn, kind)
@@ -130,9 +129,9 @@ def extractors(obj: Any, labels: tuple[str, ...], provenance: tuple[str, ...], a
         score_by_source,
         score_labelled,
     )
-    from index.db import open_reader
-    from index.queries import has_messages
-    from index.recall import kinds_by_uuid
+    from index.retrieval import kinds_by_uuid
+    from index.stats import has_messages
+    from index.store import open_reader
 
     items: list[dict[str, Any]] = []
     for n, path in enumerate(labels):

@@ -38,11 +38,10 @@ def refine(
     as_json: bool,
 ) -> None:
     """Let a local LLM confirm or doubt uncertain extractions; it only nudges scores (heuristics win)."""
-    from index.db import open_reader
-    from index.llm_client import LLMError, OllamaClient, check_url, config_model, config_url
-    from index.manage import maintenance
-    from index.refine import dry_run as plan
-    from index.refine import refine as do_refine
+    from index.llm import LLMError, OllamaClient, check_url, config_model, config_url
+    from index.llm import dry_run as plan
+    from index.llm import refine_project as do_refine
+    from index.store import maintenance, open_reader
 
     if dry_run:
         items = plan(open_reader(obj.db), limit, kind)

@@ -83,7 +83,7 @@ def status(obj: Any, as_json: bool) -> None:
         else:
             click.echo(reason)
         return
-    from index.db import open_reader
+    from index.store import open_reader
     from vec.store import REBUILD, describe
 
     cfg = model_config()
@@ -124,7 +124,7 @@ def status(obj: Any, as_json: bool) -> None:
 @click.pass_obj
 def backfill(obj: Any, wait: float, as_json: bool) -> None:
     """Embed what the index gained since the last backfill (creates the store the first time)."""
-    from index.lock import writer_lock
+    from index.store import writer_lock
     from vec.backfill import backfill as run
 
     _need_vectors()
@@ -140,8 +140,7 @@ def backfill(obj: Any, wait: float, as_json: bool) -> None:
 @click.pass_obj
 def rebuild(obj: Any, wait: float, as_json: bool) -> None:
     """Drop the vector store and embed everything again with the configured model."""
-    from index.db import IndexMissing
-    from index.lock import writer_lock
+    from index.store import IndexMissing, writer_lock
     from vec.backfill import rebuild as run
 
     _need_vectors()
@@ -169,7 +168,7 @@ def rebuild(obj: Any, wait: float, as_json: bool) -> None:
 @click.pass_obj
 def search(obj: Any, query: tuple[str, ...], limit: int, kinds: tuple[str, ...], as_json: bool) -> None:
     """Vector-only (semantic) search: nearest messages, extractions and session titles."""
-    from index.db import open_reader
+    from index.store import open_reader
     from vec.hybrid import semantic
     from vec.store import KINDS
 

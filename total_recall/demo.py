@@ -20,11 +20,10 @@ def _has_transcripts(roots: list[Path]) -> bool:
 @click.pass_obj
 def demo(obj: object, demo_corpus: bool) -> None:
     """Index your transcripts (or a generated demo corpus when there are none) and show what it found."""
-    from index.bundle import operator_context
-    from index.db import open_reader
-    from index.ingest import run_index
-    from index.recall import recall
-    from index.search import search_sessions
+    from index.briefing import operator_context
+    from index.retrieval import recall_topic as recall
+    from index.retrieval import search_sessions
+    from index.store import open_reader, run_index
     from total_recall.democorpus import CWD, write_demo_corpus
 
     db: Path = obj.db  # type: ignore[attr-defined]

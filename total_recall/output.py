@@ -20,7 +20,7 @@ from typing import IO, Any, NoReturn
 import click
 import orjson
 
-from index.budget import ERROR_CHARS
+from index.retrieval import ERROR_CHARS
 from lib.paths import projects_roots
 from lib.text import clip
 

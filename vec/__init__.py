@@ -1,6 +1,6 @@
 """total-recall: vec layer — optional semantic vectors (sqlite-vec + fastembed) beside the index.
 
-index/ never imports vec/; vec/ plugs in through index/plugins.py. The delivery layer calls
+index/ never imports vec/; vec/ plugs in through index/store/plugins.py. The delivery layer calls
 `register()` once at startup (the CLI, the MCP server, the hooks' index worker); from then on search
 and recall fuse vector neighbours when a store exists, `status` describes the store, indexing embeds
 what it added and forgetting drops the vectors of deleted rows. Importing `vec` stays cheap: the
@@ -9,7 +9,7 @@ modules that do the work are imported when first used.
 
 from __future__ import annotations
 
-from index.plugins import register_vectors
+from index.store import register_vectors
 
 
 def register() -> None:

@@ -19,9 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from index import embeddable as rows_of
-from index.db import IndexMissing
-from index.tx import transaction
+from index.store import IndexMissing, transaction
+from index.store import embeddable as rows_of
 from vec.driver import connect, unavailable_reason
 from vec.embed import MESSAGE_KINDS, METRIC, Embedder, ModelConfig, chunk_text, embedder, model_config
 from vec.store import Stamp, Store, VectorsUnavailable, check_stamp, read_stamp

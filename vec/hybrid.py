@@ -1,6 +1,6 @@
 """Hybrid ranking (V3): reciprocal rank fusion of the FTS ranking with vector neighbours.
 
-Registered with index/ as its vector plugin (`vec.register()`, index/plugins.py), `index/search.py`
+Registered with index/ as its vector plugin (`vec.register()`, index/store/plugins.py), `index/retrieval/search.py`
 calls `prefetch()` before its FTS query (the query embedding and the KNN scan run in a worker thread
 meanwhile), then `fuse()` on its bm25 ranking of `Candidate` rows:
 - messages: plain RRF (k=60) of the FTS order and the nearest messages' order, times a promotion
@@ -25,12 +25,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from index import embeddable as rows_of
-from index.db import db_file
-from index.filters import Filters
-from index.fts_query import Query
-from index.plugins import Candidate, Ranked
-from index.search import candidates_by_id, row_text
+from index.retrieval import candidates_by_id, row_text
+from index.store import Candidate, Filters, Query, Ranked, db_file
+from index.store import embeddable as rows_of
 from vec.driver import connect, unavailable_reason
 from vec.embed import chunk_text, embedder, model_config
 from vec.store import KINDS, NoStore, Store, VecError, VectorsUnavailable, check_stamp, read_stamp

@@ -1,4 +1,4 @@
-"""vec/'s implementation of index/'s `VectorPlugin` (index/plugins.py), installed by `vec.register()`.
+"""vec/'s implementation of index/'s `VectorPlugin` (index/store/plugins.py), installed by `vec.register()`.
 
 Each method hands over to the module that does the job; they are imported on first use so that
 registering costs nothing on paths that never rank by meaning (the hooks' hot path)."""
@@ -10,9 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from index.filters import Filters
-from index.fts_query import Query
-from index.plugins import Ranked
+from index.store import Filters, Query, Ranked
 
 
 class Vectors:

@@ -1,7 +1,7 @@
 """The vector store, in the index DB file (V2, V4): tables owned by vec/, the identity stamp,
 backfill state and nearest-neighbour queries.
 
-Tables (created here, never by index/schema.py, so an FTS-only install never sees them):
+Tables (created here, never by index/store/schema.py, so an FTS-only install never sees them):
 - `vec_meta(key, value)`: the stamp (`model`, `dim`, `metric`) and backfill state
   (`last_message_id`, `last_extraction_id`).
 - `vec_items(id, ref_kind, ref_id, chunk, sig)`: what each vector stands for. `ref_kind` is
@@ -11,7 +11,7 @@ Tables (created here, never by index/schema.py, so an FTS-only install never see
   so a query can ask for one kind during the KNN scan.
 
 `vec_meta` and `vec_items` are plain tables: a stdlib connection (no extension) can read the stamp.
-The main tables (messages, extractions, sessions) are read only through index/embeddable.py.
+The main tables (messages, extractions, sessions) are read only through index/store/embeddable.py.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from index import embeddable as rows_of
-from index.tx import transaction
+from index.store import embeddable as rows_of
+from index.store import transaction
 from vec.embed import MESSAGE_KINDS
 
 REBUILD = "total-recall vec rebuild"

@@ -1,0 +1,56 @@
+"""Agent-context composition: the session-start bundle, the continuation packet after a compaction, the
+per-prompt recall and the escalation signal, each fitted to a token budget and framed as untrusted
+history. Built on `index.retrieval` and `index.store`; the top of `index/`.
+
+API: the names below (`index.lazy_api` loads each from its module on first use).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from index import lazy_api
+
+if TYPE_CHECKING:
+    from index.briefing.bundle import operator_context as operator_context
+    from index.briefing.bundle import safe_text as safe_text
+    from index.briefing.continuation import Packet as Packet
+    from index.briefing.continuation import continuation as continuation_packet
+    from index.briefing.escalation import assess as assess
+    from index.briefing.escalation import gather as gather_escalation
+    from index.briefing.prompt_recall import (
+        gather as gather_prompt_recall,
+    )
+    from index.briefing.prompt_recall import (
+        ident_hits as ident_hits,
+    )
+    from index.briefing.prompt_recall import (
+        render as render,
+    )
+
+# API name -> (module of this package, name there)
+_WHERE: dict[str, tuple[str, str]] = {
+    "Packet": ("continuation", "Packet"),
+    "assess": ("escalation", "assess"),
+    "continuation_packet": ("continuation", "continuation"),
+    "gather_escalation": ("escalation", "gather"),
+    "gather_prompt_recall": ("prompt_recall", "gather"),
+    "ident_hits": ("prompt_recall", "ident_hits"),
+    "operator_context": ("bundle", "operator_context"),
+    "render": ("prompt_recall", "render"),
+    "safe_text": ("bundle", "safe_text"),
+}
+
+__all__ = [
+    "Packet",
+    "assess",
+    "continuation_packet",
+    "gather_escalation",
+    "gather_prompt_recall",
+    "ident_hits",
+    "operator_context",
+    "render",
+    "safe_text",
+]
+
+__getattr__ = lazy_api(__name__, _WHERE)

@@ -1,0 +1,416 @@
+"""Read-side queries over the operator tables (bans, standing decisions, goals, failed attempts) and
+the extraction kinds that have no table of their own (corrections, truth rhetoric, preferences).
+
+Every function takes the shared parameters (scope, cwd, since, limit) with one meaning, widens the
+scope through `index.retrieval.scoped.walk`, and returns plain dicts that carry date, session and project.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+
+from index.retrieval.recall import recall
+from index.retrieval.scoped import Scoped, and_where, provenance, walk
+from index.store.operator import decayed_status
+from lib.text import STOPWORDS
+
+TRUTH_CATEGORIES = (
+    "certainty_claim",
+    "verification_claim",
+    "completion_claim",
+    "apology",
+    "agreement",
+    "hedge",
+    "blame_shift",
+)
+_RAW_WORD = re.compile(r"[A-Za-z0-9]+")
+_STOP = STOPWORDS | frozenset("always don't dont else it's never new now without".split())
+_CLAUSE = re.compile(r"[,;:]| because | since | we decided | as we ")
+
+
+def _ctx(raw: str | None) -> dict[str, Any]:
+    try:
+        v = orjson.loads(raw or "{}")
+    except orjson.JSONDecodeError:
+        return {}
+    return v if isinstance(v, dict) else {}
+
+
+def extraction_item(
+    kind: str,
+    content: str,
+    context: str | dict[str, Any] | None,
+    session_id: str | None,
+    uuid: str | None,
+    project_key: str | None,
+    ts: str | None,
+    confidence: float | None = None,
+) -> dict[str, Any]:
+    """The one shape of a recalled extraction: kind, content, calibrated confidence, provenance, useful
+    context fields."""
+    ctx = context if isinstance(context, dict) else _ctx(context)
+    item: dict[str, Any] = {"kind": kind, "content": content, **provenance(session_id, ts, project_key, uuid)}
+    if confidence is not None:
+        item["confidence"] = round(float(confidence), 3)
+    for key in (
+        "rejected_approach",
+        "rejected",
+        "category",
+        "status",
+        "statement",
+        "from",
+        "to",
+        "error",
+        "by",
+    ):
+        if ctx.get(key):
+            item[key] = ctx[key]
+    return item
+
+
+_E = "e.kind, e.content, e.context, e.session_id, e.source_uuid, e.project_key, e.ts, e.score"
+
+
+def latest_extractions(
+    conn: sqlite3.Connection,
+    kinds: tuple[str, ...],
+    *,
+    scope: str,
+    cwd: str | None,
+    since: str | None,
+    limit: int,
+    category: str | None = None,
+) -> Scoped:
+    """Newest extractions of some kinds (corrections, truth rhetoric, preferences…)."""
+    marks = ",".join("?" * len(kinds))
+
+    def run(where: str, args: list[object]) -> list[dict[str, Any]]:
+        extra, params = [f"e.kind IN ({marks})"], [*kinds]
+        if since:
+            extra.append("e.ts >= ?")
+            params.append(since)
+        if category:
+            extra.append("json_extract(e.context, '$.category') = ?")
+            params.append(category)
+        rows = conn.execute(
+            f"SELECT {_E} FROM extractions e WHERE 1=1 {and_where(where, ' AND '.join(extra))} "
+            f"ORDER BY e.ts DESC, e.id DESC LIMIT ?",
+            [*args, *params, limit],
+        ).fetchall()
+        return [extraction_item(*r) for r in rows]
+
+    return walk(scope, cwd, run)
+
+
+def recall_kinds(
+    conn: sqlite3.Connection,
+    topic: str,
+    kinds: tuple[str, ...],
+    *,
+    scope: str,
+    cwd: str | None,
+    since: str | None,
+    limit: int,
+    category: str | None = None,
+) -> Scoped:
+    """`index.retrieval.recall.recall` restricted to some kinds, as provenance-carrying dicts."""
+    res = recall(
+        conn,
+        topic,
+        kind=",".join(kinds),
+        scope=scope,
+        cwd=cwd,
+        since=since,
+        limit=limit * 3 if category else limit,
+    )
+    items = []
+    for h in res.hits:
+        if category and h.context.get("category") != category:
+            continue
+        it = extraction_item(
+            h.kind, h.content, h.context, h.session_id, h.source_uuid, h.project, h.ts, h.confidence
+        )
+        it["score"] = h.score
+        if h.stale:
+            it["stale"] = True
+        items.append(it)
+    return Scoped(items[:limit], res.scope, res.note)
+
+
+# --- rules: bans and standing decisions ---------------------------------------------------------------
+
+
+def _rule_rows(
+    conn: sqlite3.Connection,
+    table: str,
+    cond: str,
+    params: list[object],
+    scope: str,
+    cwd: str | None,
+    since: str | None,
+    limit: int,
+    keep: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+) -> Scoped:
+    """Rows of bans / standing_decisions in scope; `keep` filters (and annotates) them inside each scope,
+    so a scope with rows but no match still widens."""
+    cols = (
+        "t.id, t.content, t.first_ts, t.last_ts, t.mentions, t.session_id, t.source_uuid, t.project_key, "
+        "e.context"
+    )
+    if table == "standing_decisions":
+        cols += ", t.status, t.superseded_by, t.from_text, t.to_text"
+
+    def run(where: str, args: list[object]) -> list[dict[str, Any]]:
+        extra = [cond] if cond else []
+        ps = list(params)
+        if since:
+            extra.append("t.last_ts >= ?")
+            ps.append(since)
+        rows = conn.execute(
+            f"""SELECT {cols} FROM {table} t LEFT JOIN extractions e ON e.id = t.extraction_id
+                WHERE 1=1 {and_where(where.replace("e.project_key", "t.project_key"), " AND ".join(extra))}
+                ORDER BY t.last_ts DESC, t.id DESC LIMIT ?""",
+            [*args, *ps, 5000 if keep else limit],
+        ).fetchall()
+        out: list[dict[str, Any]] = []
+        for r in rows:
+            ctx = _ctx(r[8])
+            item: dict[str, Any] = {
+                "id": r[0],
+                "content": r[1],
+                **provenance(r[5], r[3], r[7], r[6]),
+                "first_date": (r[2] or "")[:10] or None,
+                "mentions": r[4],
+            }
+            if ctx.get("statement") and ctx["statement"] != r[1]:
+                item["statement"] = ctx["statement"]
+            if table == "standing_decisions":
+                item["status"] = r[9]
+                if r[10]:
+                    item["superseded_by"] = r[10]
+                if r[11] or r[12]:
+                    item["from"], item["to"] = r[11], r[12]
+            kept = keep(item) if keep else item
+            if kept is not None:
+                out.append(kept)
+        return out
+
+    return walk(scope, cwd, run)
+
+
+def list_standing_decisions(
+    conn: sqlite3.Connection, *, status: str, scope: str, cwd: str | None, since: str | None, limit: int
+) -> Scoped:
+    params: list[object] = [] if status == "all" else [status]
+    res = _rule_rows(
+        conn, "standing_decisions", "t.status = ?" if params else "", params, scope, cwd, since, limit
+    )
+    _name_successors(conn, res.items)
+    return res
+
+
+def _name_successors(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> None:
+    for it in items:
+        if it.get("superseded_by"):
+            row = conn.execute(
+                "SELECT content, last_ts FROM standing_decisions WHERE id=?", (it["superseded_by"],)
+            ).fetchone()
+            if row:
+                it["superseded_by"] = {
+                    "id": it["superseded_by"],
+                    "content": row[0],
+                    "date": (row[1] or "")[:10],
+                }
+
+
+def tokens(text: str) -> set[str]:
+    """Content words, lower-cased and lightly stemmed (tests→test, failing→fail); two-letter words only
+    as acronyms (RQ, CI, DB)."""
+    out = set()
+    for raw in _RAW_WORD.findall(text):
+        w = raw.lower()
+        if len(w) < 3 and not (len(w) == 2 and raw.isupper()) or w in _STOP:
+            continue
+        for suf in ("ing", "ed", "es", "s"):
+            if w.endswith(suf) and len(w) - len(suf) >= 3:
+                w = w[: -len(suf)]
+                break
+        out.add(w)
+    return out
+
+
+def _core(text: str) -> str:
+    """The rule itself, without its justification ("don't use X, we decided Y" → "don't use X")."""
+    head = _CLAUSE.split(" " + text.lower() + " ", maxsplit=1)[0]
+    return head if len(tokens(head)) >= 1 else text
+
+
+def match_score(
+    rule: str, statement: str | None, query: set[str], whole: bool = False
+) -> tuple[float, list[str]]:
+    """Share of the rule's core words (or all its words) found in the query; longer words weigh more."""
+    best: tuple[float, list[str]] = (0.0, [])
+    for text in (rule, statement or ""):
+        core = (tokens(text) if whole else tokens(_core(text))) if text else set()
+        if not core:
+            continue
+        weight = {w: 1.0 + min(len(w), 10) / 5 for w in core}
+        hit = sorted(core & query)
+        score = sum(weight[w] for w in hit) / sum(weight.values())
+        if score > best[0]:
+            best = (round(score, 3), hit)
+    return best
+
+
+def check_banned(conn: sqlite3.Connection, action: str, *, scope: str, cwd: str | None, limit: int) -> Scoped:
+    """Bans whose wording overlaps `action`; verdict banned / possibly_banned / no_known_ban in `extra`."""
+    query = tokens(action)
+    checked = [0]
+
+    def keep(ban: dict[str, Any]) -> dict[str, Any] | None:
+        checked[0] += 1
+        score, words = match_score(ban["content"], ban.get("statement"), query)
+        if score >= 0.3 and any(len(w) >= 4 for w in words):
+            return {**ban, "match": score, "matched_words": words}
+        return None
+
+    res = _rule_rows(conn, "bans", "t.active = 1", [], scope, cwd, None, limit, keep)
+    found = sorted(res.items, key=lambda b: -b["match"])
+    verdict = "no_known_ban"
+    if found:
+        verdict = "banned" if found[0]["match"] >= 0.5 else "possibly_banned"
+    return Scoped(found[:limit], res.scope, res.note, {"verdict": verdict, "bans_checked": checked[0]})
+
+
+def decision_for_topic(
+    conn: sqlite3.Connection, topic: str, *, scope: str, cwd: str | None, since: str | None, limit: int
+) -> Scoped:
+    """Standing decisions about `topic` (by word overlap; superseded ones say by what) plus one-off
+    decisions ranked by `index.retrieval.recall.recall`."""
+    query = tokens(topic)
+
+    def keep(d: dict[str, Any]) -> dict[str, Any] | None:
+        score, words = match_score(d["content"], None, query, whole=True)
+        return {**d, "match": score, "matched_words": words} if words else None
+
+    rules = _rule_rows(conn, "standing_decisions", "", [], scope, cwd, since, limit, keep)
+    standing = sorted(rules.items, key=lambda d: (d["status"] != "active", -d["match"]))[:limit]
+    _name_successors(conn, standing)
+    decisions = recall_kinds(
+        conn, topic, ("decision", "standing_decision"), scope=scope, cwd=cwd, since=since, limit=limit
+    )
+    scope_used = rules.scope if standing else decisions.scope
+    note = rules.note if standing else decisions.note
+    return Scoped(standing, scope_used, note, {"decisions": decisions.items})
+
+
+# --- failed attempts and goals ------------------------------------------------------------------------
+
+
+def list_failed_attempts(
+    conn: sqlite3.Connection, *, scope: str, cwd: str | None, since: str | None, limit: int
+) -> Scoped:
+    def run(where: str, args: list[object]) -> list[dict[str, Any]]:
+        extra = "t.ts >= ?" if since else ""
+        rows = conn.execute(
+            f"""SELECT t.content, t.by_role, t.error, t.ts, t.session_id, t.source_uuid, t.project_key
+                FROM failed_attempts t LEFT JOIN extractions e ON e.id = t.extraction_id
+                WHERE 1=1 {and_where(where.replace("e.project_key", "t.project_key"), extra)}
+                ORDER BY t.ts DESC, t.id DESC LIMIT ?""",
+            [*args, *([since] if since else []), limit],
+        ).fetchall()
+        out = []
+        for content, by, error, ts, sid, src, project in rows:
+            item = {"content": content, "by": by, **provenance(sid, ts, project, src)}
+            if error:
+                item["error"] = error
+            out.append(item)
+        return out
+
+    return walk(scope, cwd, run)
+
+
+def _goal_rows(
+    conn: sqlite3.Connection, where: str, args: list[object], since: str | None, limit: int, now: datetime
+) -> list[dict[str, Any]]:
+    extra = "max(coalesce(t.updated_ts,''), coalesce(t.ts,'')) >= ?" if since else ""
+    rows = conn.execute(
+        f"""SELECT t.id, t.content, t.status, t.ts, t.updated_ts, t.session_id, t.source_uuid, t.project_key,
+                   t.status_source_uuid
+            FROM goal_stack t LEFT JOIN extractions e ON e.id = t.extraction_id
+            WHERE 1=1 {and_where(where.replace("e.project_key", "t.project_key"), extra)}
+            ORDER BY max(coalesce(t.updated_ts,''), coalesce(t.ts,'')) DESC, t.id DESC LIMIT ?""",
+        [*args, *([since] if since else []), limit],
+    ).fetchall()
+    out = []
+    for gid, content, status, ts, updated, sid, src, project, status_src in rows:
+        touch = max(ts or "", updated or "") or None
+        eff = decayed_status(status, touch, now)
+        item = {
+            "id": gid,
+            "content": content,
+            "status": eff,
+            **provenance(sid, ts, project, src),
+            "last_touched": (touch or "")[:10] or None,
+        }
+        if eff != status:
+            item["recorded_status"] = status
+            item["status_note"] = f"untouched since {(touch or '?')[:10]}"
+        if status_src and status_src != src:
+            item["status_uuid"] = status_src
+        out.append(item)
+    return out
+
+
+def list_goals(
+    conn: sqlite3.Connection,
+    *,
+    status: str | None,
+    scope: str,
+    cwd: str | None,
+    since: str | None,
+    limit: int,
+    now: datetime | None = None,
+) -> Scoped:
+    now = now or datetime.now(timezone.utc)
+
+    def run(where: str, args: list[object]) -> list[dict[str, Any]]:
+        rows = _goal_rows(conn, where, args, since, 5000 if status else limit, now)
+        return [g for g in rows if not status or g["status"] == status][:limit]
+
+    return walk(scope, cwd, run)
+
+
+def active_goal(
+    conn: sqlite3.Connection, *, scope: str, cwd: str | None, now: datetime | None = None
+) -> Scoped:
+    """The most recent goal still active (after decay), with the open (paused/blocked) ones under it."""
+    now = now or datetime.now(timezone.utc)
+
+    def run(where: str, args: list[object]) -> list[dict[str, Any]]:
+        rows = _goal_rows(
+            conn,
+            where + (" AND " if where else "") + "t.status IN ('active','paused','blocked')",
+            args,
+            None,
+            50,
+            now,
+        )
+        return [g for g in rows if g["status"] != "abandoned"]
+
+    res = walk(scope, cwd, run)
+    active = [g for g in res.items if g["status"] == "active"]
+    parked = [g for g in res.items if g["status"] != "active"]
+    extra: dict[str, Any] = {"open": parked[:5], "latest": None}
+    if not res.items:
+        # nothing open anywhere in scope: the most recent goal, whatever became of it
+        latest = walk(scope, cwd, lambda w, a: _goal_rows(conn, w, a, None, 1, now))
+        extra["latest"] = latest.items[0] if latest.items else None
+        return Scoped([], latest.scope, latest.note, extra)
+    return Scoped(active[:1], res.scope, res.note, extra)

@@ -1,0 +1,85 @@
+"""Analytics over the stored index: usage and cost metrics, the health report, the dated price catalogue
+(`rates.json`), and the status / doctor / find-session queries of the CLI. Reads through `index.store`
+only.
+
+API: the names below (`index.lazy_api` loads each from its module on first use).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from index import lazy_api
+
+if TYPE_CHECKING:
+    from index.stats.metrics import (
+        CORRECTION_KINDS as CORRECTION_KINDS,
+    )
+    from index.stats.metrics import (
+        cost_report as cost_report,
+    )
+    from index.stats.metrics import (
+        summary as summary,
+    )
+    from index.stats.metrics import (
+        top_sessions as top_sessions,
+    )
+    from index.stats.metrics import (
+        topics as topics,
+    )
+    from index.stats.metrics_health import health as health
+    from index.stats.metrics_health import indexed_files_by_root as indexed_files_by_root
+    from index.stats.pricing import BadRate as BadRate
+    from index.stats.pricing import load_catalog as load_catalog
+    from index.stats.queries import (
+        doctor as doctor,
+    )
+    from index.stats.queries import (
+        find_session as find_session,
+    )
+    from index.stats.queries import (
+        has_messages as has_messages,
+    )
+    from index.stats.queries import (
+        inspect_session as inspect_session,
+    )
+    from index.stats.queries import (
+        status as status,
+    )
+
+# API name -> (module of this package, name there)
+_WHERE: dict[str, tuple[str, str]] = {
+    "BadRate": ("pricing", "BadRate"),
+    "CORRECTION_KINDS": ("metrics", "CORRECTION_KINDS"),
+    "cost_report": ("metrics", "cost_report"),
+    "doctor": ("queries", "doctor"),
+    "find_session": ("queries", "find_session"),
+    "has_messages": ("queries", "has_messages"),
+    "health": ("metrics_health", "health"),
+    "indexed_files_by_root": ("metrics_health", "indexed_files_by_root"),
+    "inspect_session": ("queries", "inspect_session"),
+    "load_catalog": ("pricing", "load_catalog"),
+    "status": ("queries", "status"),
+    "summary": ("metrics", "summary"),
+    "top_sessions": ("metrics", "top_sessions"),
+    "topics": ("metrics", "topics"),
+}
+
+__all__ = [
+    "BadRate",
+    "CORRECTION_KINDS",
+    "cost_report",
+    "doctor",
+    "find_session",
+    "has_messages",
+    "health",
+    "indexed_files_by_root",
+    "inspect_session",
+    "load_catalog",
+    "status",
+    "summary",
+    "top_sessions",
+    "topics",
+]
+
+__getattr__ = lazy_api(__name__, _WHERE)

@@ -1,0 +1,410 @@
+"""Read-side usage and cost queries (T1-T3) shared by `total-recall metrics`, MCP and benches.
+
+Accounting (transcript-format.md §8): `turns` holds one row per API response (message id +
+request id, the largest usage of its split records). Days are UTC calendar days of the response
+timestamp; weeks start on Monday (labelled by that Monday's date); months are `YYYY-MM`.
+Cost comes from `index.stats.pricing`; a model the catalog does not price is reported, never guessed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from index.stats.pricing import Catalog
+from index.store.filters import parse_ts
+from lib.text import STOPWORDS
+
+GAP_S = 30 * 60  # inactivity longer than this ends an active stretch
+CORRECTION_KINDS = ("correction", "model_correction")
+
+
+@dataclass(slots=True)
+class Usage:
+    """Summed usage of a group of API responses, with its cost (None when a model is unpriced)."""
+
+    turns: int = 0
+    input: int = 0
+    output: int = 0
+    cache_creation: int = 0
+    cache_5m: int = 0
+    cache_1h: int = 0
+    cache_read: int = 0
+    web_search: int = 0
+    cost: float = 0.0
+    unpriced_tokens: int = 0
+    unknown_models: set[str] = field(default_factory=set)
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output + self.cache_creation + self.cache_read
+
+    def add(self, o: Usage) -> None:
+        self.turns += o.turns
+        self.input += o.input
+        self.output += o.output
+        self.cache_creation += o.cache_creation
+        self.cache_5m += o.cache_5m
+        self.cache_1h += o.cache_1h
+        self.cache_read += o.cache_read
+        self.web_search += o.web_search
+        self.cost += o.cost
+        self.unpriced_tokens += o.unpriced_tokens
+        if o.unknown_models:
+            self.unknown_models |= o.unknown_models
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turns": self.turns,
+            "input_tokens": self.input,
+            "output_tokens": self.output,
+            "cache_creation_tokens": self.cache_creation,
+            "cache_5m_tokens": self.cache_5m,
+            "cache_1h_tokens": self.cache_1h,
+            "cache_read_tokens": self.cache_read,
+            "total_tokens": self.total,
+            "web_search_requests": self.web_search,
+            "cost_usd": round(self.cost, 6) if self.cost_known else None,
+            "cost_known_usd": round(self.cost, 6),
+            "cost_complete": self.cost_known,
+            "unknown_models": sorted(self.unknown_models),
+        }
+
+    @property
+    def cost_known(self) -> bool:
+        return not self.unknown_models
+
+
+def _banding(cat: Catalog) -> str:
+    prompt = "(t.input_tokens + t.cache_read_tokens + t.cache_creation_tokens)"
+    whens = " ".join(f"WHEN {prompt} > {th} THEN {th}" for th in cat.thresholds())
+    return f"CASE {whens} ELSE 0 END" if whens else "0"
+
+
+def _era(cat: Catalog) -> tuple[str, list[str]]:
+    """SQL mapping a response to the price era it falls in, and a day label inside each era."""
+    b = cat.boundaries()
+    whens = " ".join(f"WHEN t.ts < '{d}' THEN {i}" for i, d in enumerate(b))
+    return (f"CASE {whens} ELSE {len(b)} END" if b else "0"), ["0000-00-00", *b]
+
+
+def usage_rows(
+    conn: sqlite3.Connection,
+    cat: Catalog,
+    since: str | None = None,
+    by_day: bool = True,
+    by_session: bool = False,
+) -> list[tuple[str, str, str, Usage]]:
+    """(UTC day or '', session id or '', model, priced Usage) per (day, session, model, tier band).
+
+    Without `by_day`, rows are only split by price era (dates where a rate changed), which keeps the
+    GROUP BY sort small; the first element is then ''."""
+    era_sql, labels = _era(cat)
+    day = "substr(t.ts, 1, 10)" if by_day else era_sql
+    sess = "t.session_id" if by_session else "''"
+    rows = conn.execute(
+        f"""SELECT {day}, {sess}, t.model, {_banding(cat)} AS band, count(*), sum(t.input_tokens),
+                   sum(t.output_tokens), sum(t.cache_creation_tokens), sum(t.cache_1h_tokens),
+                   sum(t.cache_read_tokens), sum(t.web_search_requests)
+            FROM turns t {"WHERE t.ts >= ?" if since else ""} GROUP BY 1, 2, 3, 4""",
+        (since,) if since else (),
+    ).fetchall()
+    out: list[tuple[str, str, str, Usage]] = []
+    for d, sid, model, band, n, i, o, cc, c1, cr, ws in rows:
+        cc, c1 = cc or 0, c1 or 0
+        # 1h writes are part of cache_creation; older records have no split (all 5m)
+        u = Usage(n, i or 0, o or 0, cc, max(cc - c1, 0), min(c1, cc), cr or 0, ws or 0)
+        pday = d if by_day else labels[d]
+        cost = cat.cost(
+            model,
+            pday,
+            band + 1 if band else 0,
+            u.input,
+            u.output,
+            u.cache_read,
+            u.cache_5m,
+            u.cache_1h,
+            u.web_search,
+        )
+        if cost is None:
+            u.unknown_models.add(model or "(none)")
+            u.unpriced_tokens = u.total
+        else:
+            u.cost = cost
+        out.append((d if by_day else "", sid or "", model or "(none)", u))
+    return out
+
+
+def session_projects(conn: sqlite3.Connection) -> dict[str, str]:
+    return {sid: p or "?" for sid, p in conn.execute("SELECT session_id, project_key FROM sessions")}
+
+
+def period_of(day: str, by: str) -> str:
+    if by == "day" or not day:
+        return day
+    if by == "month":
+        return day[:7]
+    if by == "week":
+        d = date.fromisoformat(day)
+        return (d - timedelta(days=d.weekday())).isoformat()
+    if by == "all":
+        return ""
+    raise ValueError(f"unknown period {by!r}")
+
+
+def cost_report(
+    conn: sqlite3.Connection, cat: Catalog, since: str | None = None, by: str = "day", group: str = "model"
+) -> dict[str, Any]:
+    """Usage and cost per period (day/week/month) and group (model/project), plus totals."""
+    if group not in ("model", "project"):
+        raise ValueError("group by model or project")
+    cells: dict[tuple[str, str], Usage] = defaultdict(Usage)
+    total = Usage()
+    projects = session_projects(conn) if group == "project" else {}
+    for day, sid, model, u in usage_rows(conn, cat, since, by_day=True, by_session=group == "project"):
+        cells[(period_of(day, by), model if group == "model" else projects.get(sid, "?"))].add(u)
+        total.add(u)
+    rows = [{"period": p, group: k, **u.to_json()} for (p, k), u in sorted(cells.items())]
+    return {
+        "since": since,
+        "by": by,
+        "group": group,
+        "rates_as_of": cat.as_of,
+        "rows": rows,
+        "total": total.to_json(),
+    }
+
+
+def _span_h(a: str | None, b: str | None) -> float:
+    if not a or not b:
+        return 0.0
+    return max((_dt(b) - _dt(a)).total_seconds(), 0.0) / 3600.0
+
+
+def _dt(ts: str) -> datetime:
+    dt = parse_ts(ts)
+    if dt is None:
+        raise ValueError(f"bad timestamp {ts!r}")
+    return dt
+
+
+def active_seconds(conn: sqlite3.Connection, since: str | None = None) -> dict[str, float]:
+    """Per session: sum of `turn_duration` records; sessions without any use the gaps < 30 min
+    between consecutive API responses (subagent responses included)."""
+    s = since or ""
+    out: dict[str, float] = {
+        sid: ms / 1000.0
+        for sid, ms in conn.execute(
+            "SELECT session_id, sum(duration_ms) FROM turn_durations WHERE ts >= ? GROUP BY session_id", (s,)
+        )
+    }
+    # Gaps in Python: a plain sorted scan is cheaper than SQLite's window functions here.
+    prev, last, acc = None, 0.0, 0.0
+    for sid, secs in conn.execute(
+        """SELECT session_id, julianday(ts) * 86400.0 FROM turns
+               WHERE ts >= ? AND session_id NOT IN (SELECT session_id FROM turn_durations)
+               ORDER BY session_id, ts""",
+        (s,),
+    ):
+        if secs is None:
+            continue
+        if sid != prev:
+            if prev is not None:
+                out[prev] = round(acc, 3)
+            prev, last, acc = sid, secs, 0.0
+            continue
+        if secs - last < GAP_S:
+            acc += secs - last
+        last = secs
+    if prev is not None:
+        out[prev] = round(acc, 3)
+    return out
+
+
+def _sessions_in(conn: sqlite3.Connection, since: str | None) -> list[tuple[Any, ...]]:
+    return conn.execute(
+        """SELECT session_id, project_key, title, first_ts, last_ts FROM sessions
+           WHERE last_ts >= ?""",
+        (since or "",),
+    ).fetchall()
+
+
+def summary(conn: sqlite3.Connection, cat: Catalog, since: str | None = None, top: int = 5) -> dict[str, Any]:
+    sessions = _sessions_in(conn, since)
+    total = Usage()
+    by_project: dict[str, Usage] = defaultdict(Usage)
+    by_model: dict[str, Usage] = defaultdict(Usage)
+    projects = session_projects(conn)
+    for _day, sid, model, u in usage_rows(conn, cat, since, by_day=False, by_session=True):
+        pkey = projects.get(sid, "?")
+        total.add(u)
+        by_project[pkey].add(u)
+        by_model[model].add(u)
+    denom = total.input + total.cache_read + total.cache_creation
+    active = active_seconds(conn, since)
+    wall = sum(_span_h(max(f or "", since or ""), last) for _sid, _p, _t, f, last in sessions)
+    busiest = max(by_project.items(), key=lambda kv: (kv[1].turns, kv[1].total), default=None)
+    sessions_per_project = Counter(p for _s, p, *_ in sessions)
+    return {
+        "since": since,
+        "rates_as_of": cat.as_of,
+        "sessions": len(sessions),
+        "projects": len({p for _s, p, *_ in sessions}),
+        "tokens": total.to_json(),
+        "cache_hit_rate": round(total.cache_read / denom, 4) if denom else None,
+        "cost_usd": round(total.cost, 6) if total.cost_known else None,
+        "cost_known_usd": round(total.cost, 6),
+        "unknown_models": sorted(total.unknown_models),
+        "active_hours": round(sum(active.values()) / 3600.0, 2),
+        "wall_hours": round(wall, 2),
+        "models": [
+            {"model": m, **u.to_json()} for m, u in sorted(by_model.items(), key=lambda kv: -kv[1].total)
+        ],
+        "busiest_project": None
+        if busiest is None
+        else {
+            "project": busiest[0],
+            "sessions": sessions_per_project.get(busiest[0], 0),
+            **busiest[1].to_json(),
+        },
+        "top_corrections": top_corrections(conn, since, top),
+    }
+
+
+def top_corrections(
+    conn: sqlite3.Connection, since: str | None = None, limit: int = 5
+) -> list[dict[str, Any]]:
+    """The corrections the user repeated most (same text), newest first among equals."""
+    marks = ",".join("?" * len(CORRECTION_KINDS))
+    rows = conn.execute(
+        f"""SELECT min(content), kind, count(*) AS n, max(ts) AS last, count(DISTINCT session_id)
+            FROM extractions WHERE kind IN ({marks}) AND coalesce(ts, '') >= ?
+            GROUP BY kind, lower(trim(content)) ORDER BY n DESC, last DESC LIMIT ?""",
+        (*CORRECTION_KINDS, since or "", limit),
+    ).fetchall()
+    return [
+        {"content": c, "kind": k, "count": n, "last_ts": last, "sessions": ns} for c, k, n, last, ns in rows
+    ]
+
+
+SESSION_SORTS = ("tokens", "cost", "duration", "active", "corrections")
+
+
+def top_sessions(
+    conn: sqlite3.Connection, cat: Catalog, since: str | None = None, by: str = "tokens", limit: int = 10
+) -> list[dict[str, Any]]:
+    """Sessions ranked by tokens, cost, wall duration, active time or number of corrections."""
+    if by not in SESSION_SORTS:
+        raise ValueError(f"sort by one of {', '.join(SESSION_SORTS)}")
+    usage: dict[str, Usage] = defaultdict(Usage)
+    models: dict[str, set[str]] = defaultdict(set)
+    for _day, sid, model, u in usage_rows(conn, cat, since, by_day=False, by_session=True):
+        usage[sid].add(u)
+        models[sid].add(model)
+    marks = ",".join("?" * len(CORRECTION_KINDS))
+    corr = dict(
+        conn.execute(
+            f"""SELECT session_id, count(*) FROM extractions WHERE kind IN ({marks}) AND coalesce(ts, '') >= ?
+            GROUP BY session_id""",
+            (*CORRECTION_KINDS, since or ""),
+        ).fetchall()
+    )
+    active = active_seconds(conn, since)
+    sessions = _sessions_in(conn, since)
+    empty = Usage()
+    key: Callable[[tuple[Any, ...]], float] = {
+        "tokens": lambda r: usage.get(r[0], empty).total,
+        "cost": lambda r: usage.get(r[0], empty).cost,
+        "duration": lambda r: _span_h(r[3], r[4]),
+        "active": lambda r: active.get(r[0], 0.0),
+        "corrections": lambda r: corr.get(r[0], 0),
+    }[by]
+    sessions.sort(key=lambda r: (key(r), r[4] or ""), reverse=True)
+    return [
+        {
+            "session_id": sid,
+            "project": pkey,
+            "title": title,
+            "first_ts": first,
+            "last_ts": last,
+            "wall_hours": round(_span_h(first, last), 3),
+            "active_hours": round(active.get(sid, 0.0) / 3600.0, 3),
+            "corrections": corr.get(sid, 0),
+            "models": sorted(models.get(sid, ())),
+            **usage.get(sid, empty).to_json(),
+        }
+        for sid, pkey, title, first, last in sessions[:limit]
+    ]
+
+
+_WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}")
+_DOMAIN_STOP = """add above available check claude code context continue continued conversation details edit
+file files fix help it's like look need new now okay one onto per previous read ready run see session start
+summary sure two want wants work working write yes"""  # words every session title has: no topic
+_ENVELOPE = re.compile(
+    r"<(ide_[a-z_]+|system-reminder|command-[a-z]+|local-command-[a-z]+)>.*?(?:</\1>|$)", re.S
+)
+_STOP = STOPWORDS | frozenset(_DOMAIN_STOP.split())
+
+
+def topics(
+    conn: sqlite3.Connection, since: str | None = None, projects: int = 8, terms: int = 8, titles: int = 3
+) -> list[dict[str, Any]]:
+    """Per busy project: its most distinctive words (session titles and first prompts, tf x idf over
+    projects) and its latest session titles. Cheap: reads the sessions table only."""
+    rows = conn.execute(
+        """SELECT coalesce(project_key, '?'), title, first_prompt, last_ts FROM sessions
+           WHERE last_ts >= ? ORDER BY last_ts DESC""",
+        (since or "",),
+    ).fetchall()
+    tf: dict[str, Counter[str]] = defaultdict(Counter)
+    latest: dict[str, list[str]] = defaultdict(list)
+    count: Counter[str] = Counter()
+    for pkey, title, prompt, _last in rows:
+        count[pkey] += 1
+        title = _ENVELOPE.sub("", title or "").strip()
+        text = f"{title} {_ENVELOPE.sub('', (prompt or '')[:1000])[:400]}".lower()
+        tf[pkey].update(set(w.strip("-_") for w in _WORD.findall(text)) - _STOP)
+        if title and len(latest[pkey]) < titles and title not in latest[pkey]:
+            latest[pkey].append(title)
+    df: Counter[str] = Counter()
+    for c in tf.values():
+        df.update(c.keys())
+    n = max(len(tf), 1)
+    out = []
+    for pkey, sessions in count.most_common(projects):
+        scored = sorted(
+            ((c * (1.0 + math.log(n / df[w])), c, w) for w, c in tf[pkey].items() if len(w) > 2), reverse=True
+        )
+        out.append(
+            {
+                "project": pkey,
+                "sessions": sessions,
+                "terms": [{"term": w, "sessions": c} for _s, c, w in scored[:terms]],
+                "recent_titles": latest[pkey],
+            }
+        )
+    return out
+
+
+def turn_keys(conn: sqlite3.Connection) -> set[tuple[str, str]]:
+    """(message id, request id) of every counted API response ('' when a record had no requestId)."""
+    return set(conn.execute("SELECT message_id, request_id FROM turns").fetchall())
+
+
+def tiered_cells(conn: sqlite3.Connection, cat: Catalog) -> set[tuple[str, str]]:
+    """(UTC day, model) cells holding at least one request priced at a long-context tier."""
+    out = set()
+    for day, model, band in conn.execute(
+        f"SELECT DISTINCT substr(t.ts, 1, 10), t.model, {_banding(cat)} AS band FROM turns t WHERE band > 0"
+    ):
+        mp = cat.price(model)
+        if mp is not None and any(th <= band for th in mp.thresholds()):
+            out.add((day, model))
+    return out

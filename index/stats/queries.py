@@ -1,0 +1,182 @@
+"""Read-side queries shared by the CLI, hooks and MCP server (status, inspect, doctor)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from index.store.filters import MAX_KEY_CHARS
+from index.store.plugins import vectors
+from index.store.schema import SCHEMA_VERSION, current_version
+from index.store.textstore import unpack
+from lib.discovery import key_path
+
+
+def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
+
+    def one(sql: str) -> Any:
+        return conn.execute(sql).fetchone()[0]
+
+    last = conn.execute("""SELECT started_at, elapsed_s, mode, files, records, messages_added, bad_lines
+                           FROM ingest_runs ORDER BY id DESC LIMIT 1""").fetchone()
+    kinds = dict(conn.execute("SELECT kind, count(*) FROM extractions GROUP BY kind").fetchall())
+    size = sum(p.stat().st_size for p in (db, Path(str(db) + "-wal")) if p.exists())
+    return {
+        "db": str(db),
+        "schema_version": current_version(conn),
+        "db_bytes": size,
+        "sessions": one("SELECT count(*) FROM sessions"),
+        "projects": one("SELECT count(DISTINCT project_key) FROM sessions"),
+        "messages": one("SELECT count(*) FROM messages"),
+        "prompts": one("SELECT count(*) FROM messages WHERE kind='prompt'"),
+        "extractions": sum(kinds.values()),
+        "extractions_by_kind": kinds,
+        "subagents": one("SELECT count(*) FROM agents"),
+        "turns": one("SELECT count(*) FROM turns"),
+        "compactions": one("SELECT count(*) FROM compactions"),
+        "files": one("SELECT count(*) FROM ingest_state"),
+        "files_missing": one("SELECT count(*) FROM ingest_state WHERE missing=1"),
+        "raw_bytes": one("SELECT coalesce(sum(size), 0) FROM ingest_state"),
+        "bad_lines": one("SELECT coalesce(sum(bad_lines), 0) FROM ingest_state"),
+        "first_ts": one("SELECT min(first_ts) FROM sessions"),
+        "last_ts": one("SELECT max(last_ts) FROM sessions"),
+        "vectors": _describe_vectors(conn),
+        "last_run": None
+        if last is None
+        else {
+            "at": last[0],
+            "elapsed_s": last[1],
+            "mode": last[2],
+            "files": last[3],
+            "records": last[4],
+            "messages_added": last[5],
+        },
+    }
+
+
+def _describe_vectors(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The vector store as the registered plugin sees it (none registered: no store to describe)."""
+    plugin = vectors()
+    return {"exists": False} if plugin is None else plugin.describe(conn)
+
+
+def find_session(conn: sqlite3.Connection, prefix: str) -> str | None:
+    if len(prefix) > MAX_KEY_CHARS:
+        return None
+    rows = conn.execute(
+        "SELECT session_id FROM sessions WHERE session_id LIKE ? LIMIT 2", (prefix + "%",)
+    ).fetchall()
+    return rows[0][0] if len(rows) == 1 else None
+
+
+def inspect_session(conn: sqlite3.Connection, session_id: str, messages: int = 40) -> dict[str, Any] | None:
+    cols = [d[1] for d in conn.execute("PRAGMA table_info(sessions)")]
+    row = conn.execute("SELECT * FROM sessions WHERE session_id=?", (session_id,)).fetchone()
+    if row is None:
+        return None
+    out: dict[str, Any] = dict(zip(cols, row))
+    out["source_file"] = (
+        conn.execute("SELECT path FROM ingest_state WHERE id=?", (out.pop("file_id"),)).fetchone() or (None,)
+    )[0]
+    out["agents"] = [
+        dict(
+            zip(
+                (
+                    "agent_id",
+                    "layout",
+                    "subagent_type",
+                    "description",
+                    "spawn_tool_use_id",
+                    "spawn_uuid",
+                    "is_compaction_helper",
+                    "source_file",
+                ),
+                r,
+            )
+        )
+        for r in conn.execute(
+            """SELECT a.agent_id, a.layout, a.subagent_type, a.description, a.spawn_tool_use_id, a.spawn_uuid,
+                  a.is_compaction_helper, f.path FROM agents a LEFT JOIN ingest_state f ON f.id = a.file_id
+           WHERE a.session_id=? ORDER BY a.first_ts""",
+            (session_id,),
+        )
+    ]
+    out["compactions"] = [
+        dict(zip(("uuid", "ts", "kind", "trigger", "pre_tokens"), r))
+        for r in conn.execute(
+            "SELECT uuid, ts, kind, trigger, pre_tokens FROM compactions WHERE session_id=? ORDER BY ts",
+            (session_id,),
+        )
+    ]
+    out["resumed_by"] = [
+        r[0] for r in conn.execute("SELECT session_id FROM sessions WHERE resumed_from=?", (session_id,))
+    ]
+    out["kinds"] = dict(
+        conn.execute(
+            "SELECT kind, count(*) FROM messages WHERE session_id=? GROUP BY kind", (session_id,)
+        ).fetchall()
+    )
+    out["off_main_branch"] = conn.execute(
+        "SELECT count(*) FROM messages WHERE session_id=? AND on_main=0", (session_id,)
+    ).fetchone()[0]
+    out["files"] = [
+        r[0]
+        for r in conn.execute(
+            """SELECT path FROM ingest_state WHERE id IN (SELECT DISTINCT file_id FROM messages WHERE session_id=?)""",
+            (session_id,),
+        )
+    ]
+    out["extractions"] = [
+        dict(zip(("kind", "content", "ts", "source_uuid"), r))
+        for r in conn.execute(
+            "SELECT kind, content, ts, source_uuid FROM extractions WHERE session_id=? ORDER BY ts LIMIT 50",
+            (session_id,),
+        )
+    ]
+    out["messages"] = [
+        dict(
+            zip(
+                ("uuid", "parent_uuid", "ts", "role", "kind", "agent_id", "on_main", "text"),
+                (*r[:7], unpack(r[7])[:300]),
+            )
+        )
+        for r in conn.execute(
+            """SELECT uuid, parent_uuid, ts, role, kind, agent_id, on_main, body FROM messages
+           WHERE session_id=? AND kind IN ('prompt','text','compact_boundary','away_summary')
+           ORDER BY id LIMIT ?""",
+            (session_id, messages),
+        )
+    ]
+    return out
+
+
+def doctor(conn: sqlite3.Connection) -> list[tuple[str, bool, str]]:
+    """(check, ok, detail) rows."""
+    checks: list[tuple[str, bool, str]] = []
+    ver = current_version(conn)
+    checks.append(("schema version", ver == SCHEMA_VERSION, f"{ver} (expected {SCHEMA_VERSION})"))
+    res = conn.execute("PRAGMA quick_check").fetchone()[0]
+    checks.append(("sqlite integrity", res == "ok", res))
+    for fts in ("messages_fts", "extractions_fts"):
+        try:
+            conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES('integrity-check', 1)")
+            checks.append((f"{fts} integrity", True, "ok"))
+        except sqlite3.DatabaseError as exc:
+            checks.append((f"{fts} integrity", False, str(exc)))
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    checks.append(("journal mode", mode == "wal", mode))
+    n, missing = conn.execute("SELECT count(*), coalesce(sum(missing), 0) FROM ingest_state").fetchone()
+    checks.append(("transcripts tracked", True, f"{n} files, {missing} missing on disk (memory kept)"))
+    gone = [
+        p
+        for (p,) in conn.execute("SELECT path FROM ingest_state WHERE missing=0 LIMIT 5000")
+        if not os.path.exists(key_path(p))
+    ]
+    checks.append(("sources on disk", not gone, f"{len(gone)} vanished since last index" if gone else "ok"))
+    return checks
+
+
+def has_messages(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None

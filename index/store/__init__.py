@@ -1,0 +1,162 @@
+"""Storage and ingest, the bottom of `index/`: the schema (the only DDL of the main tables), connections,
+the writer lock, transactions, and the pipeline that turns transcripts into rows (prepare, write, fold
+operator tables, finalise), plus the user's own state (promoted or forgotten memories, manage). Every
+other `index` package reads what this one writes; it imports none of them.
+
+API: the names below (`index.lazy_api` loads each from its module on first use).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from index import lazy_api
+
+if TYPE_CHECKING:
+    from index.store.db import (
+        IndexCorrupt as IndexCorrupt,
+    )
+    from index.store.db import (
+        IndexError_ as IndexError_,
+    )
+    from index.store.db import (
+        IndexMissing as IndexMissing,
+    )
+    from index.store.db import (
+        IndexUnavailable as IndexUnavailable,
+    )
+    from index.store.db import (
+        access_problem as access_problem,
+    )
+    from index.store.db import (
+        db_file as db_file,
+    )
+    from index.store.db import (
+        open_existing_writer as open_existing_writer,
+    )
+    from index.store.db import (
+        open_failure as open_failure,
+    )
+    from index.store.db import (
+        open_reader as open_reader,
+    )
+    from index.store.filters import BadFilter as BadFilter
+    from index.store.filters import Filters as Filters
+    from index.store.filters import parse_since as parse_since
+    from index.store.fts_query import Query as Query
+    from index.store.ingest import run_index as run_index
+    from index.store.lock import LOCK_NAME as LOCK_NAME
+    from index.store.lock import IndexBusy as IndexBusy
+    from index.store.lock import writer_lock as writer_lock
+    from index.store.manage import (
+        consolidate as consolidate,
+    )
+    from index.store.manage import (
+        forget as forget,
+    )
+    from index.store.manage import (
+        maintenance as maintenance,
+    )
+    from index.store.manage import (
+        reapply as reapply,
+    )
+    from index.store.manage import (
+        session_transcript as session_transcript,
+    )
+    from index.store.manage import (
+        sessions_for as sessions_for,
+    )
+    from index.store.memories import listing as listing
+    from index.store.memories import promote as promote
+    from index.store.memories import unpromote as unpromote
+    from index.store.plugins import (
+        Candidate as Candidate,
+    )
+    from index.store.plugins import (
+        Ranked as Ranked,
+    )
+    from index.store.plugins import (
+        register_vectors as register_vectors,
+    )
+    from index.store.scope import BadScope as BadScope
+    from index.store.scope import stored_cwd as stored_cwd
+    from index.store.tx import transaction as transaction
+    from index.store.userstate import PROMOTABLE as PROMOTABLE
+    from index.store.userstate import load as load
+
+# API name -> (module of this package, name there)
+_WHERE: dict[str, tuple[str, str]] = {
+    "BadFilter": ("filters", "BadFilter"),
+    "BadScope": ("scope", "BadScope"),
+    "Candidate": ("plugins", "Candidate"),
+    "Filters": ("filters", "Filters"),
+    "IndexBusy": ("lock", "IndexBusy"),
+    "IndexCorrupt": ("db", "IndexCorrupt"),
+    "IndexError_": ("db", "IndexError_"),
+    "IndexMissing": ("db", "IndexMissing"),
+    "IndexUnavailable": ("db", "IndexUnavailable"),
+    "LOCK_NAME": ("lock", "LOCK_NAME"),
+    "PROMOTABLE": ("userstate", "PROMOTABLE"),
+    "Query": ("fts_query", "Query"),
+    "Ranked": ("plugins", "Ranked"),
+    "access_problem": ("db", "access_problem"),
+    "consolidate": ("manage", "consolidate"),
+    "db_file": ("db", "db_file"),
+    "forget": ("manage", "forget"),
+    "listing": ("memories", "listing"),
+    "load": ("userstate", "load"),
+    "maintenance": ("manage", "maintenance"),
+    "open_existing_writer": ("db", "open_existing_writer"),
+    "open_failure": ("db", "open_failure"),
+    "open_reader": ("db", "open_reader"),
+    "parse_since": ("filters", "parse_since"),
+    "promote": ("memories", "promote"),
+    "reapply": ("manage", "reapply"),
+    "register_vectors": ("plugins", "register_vectors"),
+    "run_index": ("ingest", "run_index"),
+    "session_transcript": ("manage", "session_transcript"),
+    "sessions_for": ("manage", "sessions_for"),
+    "stored_cwd": ("scope", "stored_cwd"),
+    "transaction": ("tx", "transaction"),
+    "unpromote": ("memories", "unpromote"),
+    "writer_lock": ("lock", "writer_lock"),
+}
+
+__all__ = [
+    "BadFilter",
+    "BadScope",
+    "Candidate",
+    "Filters",
+    "IndexBusy",
+    "IndexCorrupt",
+    "IndexError_",
+    "IndexMissing",
+    "IndexUnavailable",
+    "LOCK_NAME",
+    "PROMOTABLE",
+    "Query",
+    "Ranked",
+    "access_problem",
+    "consolidate",
+    "db_file",
+    "forget",
+    "listing",
+    "load",
+    "maintenance",
+    "open_existing_writer",
+    "open_failure",
+    "open_reader",
+    "parse_since",
+    "promote",
+    "reapply",
+    "register_vectors",
+    "run_index",
+    "session_transcript",
+    "sessions_for",
+    "stored_cwd",
+    "transaction",
+    "unpromote",
+    "writer_lock",
+]
+
+__getattr__ = lazy_api(__name__, _WHERE)

@@ -1,0 +1,108 @@
+"""Shared filters and scopes (I7, I8): one meaning of project/cwd/since/role/kind everywhere."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from functools import lru_cache
+
+from index.store.scope import stored_cwd
+
+# Longer than any id, path or project key, so a longer filter value matches nothing; and short enough
+# for a LIKE pattern (SQLite refuses patterns over 50 KB: "LIKE or GLOB pattern too complex").
+MAX_KEY_CHARS = 4096
+_REL = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_ts(ts: str | None) -> datetime | None:
+    """A transcript timestamp (ISO-8601, `Z` or offset) as an aware datetime; None if absent or bad."""
+    if not ts:
+        return None
+    try:
+        dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def recency(ts: str | None, now: datetime, floor: float, half_life_days: float) -> float:
+    """A ranking factor from `floor` (old) to 1 (now); unknown dates count as mid-aged (0.9).
+    Days are whole (a search ranks hundreds of rows from a few days: each day is computed once)."""
+    return _recency(ts[:10] if ts else None, now.toordinal(), floor, half_life_days)
+
+
+@lru_cache(maxsize=4096)
+def _recency(day: str | None, today: int, floor: float, half_life_days: float) -> float:
+    try:
+        days = max(today - date.fromisoformat(day).toordinal(), 0) if day else None
+    except ValueError:
+        days = None
+    if days is None:
+        return 0.9
+    return floor + (1.0 - floor) * math.exp(-days / half_life_days)
+
+
+class BadFilter(ValueError):
+    """An invalid filter value; the message says what is accepted."""
+
+
+def parse_since(value: str | None, now: datetime | None = None) -> str | None:
+    """`7d`, `12h`, `2w` or an ISO date/time -> ISO timestamp string comparable with stored `ts`."""
+    if not value:
+        return None
+    m = _REL.match(value)
+    now = now or datetime.now(timezone.utc)
+    try:
+        if m:  # a duration too long for a date (or for int()) is as bad as a malformed one
+            dt = now - timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2)])
+            return dt.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (ValueError, OverflowError) as exc:
+        raise BadFilter(
+            f"--since {value!r}: use a duration like 7d, 12h, 2w or an ISO date like 2026-10-01"
+        ) from exc
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+@dataclass(slots=True)
+class Filters:
+    project: str | None = None  # project key, or a substring of it
+    cwd: str | None = None
+    since: str | None = None  # already-parsed ISO timestamp
+    role: str | None = None
+    kind: str | None = None
+    session: str | None = None
+    include_sidechains: bool = True
+
+    def sql(self, m: str = "m", s: str = "s") -> tuple[str, list[object]]:
+        """WHERE fragments over messages alias `m` joined to sessions alias `s`."""
+        where: list[str] = []
+        args: list[object] = []
+        if max(len(self.project or ""), len(self.session or "")) > MAX_KEY_CHARS:
+            return "0", []  # no key is that long
+        if self.project:
+            where.append(f"({s}.project_key = ? OR {s}.project_key LIKE ?)")
+            args += [self.project, f"%{self.project}%"]
+        if self.cwd:
+            where.append(f"{s}.cwd = ?")
+            args.append(stored_cwd(self.cwd))
+        if self.since:
+            where.append(f"{m}.ts >= ?")
+            args.append(self.since)
+        if self.role:
+            where.append(f"{m}.role = ?")
+            args.append(self.role)
+        if self.kind:
+            where.append(f"{m}.kind = ?")
+            args.append(self.kind)
+        if self.session:
+            where.append(f"{m}.session_id LIKE ?")
+            args.append(self.session + "%")
+        if not self.include_sidechains:
+            where.append(f"{m}.is_sidechain = 0")
+        return (" AND ".join(where), args)

@@ -1,0 +1,75 @@
+"""Cross-file resolution after a run: titles from summaries, subagent links, operator tables of the
+projects that changed, folded profiles.
+
+A run that wrote anything leaves `pending('finalize')` in the same transaction as its rows; it is
+cleared here, in the transaction that finalises. So a run killed between the two is finished by
+the next one, even when that one finds no file to read.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from index.store.operator import refold_pending
+from index.store.profiles import materialise
+from index.store.session_docs import refresh as refresh_session_docs
+from index.store.tx import transaction
+from index.store.userstate import reapply_memories
+
+
+def mark_pending(conn: sqlite3.Connection) -> None:
+    """Inside a writer's transaction: this run (or a later one) must finalise."""
+    conn.execute("INSERT OR IGNORE INTO pending(what, key) VALUES('finalize', '')")
+
+
+def finalize(conn: sqlite3.Connection) -> bool:
+    """Finalise if anything was written since the last finalisation; returns whether it did."""
+    if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
+        refresh_session_docs(conn)  # nothing new; builds the documents an index from before v6 lacks
+        return False
+    with transaction(conn):
+        _titles(conn)
+        _link_agents(conn)
+        refold_pending(conn)
+        materialise(conn)
+        conn.execute("DELETE FROM pending WHERE what='finalize'")
+        reapply_memories(conn)  # promoted memories missing from a new file, demoted ones that came back
+    refresh_session_docs(conn)  # after the titles: a session's document holds its title
+    return True
+
+
+def _titles(conn: sqlite3.Connection) -> None:
+    """`summary.leafUuid` names the last message of a conversation, often in another file."""
+    conn.execute(
+        """UPDATE sessions SET title=(
+               SELECT s.summary FROM summaries s JOIN messages m ON m.uuid = s.leaf_uuid
+               WHERE m.session_id = sessions.session_id ORDER BY m.id DESC, s.rowid DESC LIMIT 1),
+             title_source='summary'
+           WHERE coalesce(title_source, '') NOT IN ('custom') AND EXISTS(
+               SELECT 1 FROM summaries s JOIN messages m ON m.uuid = s.leaf_uuid
+               WHERE m.session_id = sessions.session_id)"""
+    )
+    conn.execute(
+        """UPDATE sessions SET title=substr(first_prompt, 1, 120), title_source='first_prompt'
+           WHERE title IS NULL AND first_prompt IS NOT NULL"""
+    )
+
+
+def _link_agents(conn: sqlite3.Connection) -> None:
+    """Subagent -> spawning Task call: by toolUseResult.agentId, else by the prompt it was sent.
+
+    Recomputed for every agent on each run rather than filled once: the agent id of a call is known
+    only when its result is read, maybe runs after a link by prompt was made, and the link must be
+    the one a full index makes."""
+    by_id = "t.agent_id = agents.agent_id"
+    by_prompt = "t.prompt_key = agents.prompt_key AND t.session_id = agents.session_id"
+    conn.execute(f"""UPDATE agents SET spawn_tool_use_id=NULL, spawn_uuid=NULL, description=NULL
+                     WHERE NOT EXISTS(SELECT 1 FROM task_spawns t WHERE {by_id} OR ({by_prompt}))""")
+    for match, unless in ((by_prompt, by_id), (by_id, "0")):
+        conn.execute(
+            f"""UPDATE agents SET (spawn_tool_use_id, spawn_uuid, subagent_type, description) = (
+                  SELECT t.tool_use_id, t.uuid, coalesce(agents.subagent_type, t.subagent_type), t.description
+                  FROM task_spawns t WHERE {match} ORDER BY t.tool_use_id LIMIT 1)
+                WHERE EXISTS(SELECT 1 FROM task_spawns t WHERE {match})
+                  AND NOT EXISTS(SELECT 1 FROM task_spawns t WHERE {unless})"""
+        )

@@ -1,0 +1,350 @@
+"""Incremental, parallel indexing (I4–I6): plan by stat, parse in workers, write with one writer."""
+
+from __future__ import annotations
+
+import errno
+import multiprocessing as mp
+import os
+import signal
+import sqlite3
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Generator, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from index.store.db import IndexCorrupt, IndexError_, access_problem, open_writer
+from index.store.finalize import finalize
+from index.store.lock import IndexBusy, writer_lock
+from index.store.plugins import vectors
+from index.store.resets import drop_duplicates, reset_files
+from index.store.tasks import Task, fingerprint_matches
+from index.store.tx import rollback, transaction
+from index.store.writer import Prepared, write_chunk
+from lib.discovery import Found, canonical_roots, discover, key_path
+
+Progress = Callable[[int, int, str], None]  # (bytes_done, bytes_total, path)
+Outcome = Prepared | tuple[Task, str]  # a parsed chunk, or the task and why it could not be read
+
+
+@dataclass
+class IndexReport:
+    files: int = 0
+    files_unchanged: int = 0
+    records: int = 0
+    messages_added: int = 0
+    extractions_added: int = 0
+    bad_lines: Counter[str] = field(default_factory=Counter)
+    bytes_read: int = 0
+    elapsed_s: float = 0.0
+    files_missing: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "files_unchanged": self.files_unchanged,
+            "records": self.records,
+            "messages_added": self.messages_added,
+            "extractions_added": self.extractions_added,
+            "bad_lines": dict(self.bad_lines),
+            "bytes_read": self.bytes_read,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "files_missing": self.files_missing,
+            "errors": self.errors,
+        }
+
+
+def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[Task], int, set[str]]:
+    """Compare the disk with ingest_state; return (tasks, unchanged count, paths seen).
+
+    A file is re-read from the start when it shrank (truncated), got a new inode (rotated), or no
+    longer holds the bytes that were indexed (its fingerprint, head and tail, changed: rewritten);
+    its rows, and those of every file sharing a session with it, are dropped first (`reset_files`).
+    A file whose size, mtime and inode all match is not opened at all."""
+    state = {
+        r[0]: r
+        for r in conn.execute(
+            "SELECT path, size, mtime_ns, inode, offset, head_hash, carry, missing, id FROM ingest_state"
+        )
+    }
+    found: dict[str, Found] = {}
+    for f in discover(roots):
+        found.setdefault(f.path, f)  # nested roots reach a file twice: one key, one task
+    tasks: dict[str, Task] = {}
+    dups = drop_duplicates(conn, state, found)
+    resets: set[int] = set(dups)
+    for key, f in found.items():
+        st = state.get(key)
+        if st is not None and full:
+            resets.add(st[8])
+        if st is None or st[1] is None or full:
+            tasks[key] = _task(f, 0, None, reset=st is not None)
+            continue
+        _, size, mtime_ns, inode, offset, hh, carry, missing, fid = st
+        if size == f.size and mtime_ns == f.mtime_ns and inode == f.inode and not missing:
+            continue
+        if inode != f.inode or f.size < offset or not fingerprint_matches(key, hh):
+            tasks[key] = _task(f, 0, None, reset=True)  # rotated, truncated or rewritten
+            resets.add(fid)
+        elif f.size == offset:
+            # touched but nothing new: just refresh its stat
+            conn.execute(
+                "UPDATE ingest_state SET mtime_ns=?, size=?, missing=0 WHERE path=?",
+                (f.mtime_ns, f.size, key),
+            )
+        else:
+            tasks[key] = _task(f, offset, orjson.loads(carry) if carry else None, reset=False)
+    if resets:
+        for key in reset_files(conn, resets, set(found), drop=dups):
+            if key not in tasks or tasks[key].start:
+                tasks[key] = _task(found[key], 0, None, reset=True)
+    forgotten = frozenset(r[0] for r in conn.execute("SELECT session_id FROM forgotten"))
+    out = list(tasks.values())
+    for t in out:
+        t.forgotten = forgotten
+    # Big files first so workers stay busy.
+    out.sort(key=lambda t: t.size - t.start, reverse=True)
+    return out, len(found) - len(out), set(found)
+
+
+def _task(f: Found, start: int, carry: dict[str, Any] | None, reset: bool) -> Task:
+    return Task(f.path, f.root, f.project_dir, f.info, start, carry, reset, f.size, f.mtime_ns, f.inode)
+
+
+def _run_tasks(tasks: list[Task], jobs: int) -> Iterator[Outcome]:
+    """Parse the tasks, in `jobs` processes when there are several. A parser process that dies (a
+    crash, the OOM killer) never stalls the run: the files it may have held are retried one at a
+    time in a fresh process, so the one that kills its parser is reported and the rest are read."""
+    if jobs <= 1 or len(tasks) < 2:
+        for t in tasks:
+            yield _safe_prepare(t)
+        return
+    queue = deque(tasks)
+    while queue:
+        suspects = yield from _pooled(queue, jobs)
+        for t in suspects:
+            if (yield from _pooled(deque([t]), 1)):
+                yield (t, f"{t.path}: its parser process died; the file is skipped this run")
+
+
+def _pooled(queue: deque[Task], jobs: int) -> Generator[Outcome, None, list[Task]]:
+    """Run tasks from `queue` (at most 2×jobs in flight); returns the in-flight tasks if the pool breaks."""
+    ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
+    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_ignore_sigint)
+    running: dict[Future[Outcome], Task] = {}
+    try:
+        while queue or running:
+            while queue and len(running) < 2 * jobs:
+                t = queue.popleft()
+                running[pool.submit(_safe_prepare, t)] = t
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                try:
+                    result = fut.result()
+                except BrokenProcessPool:
+                    return list(running.values())
+                del running[fut]
+                yield result
+        return []
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ignore_sigint() -> None:
+    """Ctrl-C reaches the whole process group: only the main process handles it (it cancels what is
+    queued and waits for the files in flight), so a parser never dies mid-file and hangs the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _safe_prepare(t: Task) -> Outcome:
+    from index.store.prepare import prepare  # the extractors load only when there is something to parse
+
+    try:
+        return prepare(t)
+    except OSError as exc:  # unreadable or vanished mid-run: report, never abort the run
+        return (t, f"{t.path}: {exc.strerror or exc}")
+    except Exception as exc:  # one file's failure never stops the others; it is retried next run
+        return (t, f"{t.path}: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+def run_index(
+    db: Path,
+    roots: list[Path],
+    *,
+    full: bool = False,
+    jobs: int = 1,
+    progress: Progress | None = None,
+    wait: float = 120.0,
+) -> IndexReport:
+    """Index what is new under `roots`; one run at a time (waits up to `wait` s for another).
+
+    A write that fails (disk full, read-only place, I/O error) raises an `IndexError_` with a fix;
+    what was committed before stays consistent, and the next run resumes from there."""
+    try:
+        with writer_lock(db, wait=wait):
+            return _run_index(db, canonical_roots(roots), full=full, jobs=jobs, progress=progress)
+    except (sqlite3.Error, OSError, IndexCorrupt) as exc:
+        # opening may fail for want of space or rights too, not only for damage
+        cause = exc.__cause__ if isinstance(exc, IndexCorrupt) else exc
+        known = write_error(cause, db) if isinstance(cause, (sqlite3.Error, OSError)) else None
+        if known is None:
+            raise
+        raise known from exc
+
+
+def _run_index(
+    db: Path, roots: list[Path], *, full: bool, jobs: int, progress: Progress | None
+) -> IndexReport:
+    started = time.perf_counter()
+    conn = open_writer(db)
+    report = IndexReport()
+    try:
+        with transaction(conn):  # planning may drop rows (resets): all or nothing
+            tasks, report.files_unchanged, seen = plan(conn, roots, full)
+        report.files = len(tasks) + report.files_unchanged
+        total = sum(t.size - t.start for t in tasks)
+        done = 0
+        batch = _Batch(conn)
+        for item in _run_tasks(tasks, jobs):
+            if isinstance(item, tuple):
+                report.errors.append(item[1])
+                continue
+            c = item.chunk
+            m_added, e_added = batch.write(item)
+            report.messages_added += m_added
+            report.extractions_added += e_added
+            report.records += c.records
+            report.bad_lines.update(c.bad_lines)
+            report.bytes_read += c.end - c.start
+            done += item.size - c.start
+            if progress:
+                progress(done, total, c.path)
+        batch.close()
+        report.files_missing = _mark_missing(conn, roots, seen)
+        finalize(conn)
+        report.elapsed_s = time.perf_counter() - started
+        _record_run(conn, report, jobs, "full" if full else "incremental")
+    finally:
+        conn.close()
+    plugin = vectors()
+    if plugin is not None and (report.messages_added or report.extractions_added):
+        plugin.after_index(db)  # vectors: embed what this run added (V4)
+    return report
+
+
+class IndexWriteError(IndexError_):
+    """The index could not be written; what was committed before is intact."""
+
+
+def write_error(exc: BaseException, db: Path) -> IndexError_ | None:
+    """One line saying what went wrong writing the index at `db` and how to fix it, for failures of
+    the place it lives in (space, rights, the disk, another process); None for anything else."""
+    text = str(exc).lower()
+    code = getattr(exc, "errno", None)
+    where = db.parent
+    resume = "then run `total-recall index` again (it resumes where it stopped)"
+    if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or "disk is full" in text or "no space" in text:
+        return IndexWriteError(
+            f"no space left to write the index at {db}",
+            f"free disk space on {where} (or move the index with --db), {resume}",
+        )
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS) or "readonly" in text or "unable to open" in text:
+        named = getattr(exc, "filename", None)  # the lock or the index itself
+        denied = access_problem(Path(named) if named else db, write=True, detail=str(exc))
+        if denied is not None:
+            return denied
+        return IndexWriteError(
+            f"cannot write the index at {db} ({exc})",
+            f"make {where} writable, or put the index elsewhere with --db or TOTAL_RECALL_DB",
+        )
+    if "locked" in text or "busy" in text:
+        return IndexBusy(f"the index at {db} is locked by another process")
+    if isinstance(exc, OSError) or "disk i/o error" in text:
+        return IndexWriteError(
+            f"could not write the index at {db} ({exc})", f"check the disk holding {where}, {resume}"
+        )
+    if "malformed" in text or "not a database" in text:
+        return IndexCorrupt(f"index {db} is damaged ({exc})")
+    return None
+
+
+class _Batch:
+    """Group a few files per transaction: each file's rows and cursor still commit together,
+    and FTS5 flushes its pending terms once per batch instead of once per file."""
+
+    MAX_BYTES = 8 << 20
+    MAX_SECONDS = 0.5
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.open = False
+        self.bytes = 0
+        self.since = 0.0
+
+    def write(self, item: Prepared) -> tuple[int, int]:
+        if not self.open:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.open, self.bytes, self.since = True, 0, time.perf_counter()
+        try:
+            added = write_chunk(self.conn, item)
+        except BaseException:
+            self.open = False
+            rollback(self.conn)  # unless SQLite rolled back already (disk full)
+            raise
+        self.bytes += item.chunk.end - item.chunk.start
+        if self.bytes >= self.MAX_BYTES or time.perf_counter() - self.since >= self.MAX_SECONDS:
+            self.close()
+        return added
+
+    def close(self) -> None:
+        if self.open:
+            self.open = False
+            self.conn.execute("COMMIT")
+
+
+def _mark_missing(conn: sqlite3.Connection, roots: list[Path], seen: set[str]) -> int:
+    """Transcripts deleted from disk keep their memory; only their source is marked missing."""
+    prefixes = tuple(str(r).rstrip(os.sep) + os.sep for r in roots)
+    gone = [
+        p
+        for (p,) in conn.execute("SELECT path FROM ingest_state WHERE missing=0")
+        if p not in seen and key_path(p).startswith(prefixes)
+    ]
+    if gone:
+        with transaction(conn):
+            conn.executemany("UPDATE ingest_state SET missing=1 WHERE path=?", [(p,) for p in gone])
+            conn.executemany(
+                """UPDATE sessions SET source_state='missing'
+                                WHERE file_id=(SELECT id FROM ingest_state WHERE path=?)""",
+                [(p,) for p in gone],
+            )
+    conn.execute("""UPDATE sessions SET source_state='present' WHERE source_state='missing' AND file_id IN
+                    (SELECT id FROM ingest_state WHERE missing=0)""")
+    return len(gone)
+
+
+def _record_run(conn: sqlite3.Connection, r: IndexReport, jobs: int, mode: str) -> None:
+    conn.execute(
+        """INSERT INTO ingest_runs(started_at, elapsed_s, mode, jobs, files, files_unchanged, records,
+           messages_added, extractions_added, bytes_read, bad_lines, errors)
+           VALUES(strftime('%Y-%m-%dT%H:%M:%fZ','now'),?,?,?,?,?,?,?,?,?,?,?)""",
+        (
+            r.elapsed_s,
+            mode,
+            jobs,
+            r.files,
+            r.files_unchanged,
+            r.records,
+            r.messages_added,
+            r.extractions_added,
+            r.bytes_read,
+            orjson.dumps(dict(r.bad_lines)).decode(),
+            len(r.errors),
+        ),
+    )

@@ -1,0 +1,470 @@
+"""The single writer: applies one parsed file chunk (rows + cursor) in one transaction (I4)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from index.store.branches import update_main_branch
+from index.store.finalize import mark_pending
+from index.store.idents import identifier_parts
+from index.store.operator import mark_projects
+from index.store.textstore import pack, unpack
+from lib.discovery import key_path, path_key
+from lib.model import FileChunk, Message
+from lib.project import project_key
+
+# Rows that come from one file and go when it is re-read (messages and extractions, with their FTS
+# entries, are dropped first; the operator tables are re-folded from what remains).
+PER_FILE_TABLES = (
+    "aliases",
+    "turns",
+    "turn_durations",
+    "compactions",
+    "summaries",
+    "task_spawns",
+    "agents",
+    "profile_counters",
+)
+# Rows of one record that follow its message to the copy that takes it over (`_take_over`).
+PER_RECORD_TABLES = ("turns", "turn_durations", "compactions", "task_spawns")
+# The extractors count the sessions of each chunk; summed over increments, a session spread over
+# two of them would count twice. Nothing reads that counter, so it is not stored.
+NOT_ADDITIVE = frozenset({("workflow", "sessions_touched")})
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A chunk plus what the worker derived from it (extraction rows), ready to write."""
+
+    chunk: FileChunk
+    root: str
+    project_dir: str
+    layout: str
+    size: int
+    mtime_ns: int
+    inode: int
+    head_hash: str
+    reset: bool  # the file was truncated/rewritten/rotated: drop its rows first
+    extractions: list[tuple[Any, ...]] = field(default_factory=list)
+    # uuid -> (packed body, FTS text, FTS identifier parts), built in the worker
+    bodies: dict[str, tuple[bytes, str, str]] = field(default_factory=dict)
+    counters: list[tuple[str, str, float]] = field(default_factory=list)  # (profile, key, delta)
+
+
+def fts_fields(text: str) -> tuple[bytes, str, str]:
+    """(packed body, FTS text, FTS identifier parts) for one message; runs in the worker."""
+    return pack(text), text, identifier_parts(text)
+
+
+def _msg_row(m: Message, body: bytes, file_id: int) -> tuple[Any, ...]:
+    return (
+        m.uuid,
+        m.session_id,
+        m.parent_uuid,
+        m.role,
+        m.kind,
+        m.ts,
+        body,
+        m.agent_id,
+        int(m.is_sidechain),
+        m.tool_name,
+        m.tool_use_id,
+        m.tool_target,
+        int(m.is_error),
+        m.message_id,
+        m.model,
+        file_id,
+        m.byte_offset,
+    )
+
+
+def file_id_for(conn: sqlite3.Connection, path: str) -> int:
+    """The id of a file's ingest_state row (created on first sight); `path` is stored as its key."""
+    key = path_key(path)
+    conn.execute("INSERT OR IGNORE INTO ingest_state(path) VALUES(?)", (key,))
+    fid: int = conn.execute("SELECT id FROM ingest_state WHERE path=?", (key,)).fetchone()[0]
+    return fid
+
+
+def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
+    """Forget every row that came from one file (before re-reading it from the start); the projects
+    whose goals, decisions, bans or failed attempts came from it are re-folded when the run ends."""
+    _delete_messages(conn, "file_id = ?", (file_id,))
+    _delete_extractions(conn, "file_id = ?", (file_id,))
+    for table in PER_FILE_TABLES:
+        conn.execute(f"DELETE FROM {table} WHERE file_id=?", (file_id,))
+    mark_pending(conn)
+
+
+def _delete_messages(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
+    """Messages and their terms in the contentless FTS (which needs the text to forget it)."""
+    rows = conn.execute(f"SELECT id, body FROM messages WHERE {where}", args).fetchall()
+    conn.executemany(
+        "INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
+        [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)],
+    )
+    conn.execute(f"DELETE FROM messages WHERE {where}", args)
+
+
+def _delete_extractions(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
+    mark_projects(conn, where, args)
+    conn.execute(
+        f"""INSERT INTO extractions_fts(extractions_fts, rowid, content, context)
+                     SELECT 'delete', id, content, context FROM extractions WHERE {where}""",
+        args,
+    )
+    conn.execute(f"DELETE FROM extractions WHERE {where}", args)
+
+
+def _rank(path: str, session_id: str) -> tuple[int, str]:
+    """Which copy of a record is kept: its session's own file first, then the first path."""
+    return (0 if os.path.basename(key_path(path)) == f"{session_id}.jsonl" else 1, path)
+
+
+def _take_over(conn: sqlite3.Connection, c: FileChunk, fid: int) -> list[str]:
+    """Records of this chunk already stored from another file (a resumed session's copied prefix):
+    the copy that ranks first keeps them, whatever order the files are indexed in. The rows of those
+    this file takes over are dropped here and written again from this file; returns their uuids."""
+    if not c.messages:
+        return []
+    held = conn.execute(
+        """SELECT m.uuid, m.session_id, f.path FROM messages m LEFT JOIN ingest_state f ON f.id = m.file_id
+           WHERE m.uuid IN (SELECT value FROM json_each(?)) AND m.file_id IS NOT ?""",
+        (orjson.dumps([m.uuid for m in c.messages]).decode(), fid),
+    ).fetchall()
+    taken = [u for u, sid, cur in held if cur is None or _rank(c.path, sid) < _rank(cur, sid)]
+    if taken:
+        arg = (orjson.dumps(taken).decode(),)
+        _delete_messages(conn, "uuid IN (SELECT value FROM json_each(?))", arg)
+        _delete_extractions(conn, "source_uuid IN (SELECT value FROM json_each(?))", arg)
+    return taken
+
+
+def _follow(conn: sqlite3.Connection, taken: list[str], fid: int) -> None:
+    """A record's other rows belong to the file that holds its message (so that re-reading the copy
+    it was first stored from does not drop them)."""
+    arg = (fid, orjson.dumps(taken).decode())
+    for table in PER_RECORD_TABLES:
+        conn.execute(f"UPDATE {table} SET file_id=? WHERE uuid IN (SELECT value FROM json_each(?))", arg)
+
+
+def resolve_parent(conn: sqlite3.Connection, parent: str | None, fallback: str | None) -> str | None:
+    """Follow skipped nodes (aliases) until a stored message; dangling bridges use the fallback."""
+    p = parent
+    for _ in range(10000):
+        if p is None:
+            return None
+        if conn.execute("SELECT 1 FROM messages WHERE uuid=?", (p,)).fetchone():
+            return p
+        row = conn.execute("SELECT parent_uuid FROM aliases WHERE uuid=?", (p,)).fetchone()
+        if row is None:
+            break
+        p = row[0]
+    if fallback is not None and fallback != parent:
+        return resolve_parent(conn, fallback, None)
+    return p
+
+
+def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
+    """Write a chunk's rows and advance its cursor inside the caller's transaction.
+
+    The caller (ingest) batches a few files per transaction; a file's rows and its cursor always
+    commit together. Returns (messages_added, extractions_added).
+    """
+    c = prep.chunk
+    fid = file_id_for(conn, c.path)
+    mark_pending(conn)
+    if prep.reset:
+        delete_file_rows(conn, fid)
+    if c.aliases:
+        conn.executemany(
+            "INSERT OR IGNORE INTO aliases(uuid, parent_uuid, file_id) VALUES(?,?,?)",
+            [(a.uuid, a.parent_uuid, fid) for a in c.aliases],
+        )
+    for m in c.messages:
+        if m.parent_external:
+            m.parent_uuid = resolve_parent(conn, m.parent_uuid, m.fallback_parent)
+    taken = _take_over(conn, c, fid)
+    last = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
+    bodies = prep.bodies
+    conn.executemany(
+        """INSERT OR IGNORE INTO messages(uuid, session_id, parent_uuid, role, kind, ts, body, agent_id,
+           is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, file_id, byte_offset)
+           VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+        [_msg_row(m, bodies[m.uuid][0], fid) for m in c.messages],
+    )
+    new = conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
+    conn.executemany(
+        "INSERT INTO messages_fts(rowid, text, idents) VALUES(?,?,?)",
+        [(rid, bodies[u][1], bodies[u][2]) for rid, u in new],
+    )
+    added = len(new) - len(taken)  # a copy taken over is written again, not new
+    ext_last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
+    ext_added = write_extractions(conn, prep.extractions, fid)
+    if ext_added:
+        mark_projects(conn, "id > ?", (ext_last,))
+    if prep.counters:
+        conn.executemany(
+            """INSERT INTO profile_counters(file_id, profile, key, value) VALUES(?,?,?,?)
+               ON CONFLICT(file_id, profile, key) DO UPDATE SET value = value + excluded.value""",
+            [(fid, p, k, v) for p, k, v in prep.counters if (p, k) not in NOT_ADDITIVE],
+        )
+    _write_metrics(conn, c, fid)
+    _name_task_results(conn, c)
+    _write_sessions(conn, c, fid, prep.layout)
+    _update_main_branch(conn, c)
+    if taken:
+        _follow(conn, taken, fid)
+    conn.execute(
+        """UPDATE ingest_state SET root=?, project_dir=?, layout=?, size=?, mtime_ns=?, inode=?, offset=?,
+           head_hash=?, carry=?, missing=0,
+           records=CASE WHEN ? THEN ? ELSE records + ? END,
+           lines=CASE WHEN ? THEN ? ELSE lines + ? END,
+           bad_lines=CASE WHEN ? THEN ? ELSE bad_lines + ? END,
+           indexed_at=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id=?""",
+        (
+            prep.root,
+            prep.project_dir,
+            prep.layout,
+            prep.size,
+            prep.mtime_ns,
+            prep.inode,
+            c.end,
+            prep.head_hash,
+            orjson.dumps(c.carry.to_json()).decode(),
+            prep.reset,
+            c.records,
+            c.records,
+            prep.reset,
+            c.lines,
+            c.lines,
+            prep.reset,
+            sum(c.bad_lines.values()),
+            sum(c.bad_lines.values()),
+            fid,
+        ),
+    )
+    return added, ext_added
+
+
+def write_extractions(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], file_id: int | None) -> int:
+    """rows: (kind, content, context_json, score, session_id, source_uuid, ordinal, cwd, project_key, ts)."""
+    if not rows:
+        return 0
+    last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
+    conn.executemany(
+        """INSERT OR IGNORE INTO extractions(kind, content, context, score, session_id, source_uuid, ordinal,
+           cwd, project_key, ts, file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?)""",
+        [r + (file_id,) for r in rows],
+    )
+    n: int = conn.execute(
+        """INSERT INTO extractions_fts(rowid, content, context)
+                             SELECT id, content, context FROM extractions WHERE id > ?""",
+        (last,),
+    ).rowcount
+    return max(n, 0)
+
+
+def _write_metrics(conn: sqlite3.Connection, c: FileChunk, fid: int) -> None:
+    if c.turns:
+        conn.executemany(
+            """INSERT INTO turns(message_id, request_id, session_id, uuid, ts, model, input_tokens, output_tokens,
+               cache_creation_tokens, cache_5m_tokens, cache_1h_tokens, cache_read_tokens, web_search_requests,
+               is_sidechain, agent_id, file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+               ON CONFLICT(message_id, request_id) DO UPDATE SET
+               uuid=excluded.uuid, ts=excluded.ts, input_tokens=excluded.input_tokens,
+               output_tokens=excluded.output_tokens, cache_creation_tokens=excluded.cache_creation_tokens,
+               cache_5m_tokens=excluded.cache_5m_tokens, cache_1h_tokens=excluded.cache_1h_tokens,
+               cache_read_tokens=excluded.cache_read_tokens, web_search_requests=excluded.web_search_requests
+               WHERE excluded.output_tokens + excluded.input_tokens + excluded.cache_read_tokens
+                     + excluded.cache_creation_tokens
+                   >= turns.output_tokens + turns.input_tokens + turns.cache_read_tokens + turns.cache_creation_tokens""",
+            [
+                (
+                    t.message_id,
+                    t.request_id,
+                    t.session_id,
+                    t.uuid,
+                    t.ts,
+                    t.model,
+                    t.input_tokens,
+                    t.output_tokens,
+                    t.cache_creation_tokens,
+                    t.cache_5m_tokens,
+                    t.cache_1h_tokens,
+                    t.cache_read_tokens,
+                    t.web_search_requests,
+                    int(t.is_sidechain),
+                    t.agent_id,
+                    fid,
+                )
+                for t in c.turns
+            ],
+        )
+    if c.durations:
+        conn.executemany(
+            """INSERT OR IGNORE INTO turn_durations(uuid, session_id, parent_uuid, duration_ms, ts,
+                            file_id) VALUES(?,?,?,?,?,?)""",
+            [(d.uuid, d.session_id, d.parent_uuid, d.duration_ms, d.ts, fid) for d in c.durations],
+        )
+    if c.compactions:
+        conn.executemany(
+            """INSERT OR IGNORE INTO compactions(uuid, session_id, ts, kind, trigger, pre_tokens,
+                            tokens_saved, logical_parent_uuid, file_id) VALUES(?,?,?,?,?,?,?,?,?)""",
+            [
+                (
+                    x.uuid,
+                    x.session_id,
+                    x.ts,
+                    x.kind,
+                    x.trigger,
+                    x.pre_tokens,
+                    x.tokens_saved,
+                    x.logical_parent_uuid,
+                    fid,
+                )
+                for x in c.compactions
+            ],
+        )
+    if c.summaries:
+        conn.executemany(
+            "INSERT OR IGNORE INTO summaries(leaf_uuid, summary, file_id) VALUES(?,?,?)",
+            [(a, b, fid) for a, b in c.summaries],
+        )
+    if c.spawns:
+        conn.executemany(
+            """INSERT INTO task_spawns(tool_use_id, session_id, uuid, subagent_type, description, prompt_key,
+               agent_id, file_id) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(tool_use_id) DO UPDATE SET
+               agent_id=coalesce(excluded.agent_id, task_spawns.agent_id),
+               subagent_type=coalesce(task_spawns.subagent_type, excluded.subagent_type),
+               prompt_key=coalesce(task_spawns.prompt_key, excluded.prompt_key)""",
+            [
+                (
+                    s.tool_use_id,
+                    s.session_id,
+                    s.uuid,
+                    s.subagent_type,
+                    s.description,
+                    s.prompt_key,
+                    s.agent_id,
+                    fid,
+                )
+                for s in c.spawns
+            ],
+        )
+    if c.agents:
+        conn.executemany(
+            """INSERT OR IGNORE INTO agents(agent_id, session_id, layout, file_id, is_compaction_helper,
+               first_ts, prompt_key, subagent_type) VALUES(?,?,?,?,?,?,?,?)""",
+            [
+                (
+                    a.agent_id,
+                    a.session_id,
+                    a.layout,
+                    fid,
+                    int(a.is_compaction_helper),
+                    a.first_ts,
+                    a.prompt_key,
+                    a.subagent_type,
+                )
+                for a in c.agents
+            ],
+        )
+
+
+def _name_task_results(conn: sqlite3.Connection, c: FileChunk) -> None:
+    """A Task call's result is named `Task` (as the walker names it within a chunk) also when the call
+    was read in an earlier chunk or another file."""
+    ids = [m.uuid for m in c.messages if m.kind == "tool_result" and m.tool_name is None and m.tool_use_id]
+    if ids:
+        conn.execute(
+            """UPDATE messages SET tool_name='Task' WHERE uuid IN (SELECT value FROM json_each(?))
+                        AND tool_name IS NULL AND EXISTS(SELECT 1 FROM task_spawns t
+                        WHERE t.tool_use_id = messages.tool_use_id AND t.uuid != messages.uuid)""",
+            (orjson.dumps(ids).decode(),),
+        )
+
+
+def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: str) -> None:
+    for d in c.sessions.values():
+        pkey = project_key(d.cwd)
+        row = conn.execute(
+            """SELECT s.models, s.file_id, f.path FROM sessions s LEFT JOIN ingest_state f
+                              ON f.id = s.file_id WHERE s.session_id=?""",
+            (d.session_id,),
+        ).fetchone()
+        # models: a set, whatever the number of files and runs that mention the session
+        models = set(d.models) | (set(row[0].split(",")) if row and row[0] else set())
+        # the session's file: of the main files that hold it, the one that ranks first (its own)
+        session_file = row[1] if row else None
+        if layout == "main" and (
+            not row or row[2] is None or _rank(c.path, d.session_id) <= _rank(row[2], d.session_id)
+        ):
+            session_file = fid
+        # the session's file speaks last for what can change along it (cwd, branch, version); other
+        # files (resume copies, subagents) only fill what is unknown, whatever order they come in
+        primary = session_file == fid
+        conn.execute(
+            """INSERT INTO sessions(session_id, project_key, cwd, git_branch, first_prompt, first_ts, last_ts,
+               version, models, resumed_from, file_id, title, title_source)
+               VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)
+               ON CONFLICT(session_id) DO UPDATE SET
+               project_key=CASE WHEN excluded.cwd IS NOT NULL AND (sessions.cwd IS NULL OR ?14)
+                                THEN excluded.project_key ELSE sessions.project_key END,
+               cwd=CASE WHEN excluded.cwd IS NOT NULL AND (sessions.cwd IS NULL OR ?14)
+                        THEN excluded.cwd ELSE sessions.cwd END,
+               git_branch=CASE WHEN ?15 THEN coalesce(excluded.git_branch, sessions.git_branch)
+                               ELSE coalesce(sessions.git_branch, excluded.git_branch) END,
+               first_prompt=coalesce(sessions.first_prompt, excluded.first_prompt),
+               first_ts=min(coalesce(sessions.first_ts, excluded.first_ts), coalesce(excluded.first_ts, sessions.first_ts)),
+               last_ts=max(coalesce(sessions.last_ts, excluded.last_ts), coalesce(excluded.last_ts, sessions.last_ts)),
+               version=CASE WHEN ?15 THEN coalesce(excluded.version, sessions.version)
+                            ELSE coalesce(sessions.version, excluded.version) END,
+               models=CASE WHEN excluded.models = '' THEN sessions.models ELSE excluded.models END,
+               resumed_from=coalesce(sessions.resumed_from, excluded.resumed_from),
+               file_id=excluded.file_id,
+               title=CASE WHEN excluded.title_source='custom' OR (excluded.title_source='ai'
+                          AND coalesce(sessions.title_source,'') NOT IN ('custom','summary'))
+                          THEN excluded.title ELSE sessions.title END,
+               title_source=CASE WHEN excluded.title_source='custom' OR (excluded.title_source='ai'
+                          AND coalesce(sessions.title_source,'') NOT IN ('custom','summary'))
+                          THEN excluded.title_source ELSE sessions.title_source END""",
+            (
+                d.session_id,
+                pkey,
+                d.cwd,
+                d.git_branch,
+                d.first_prompt,
+                d.first_ts,
+                d.last_ts,
+                d.version,
+                ",".join(sorted(models)),
+                d.resumed_from,
+                session_file,
+                d.titles.get("custom") or d.titles.get("ai"),
+                "custom" if "custom" in d.titles else ("ai" if "ai" in d.titles else None),
+                int(primary and not d.is_agent_only),
+                int(primary),
+            ),
+        )
+    for sid in c.sessions:
+        conn.execute(
+            """UPDATE sessions SET
+               n_messages=(SELECT count(*) FROM messages WHERE session_id=?1),
+               n_prompts=(SELECT count(*) FROM messages WHERE session_id=?1 AND kind='prompt'),
+               n_tool_calls=(SELECT count(*) FROM messages WHERE session_id=?1 AND kind='tool_use'),
+               n_compactions=(SELECT count(*) FROM compactions WHERE session_id=?1 AND kind='compact')
+               WHERE session_id=?1""",
+            (sid,),
+        )
+
+
+def _update_main_branch(conn: sqlite3.Connection, c: FileChunk) -> None:
+    """Mark the live branch (the one holding the newest leaf) for each touched session (W6)."""
+    for sid in c.sessions:
+        update_main_branch(conn, sid)
