@@ -11,6 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from extractors.gate import tokens_of, wordset
+from lib.text import clip as clip_text
 
 # How much of a message the cue regexes look at. Human prompts rarely carry intent past this; long
 # assistant texts (reports, summaries) state their status near the top and bottom.
@@ -23,7 +24,6 @@ PREV_TAIL = 700
 _EMPTY: frozenset[str] = frozenset()
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_WS = re.compile(r"\s+")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9*`\"'(\[])|\n+")
 # Cheap line tests for pasted output, code and logs (no regex on the hot path).
 _NOISY_FIRST = frozenset("|>$@[{}()<%=\t\u276f\u279c\u2502\u250c\u2514\u251c\u256d\u2570")
@@ -63,20 +63,9 @@ def status_line(stripped: str) -> bool:
     return stripped.endswith(("...", "\u2026")) or bool(_GERUND.match(stripped[1:].lstrip()))
 
 
-def collapse(text: str) -> str:
-    return _WS.sub(" ", text).strip()
-
-
 def clip(text: str, limit: int = CONTENT_CHARS) -> str:
-    """Collapse whitespace and cut at a word boundary, marking the cut with an ellipsis."""
-    text = collapse(text)
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:-") + "…"
+    """Collapse whitespace and cut at a word boundary (lib.text.clip), at the extractors' default length."""
+    return clip_text(text, limit)
 
 
 def prose_of(text: str, limit: int = SCAN_CHARS, announced_pastes: bool = True) -> str:

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from lib.context import Context
-from lib.model import Message
+from lib.model import EDIT_TOOLS, Message
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z']+")
 _HOME = re.compile(r"^(?:/Users/|/home/|[A-Za-z]:\\Users\\)([^/\\]+)")
@@ -229,7 +229,7 @@ def chunk_counters(
                     c[("git", g)] += 1
                 for host in _SSH.findall(target):
                     c[("host", host.lower())] += 1
-            elif m.tool_name in ("Edit", "Write", "MultiEdit", "NotebookEdit"):
+            elif m.tool_name in EDIT_TOOLS:
                 ext = _EXT.search(target)
                 if ext:
                     c[("lang", ext.group(1).lower())] += 1
