@@ -149,10 +149,7 @@ def test_index_does_not_import_vectors_or_delivery() -> None:
 
 
 # Cycles that exist today, each named; strict: the test fails once the cycle is gone, so the mark goes too.
-KNOWN_CYCLES = {
-    "index": "index.store.db, .memories and .finalize import index.store.userstate, which imports db and "
-    "memories back lazily (memories -> writer -> finalize -> reapply_memories: not a mechanical fix)",
-}
+KNOWN_CYCLES = {}
 
 
 @pytest.mark.parametrize(

@@ -98,9 +98,6 @@ def open_writer(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         migrate(conn)
-        from index.store.userstate import sync_tombstones  # forgotten sessions stay forgotten in a new file
-
-        sync_tombstones(conn, path)
     except sqlite3.DatabaseError as exc:
         raise open_failure(path, exc, write=True) from exc
     return conn

@@ -10,16 +10,11 @@ from __future__ import annotations
 
 import sqlite3
 
+from index.store.memories import reapply_memories
 from index.store.operator import refold_pending
 from index.store.profiles import materialise
 from index.store.session_docs import refresh as refresh_session_docs
 from index.store.tx import transaction
-from index.store.userstate import reapply_memories
-
-
-def mark_pending(conn: sqlite3.Connection) -> None:
-    """Inside a writer's transaction: this run (or a later one) must finalise."""
-    conn.execute("INSERT OR IGNORE INTO pending(what, key) VALUES('finalize', '')")
 
 
 def finalize(conn: sqlite3.Connection) -> bool:

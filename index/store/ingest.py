@@ -25,6 +25,7 @@ from index.store.plugins import vectors
 from index.store.resets import drop_duplicates, reset_files
 from index.store.tasks import Task, fingerprint_matches
 from index.store.tx import rollback, transaction
+from index.store.userstate import sync_tombstones
 from index.store.writer import Prepared, write_chunk
 from lib.discovery import Found, canonical_roots, discover, key_path
 
@@ -203,6 +204,7 @@ def _run_index(
 ) -> IndexReport:
     started = time.perf_counter()
     conn = open_writer(db)
+    sync_tombstones(conn, db)  # forgotten sessions stay forgotten, even in a new database file
     report = IndexReport()
     try:
         with transaction(conn):  # planning may drop rows (resets): all or nothing

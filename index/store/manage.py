@@ -13,11 +13,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from index.store import userstate
+import index.store.userstate as userstate
 from index.store.db import open_existing_writer
 from index.store.idents import identifier_parts
 from index.store.lock import writer_lock
-from index.store.memories import delete_extractions
+from index.store.memories import delete_extractions, reapply_memories
 from index.store.operator import ABANDON_AFTER_DAYS, PAUSE_AFTER_DAYS
 from index.store.plugins import vectors
 from index.store.profiles import materialise
@@ -54,10 +54,11 @@ def maintenance(db: Path, wait: float = WAIT_S) -> Iterator[sqlite3.Connection]:
 
 def reapply(db: Path) -> dict[str, int]:
     """Apply the user-state file to the index (after a rebuild): counts of what it holds."""
-    conn = open_existing_writer(db)  # opening syncs the tombstones
+    conn = open_existing_writer(db)
     try:
+        userstate.sync_tombstones(conn, db)
         with transaction(conn):
-            userstate.reapply_memories(conn, db)
+            reapply_memories(conn, db)
     finally:
         conn.close()
     state = userstate.load(db)

@@ -9,8 +9,9 @@ import uuid as uuidlib
 from pathlib import Path
 from typing import Any
 
+import index.store.userstate as userstate
 from extractors.scrubber import scrub_text
-from index.store import userstate
+from index.store.db import db_file
 from index.store.operator import fold_new, norm, refold
 from index.store.scope import stored_cwd
 from index.store.tx import transaction
@@ -203,3 +204,30 @@ def delete_extractions(conn: sqlite3.Connection, ids: list[int]) -> int:
     n: int = conn.execute(f"DELETE FROM extractions WHERE id IN ({marks})", ids).rowcount
     refold(conn, projects)
     return n
+
+
+def reapply_memories(conn: sqlite3.Connection, db: Path | None = None) -> dict[str, int]:
+    """Insert promoted memories that are missing and delete demoted ones that came back, inside the
+    caller's transaction."""
+    db = db or (Path(db_file(conn)) if db_file(conn) else None)
+    if db is None:
+        return {"promoted": 0, "demoted": 0}
+    state = userstate.load(db)
+    gone = set(state.forgotten)
+    added = removed = 0
+    for p in state.promoted:
+        if p.get("session_id") in gone:
+            continue
+        if (
+            conn.execute(
+                "SELECT 1 FROM extractions WHERE kind=? AND source_uuid=? AND content=?",
+                (p["kind"], p["source_uuid"], p["content"]),
+            ).fetchone()
+            is None
+        ):
+            insert_memory(conn, p)
+            added += 1
+    for d in state.demoted:
+        ids = matching_extractions(conn, d["kind"], d.get("project_key"), d["norm"])
+        removed += delete_extractions(conn, ids)
+    return {"promoted": added, "demoted": removed}

@@ -15,8 +15,8 @@ index so that deleting the database (`rebuild`, or by hand) never undoes them (i
   back: every extraction of that kind, project and normalised content.
 
 Everything in the file went through the scrubber (it holds memory text, like the index).
-`sync_tombstones` runs when a writer opens the index (before anything is planned); `reapply_memories`
-after every index run that wrote something and after `rebuild`.
+`sync_tombstones` runs when an index run opens the index (before anything is planned);
+`index.store.memories.reapply_memories` after every index run that wrote something and after `rebuild`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from index.store.db import IndexError_, db_file
+from index.store.db import IndexError_
 
 VERSION = 1
 PROMOTABLE = ("ban", "standing_decision", "goal", "implicit_preference", "domain_fact")
@@ -122,32 +122,3 @@ def sync_tombstones(conn: sqlite3.Connection, db: Path) -> int:
     if rows:
         conn.executemany("INSERT OR IGNORE INTO forgotten(session_id, at, reason) VALUES(?,?,?)", rows)
     return len(rows)
-
-
-def reapply_memories(conn: sqlite3.Connection, db: Path | None = None) -> dict[str, int]:
-    """Insert promoted memories that are missing and delete demoted ones that came back, inside the
-    caller's transaction."""
-    from index.store.memories import delete_extractions, insert_memory, matching_extractions
-
-    db = db or (Path(db_file(conn)) if db_file(conn) else None)
-    if db is None:
-        return {"promoted": 0, "demoted": 0}
-    state = load(db)
-    gone = set(state.forgotten)
-    added = removed = 0
-    for p in state.promoted:
-        if p.get("session_id") in gone:
-            continue
-        if (
-            conn.execute(
-                "SELECT 1 FROM extractions WHERE kind=? AND source_uuid=? AND content=?",
-                (p["kind"], p["source_uuid"], p["content"]),
-            ).fetchone()
-            is None
-        ):
-            insert_memory(conn, p)
-            added += 1
-    for d in state.demoted:
-        ids = matching_extractions(conn, d["kind"], d.get("project_key"), d["norm"])
-        removed += delete_extractions(conn, ids)
-    return {"promoted": added, "demoted": removed}

@@ -10,9 +10,9 @@ from typing import Any
 import orjson
 
 from index.store.branches import update_main_branch
-from index.store.finalize import mark_pending
 from index.store.idents import identifier_parts
 from index.store.operator import mark_projects
+from index.store.pending import mark_pending
 from index.store.textstore import pack, unpack
 from lib.discovery import key_path, path_key
 from lib.model import FileChunk, Message

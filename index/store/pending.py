@@ -1,0 +1,12 @@
+"""The `pending` mark: a run that wrote anything leaves it in the same transaction as its rows, and
+finalisation (index/store/finalize.py) clears it, so a run killed in between is finished by the next
+one. Its own module so the writer needs nothing from finalisation."""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+def mark_pending(conn: sqlite3.Connection) -> None:
+    """Inside a writer's transaction: this run (or a later one) must finalise."""
+    conn.execute("INSERT OR IGNORE INTO pending(what, key) VALUES('finalize', '')")
