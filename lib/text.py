@@ -1,7 +1,7 @@
 """Plain-text helpers every layer shares (lib/ imports nothing above it): squash whitespace, clip
 to a character budget at a word boundary, and the English function words that carry no topic.
-The extractors keep their own copies for now (`extractors/patterns.py` clip/collapse,
-`extractors/decisions.py` stopwords): they are to import these next."""
+`extractors/decisions.py` still keeps its own short stopword list (its option-overlap feature was
+trained with it; changing it means retraining the confidence model)."""
 
 from __future__ import annotations
 
