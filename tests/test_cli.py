@@ -452,3 +452,17 @@ def test_a_read_only_data_folder_is_not_called_corrupt(
     p = run_as("--db", db, "search", "parser")
     assert_one_line_error(p, str(db), "permission")
     assert "rebuild" not in p.stderr, p.stderr
+
+
+def test_a_damaged_labels_or_gold_file_is_one_line_naming_the_line(tmp_path: Path) -> None:
+    """Both eval commands read their .jsonl through one reader: a bad line is an error, not a traceback."""
+    root, db = tmp_path / "projects", tmp_path / "d" / "index.db"
+    make.build_corpus(root)
+    assert run("--db", db, "index", "--projects-root", root).returncode == 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"uuid": "x", "labels": []}\n{not json\n')
+    for cmd in (["eval", "extractors", "--labels", bad], ["eval", "retrieval", "--gold", bad]):
+        p = run("--db", db, *cmd)
+        assert_one_line_error(p, f"{bad}:2 is not valid JSON")
+    p = run("--db", db, "eval", "extractors", "--labels", tmp_path / "none.jsonl")
+    assert_one_line_error(p, "labels file", "not found")

@@ -6,23 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-import orjson
 
-from total_recall.output import emit_json, fail
-
-
-def _read_jsonl(path: str) -> list[dict[str, Any]]:
-    p = Path(path)
-    if not p.is_file():
-        fail(f"gold file {path} not found", "pass the path of a .jsonl file")
-    rows = []
-    for i, line in enumerate(p.read_bytes().splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(orjson.loads(line))
-            except orjson.JSONDecodeError:
-                fail(f"{path}:{i} is not valid JSON", "fix or remove that line")
-    return rows
+from total_recall.output import emit_json, fail, read_jsonl
 
 
 @click.group(name="eval")
@@ -108,7 +93,10 @@ def retrieval(
         )
     prov = _provenance(provs)
     default_db: Path = obj.db  # type: ignore[attr-defined]
-    sets = [(g, _read_jsonl(g), Path(indexes[i]) if indexes else default_db) for i, g in enumerate(golds)]
+    sets = [
+        (g, read_jsonl(g, "gold file"), Path(indexes[i]) if indexes else default_db)
+        for i, g in enumerate(golds)
+    ]
     res: dict[str, Any] = {}
     try:
         for hybrid in _MODES[mode]:

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-import orjson
 
 from lib.project import display_name
-from total_recall.output import emit_json, fail, json_text, short
+from total_recall.output import emit_json, fail, json_text, read_jsonl, short
 
 
 @click.command()
@@ -93,13 +92,6 @@ def dump(obj: Any, source: str, kind: str | None, fmt: str, out: str | None) -> 
         click.echo(f"wrote {n} {source} to {out}", err=True)
 
 
-def _read_labels(path: str) -> list[dict[str, Any]]:
-    p = Path(path)
-    if not p.is_file():
-        fail(f"labels file {path} not found", "pass the path of a labelled .jsonl file")
-    return [orjson.loads(line) for line in p.read_bytes().splitlines() if line.strip()]
-
-
 @click.command()
 @click.option(
     "--labels",
@@ -135,7 +127,7 @@ def extractors(obj: Any, labels: tuple[str, ...], provenance: tuple[str, ...], a
 
     items: list[dict[str, Any]] = []
     for n, path in enumerate(labels):
-        items += [dict(it, id=f"{n}:{it.get('id', it['uuid'])}") for it in _read_labels(path)]
+        items += [dict(it, id=f"{n}:{it.get('id', it['uuid'])}") for it in read_jsonl(path, "labels file")]
     repo: dict[str, str] = {}
     for path in provenance:
         if not Path(path).is_file():

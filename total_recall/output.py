@@ -155,3 +155,19 @@ def checked_roots(given: tuple[str, ...]) -> list[Path]:
         if not os.access(r, os.R_OK | os.X_OK):
             fail(f"projects root {r} is not readable", "fix its permissions or pass another --projects-root")
     return roots
+
+
+def read_jsonl(path: str, what: str) -> list[dict[str, Any]]:
+    """A labelled/gold `.jsonl` file the eval commands take; a missing file or a bad line is a
+    one-line error naming it."""
+    p = Path(path)
+    if not p.is_file():
+        fail(f"{what} {path} not found", "pass the path of a .jsonl file")
+    rows = []
+    for i, line in enumerate(p.read_bytes().splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(orjson.loads(line))
+            except orjson.JSONDecodeError:
+                fail(f"{path}:{i} is not valid JSON", "fix or remove that line")
+    return rows
