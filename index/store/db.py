@@ -46,10 +46,16 @@ _DAMAGED = ("not a database", "malformed", "corrupt")  # SQLITE_NOTADB and SQLIT
 _TOO_LONG = ("pattern too complex", "too big")  # a LIKE pattern over 50 KB, SQLITE_TOOBIG: bad input
 
 
+def is_damage(message: str) -> bool:
+    """Whether an SQLite error message says the file is damaged (the one cause whose fix is a rebuild)."""
+    low = message.lower()
+    return any(d in low for d in _DAMAGED)
+
+
 def open_failure(path: Path, exc: sqlite3.Error, write: bool = False) -> IndexError_:
     """What an SQLite error on the index means, with the fix for that cause."""
     detail = str(exc)
-    if any(d in detail.lower() for d in _DAMAGED):
+    if is_damage(detail):
         return IndexCorrupt(f"index {path} is not a readable SQLite database ({detail})")
     if any(d in detail for d in _TOO_LONG):
         return IndexError_(f"a value is too long for the index ({detail})", "pass a shorter value")

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from index.store.db import IndexCorrupt, IndexError_, access_problem, open_writer
+from index.store.db import IndexCorrupt, IndexError_, access_problem, is_damage, open_writer
 from index.store.finalize import finalize
 from index.store.lock import IndexBusy, writer_lock
 from index.store.plugins import vectors
@@ -271,7 +271,7 @@ def write_error(exc: BaseException, db: Path) -> IndexError_ | None:
         return IndexWriteError(
             f"could not write the index at {db} ({exc})", f"check the disk holding {where}, {resume}"
         )
-    if "malformed" in text or "not a database" in text:
+    if is_damage(text):
         return IndexCorrupt(f"index {db} is damaged ({exc})")
     return None
 
