@@ -27,11 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from index.retrieval.search import search_messages, search_sessions  # noqa: E402
 from index.store.db import open_reader  # noqa: E402
 from index.store.textstore import unpack  # noqa: E402
+from lib.settings import Settings  # noqa: E402
 from vec import register as register_vectors  # noqa: E402
 from vec.backfill import backfill, rebuild  # noqa: E402
 from vec.driver import unavailable_reason  # noqa: E402
 from vec.embed import MESSAGE_KINDS, Embedder, chunk_text, model_config  # noqa: E402
 from vec.hybrid import clear_cache  # noqa: E402
+
+SETTINGS = Settings.from_env()  # this script's one read of the environment
 
 
 def _pct(xs: list[float], p: float) -> float:
@@ -51,7 +54,7 @@ def _sample_chunks(db: Path, n: int) -> list[str]:
 
 
 def throughput(db: Path, n: int) -> dict[str, Any]:
-    emb = Embedder(model_config())
+    emb = Embedder(model_config(SETTINGS))
     t = time.perf_counter()
     emb.embed(["warm up"])
     load_s = time.perf_counter() - t
@@ -72,9 +75,9 @@ def backfill_times(db: Path, work: Path) -> dict[str, Any]:
     for suffix in ("", "-wal", "-shm"):
         if Path(str(db) + suffix).exists():
             shutil.copyfile(str(db) + suffix, str(copy) + suffix)
-    full = rebuild(copy)
+    full = rebuild(copy, model_config(SETTINGS))
     t = time.perf_counter()
-    noop = backfill(copy)
+    noop = backfill(copy, model_config(SETTINGS))
     return {
         "full": full.to_json(),
         "noop_s": round(time.perf_counter() - t, 3),
@@ -116,10 +119,10 @@ def main() -> None:
     reason = unavailable_reason()
     if reason:
         sys.exit(reason)
-    register_vectors()  # search ranks with vectors as the CLI does
+    register_vectors(SETTINGS)  # search ranks with vectors as the CLI does
     queries = [json.loads(line)["query"] for line in args.queries.read_text().splitlines() if line.strip()]
     res: dict[str, Any] = {
-        "model": model_config().label,
+        "model": model_config(SETTINGS).label,
         "cpus": os.cpu_count(),
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
     }

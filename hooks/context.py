@@ -5,12 +5,13 @@ reader and the transcript roots to index. Its own module so the event modules an
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from lib.settings import Settings
 
 MAX_CONTEXT = 9500  # Claude Code spills additionalContext over 10,000 chars to a file
 PACKET_BUDGET = 1600  # characters of the continuation packet (saved at PreCompact, restored after)
@@ -23,6 +24,7 @@ class Ctx:
     db: Path
     state: Path
     deadline: float
+    settings: Settings  # the runner's one read of the environment
     rec: dict[str, Any] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)  # when the hook began (perf_counter)
 
@@ -52,13 +54,11 @@ def roots(ctx: Ctx) -> list[Path]:
     session's transcript when it belongs to a known agent home. Anything else (a stray
     `/tmp/x/stray.jsonl` would make `/tmp` a root, `/stray.jsonl` the whole disk) is refused and
     logged as `refused_root`."""
-    from lib.paths import projects_roots
-
-    out = projects_roots()
+    out = ctx.settings.projects_roots()
     tp = ctx.str_field("transcript_path")
     if not tp:
         return out
-    root, refused = derived_root(tp, out)
+    root, refused = derived_root(tp, out, ctx.settings)
     if refused is not None:
         ctx.rec["refused_root"] = refused
     elif root is not None and root.is_dir() and not any(root == r or r in root.parents for r in out):
@@ -66,15 +66,18 @@ def roots(ctx: Ctx) -> list[Path]:
     return out
 
 
-def agent_homes(configured: list[Path]) -> set[Path]:
+def agent_homes(configured: list[Path], settings: Settings) -> set[Path]:
     """Claude Code config dirs we know of: CLAUDE_CONFIG_DIR, ~/.claude, the parents of the configured roots."""
     homes = {Path.home() / ".claude", *(r.parent for r in configured)}
-    if os.environ.get("CLAUDE_CONFIG_DIR"):
-        homes.add(Path(os.environ["CLAUDE_CONFIG_DIR"]).expanduser())
+    config = settings.claude_config_dir()
+    if config is not None:
+        homes.add(config)
     return homes
 
 
-def derived_root(transcript_path: str, configured: list[Path]) -> tuple[Path | None, str | None]:
+def derived_root(
+    transcript_path: str, configured: list[Path], settings: Settings
+) -> tuple[Path | None, str | None]:
     """(root, None) when the transcript sits in `<agent home>/projects/<project>/` (a main session file)
     or `…/<project>/<session>/subagents/`, where the agent home is a known one or a `.claude` folder;
     else (None, the folder that would have been walked)."""
@@ -82,7 +85,7 @@ def derived_root(transcript_path: str, configured: list[Path]) -> tuple[Path | N
     guess = path.parent.parent
     if not path.is_absolute():
         return None, str(guess)
-    homes = agent_homes(configured)
+    homes = agent_homes(configured, settings)
     for root in (
         path.parents[1] if len(path.parents) > 1 else None,
         path.parents[3] if len(path.parents) > 3 else None,

@@ -84,9 +84,11 @@ def _run(event: str) -> None:
         armed = _alarm(budget + 0.5)
         from hooks.context import Ctx
         from hooks.handlers import HANDLERS
-        from lib.paths import db_path, state_dir
+        from lib.paths import state_dir
+        from lib.settings import Settings
 
-        db = db_path()
+        settings = Settings.from_env()  # the hook's one read of the environment
+        db = settings.db_path()
         state = state_dir(db)
         if event not in HANDLERS:
             raise ValueError(f"unknown hook event {event!r} (use one of {', '.join(EVENTS)})")
@@ -95,7 +97,7 @@ def _run(event: str) -> None:
         given = data.get("hook_event_name")
         if isinstance(given, str) and given and given != name:
             raise ValueError(f"stdin is for {given}, this hook is {name}")
-        ctx = Ctx(event, data, db, state, time.monotonic() + budget, rec, t0)
+        ctx = Ctx(event, data, db, state, time.monotonic() + budget, settings, rec, t0)
         out = handler(ctx)
         rec["ok"] = True
     except BaseException as exc:  # noqa: BLE001 - fail open: whatever happens, print nothing, exit 0
@@ -114,9 +116,10 @@ def _run(event: str) -> None:
             pass
     if state is None:
         try:
-            from lib.paths import db_path, state_dir
+            from lib.paths import state_dir
+            from lib.settings import Settings
 
-            state = state_dir(db_path())
+            state = state_dir(Settings.from_env().db_path())
         except Exception:  # noqa: BLE001
             state = None
     if state is not None:

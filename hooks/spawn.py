@@ -27,6 +27,7 @@ from pathlib import Path
 from hooks.events import log_event
 from index.store import LOCK_NAME
 from lib.paths import state_dir
+from lib.settings import Settings
 
 LOCK = LOCK_NAME  # the index layer's writer lock (index/store/lock.py)
 PENDING = "index.pending"
@@ -139,7 +140,7 @@ def _prune(state: Path, days: int = PRUNE_DAYS) -> None:
                 pass
 
 
-def worker(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str) -> int:
+def worker(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str, settings: Settings) -> int:
     global _main_pid
     _main_pid = os.getpid()
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
@@ -151,22 +152,28 @@ def worker(db: Path, roots: list[Path], full: bool, jobs: int, trigger: str) -> 
     state.mkdir(parents=True, exist_ok=True)
     try:
         with writer_lock(db, wait=0):
-            return _passes(db, roots, full, jobs, trigger, state, priority)
+            return _passes(db, roots, full, jobs, trigger, state, priority, settings)
     except IndexBusy:
         _mark_pending(state)  # the running worker will do one more pass
         return 0
 
 
 def _passes(
-    db: Path, roots: list[Path], full: bool, jobs: int, trigger: str, state: Path, priority: dict[str, int]
+    db: Path,
+    roots: list[Path],
+    full: bool,
+    jobs: int,
+    trigger: str,
+    state: Path,
+    priority: dict[str, int],
+    settings: Settings,
 ) -> int:
     """Index passes while ticks keep arriving (each tick leaves `index.pending`)."""
     from index.store import run_index
-    from lib.paths import projects_roots
     from vec import register as register_vectors
 
-    register_vectors()  # each pass embeds what it added when a vector store exists
-    paths = roots or projects_roots()
+    register_vectors(settings)  # each pass embeds what it added when a vector store exists
+    paths = roots or settings.projects_roots()
     for n in range(MAX_PASSES):
         with contextlib.suppress(OSError):
             os.unlink(state / PENDING)
@@ -210,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trigger", default="hook")
     a = ap.parse_args(argv)
     try:
-        return worker(Path(a.db), [Path(r) for r in a.root], a.full, max(1, a.jobs), a.trigger)
+        settings = Settings.from_env()  # this detached process's one read of the environment
+        return worker(Path(a.db), [Path(r) for r in a.root], a.full, max(1, a.jobs), a.trigger, settings)
     except Exception:
         return 0
 

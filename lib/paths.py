@@ -1,4 +1,5 @@
-"""The one place that resolves where the index and the transcripts live (design.md §3).
+"""The one place that resolves where the index and the transcripts live (design.md §3), from the
+environment snapshot of lib/settings.py (`Settings.db_path()` etc.; nothing here reads os.environ).
 
 DB: --db > TOTAL_RECALL_DB > $TOTAL_RECALL_HOME/index.db > $CLAUDE_PLUGIN_DATA/index.db
     > ${XDG_DATA_HOME:-~/.local/share}/total-recall/index.db
@@ -13,29 +14,23 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 
-def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
-    return os.environ if env is None else env
-
-
-def data_dir(env: Mapping[str, str] | None = None) -> Path:
+def data_dir(env: Mapping[str, str]) -> Path:
     """Directory for the DB, logs, locks and hook state."""
-    e = _env(env)
-    if e.get("TOTAL_RECALL_HOME"):
-        return Path(e["TOTAL_RECALL_HOME"]).expanduser()
-    if e.get("CLAUDE_PLUGIN_DATA"):
-        return Path(e["CLAUDE_PLUGIN_DATA"]).expanduser()
-    base = e.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    if env.get("TOTAL_RECALL_HOME"):
+        return Path(env["TOTAL_RECALL_HOME"]).expanduser()
+    if env.get("CLAUDE_PLUGIN_DATA"):
+        return Path(env["CLAUDE_PLUGIN_DATA"]).expanduser()
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base).expanduser() / "total-recall"
 
 
-def db_path(cli_db: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Path:
+def db_path(cli_db: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path:
     """Path of the SQLite index."""
-    e = _env(env)
     if cli_db:
         return Path(cli_db).expanduser()
-    if e.get("TOTAL_RECALL_DB"):
-        return Path(e["TOTAL_RECALL_DB"]).expanduser()
-    return data_dir(e) / "index.db"
+    if env.get("TOTAL_RECALL_DB"):
+        return Path(env["TOTAL_RECALL_DB"]).expanduser()
+    return data_dir(env) / "index.db"
 
 
 def state_dir(db: Path) -> Path:
@@ -43,24 +38,20 @@ def state_dir(db: Path) -> Path:
     return db.parent
 
 
-def projects_roots(
-    cli_roots: Iterable[str | os.PathLike[str]] | None = None, env: Mapping[str, str] | None = None
-) -> list[Path]:
+def projects_roots(cli_roots: Iterable[str | os.PathLike[str]] | None, env: Mapping[str, str]) -> list[Path]:
     """Transcript roots, each a `projects/` directory of `<slug>/<session>.jsonl` files."""
-    e = _env(env)
     roots = [Path(r).expanduser() for r in (cli_roots or [])]
     if roots:
         return roots
-    if e.get("TOTAL_RECALL_PROJECTS"):
-        return [Path(p).expanduser() for p in e["TOTAL_RECALL_PROJECTS"].split(os.pathsep) if p]
-    config = e.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+    if env.get("TOTAL_RECALL_PROJECTS"):
+        return [Path(p).expanduser() for p in env["TOTAL_RECALL_PROJECTS"].split(os.pathsep) if p]
+    config = env.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
     return [Path(config).expanduser() / "projects"]
 
 
-def other_agent_roots(env: Mapping[str, str] | None = None) -> list[tuple[str, Path, str]]:
+def other_agent_roots(env: Mapping[str, str]) -> list[tuple[str, Path, str]]:
     """Other agents' transcript homes (S7) as (agent, root, file glob): detected, not indexed yet."""
-    e = _env(env)
     home = Path.home()
-    codex = Path(e.get("CODEX_HOME") or str(home / ".codex")).expanduser() / "sessions"
-    gemini = Path(e.get("GEMINI_HOME") or str(home / ".gemini")).expanduser() / "tmp"
+    codex = Path(env.get("CODEX_HOME") or str(home / ".codex")).expanduser() / "sessions"
+    gemini = Path(env.get("GEMINI_HOME") or str(home / ".gemini")).expanduser() / "tmp"
     return [("codex", codex, "rollout-*.jsonl"), ("gemini", gemini, "session-*.json")]

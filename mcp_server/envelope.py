@@ -35,7 +35,7 @@ from index.store import (
     stored_cwd,
 )
 from lib.injected import MARK
-from lib.paths import db_path
+from lib.settings import Settings
 from lib.text import clip
 
 T = TypeVar("T")
@@ -109,9 +109,10 @@ class Runtime:
     """Server state: where the index is, the default cwd, and one read-only connection (reopened when
     the index file is replaced, e.g. by `rebuild`). Tools run in worker threads; a lock serialises them."""
 
-    def __init__(self, db: str | os.PathLike[str] | None = None, cwd: str | None = None) -> None:
-        self.db: Path = db_path(db)
-        self.cwd = cwd or _process_cwd()
+    def __init__(self, db: str | os.PathLike[str] | None, cwd: str | None, settings: Settings) -> None:
+        self.settings = settings
+        self.db: Path = settings.db_path(db)
+        self.cwd = cwd or _process_cwd(settings)
         self.lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._ident: tuple[int, int] | None = None
@@ -248,11 +249,11 @@ def _largest_list(obj: Any, name: str = "") -> tuple[Any, Any, str] | None:
     return best[1]
 
 
-def _process_cwd() -> str:
+def _process_cwd(settings: Settings) -> str:
     try:
         return os.getcwd()
     except OSError:
-        return os.environ.get("CLAUDE_PROJECT_DIR") or os.path.expanduser("~")
+        return settings.env.get("CLAUDE_PROJECT_DIR") or os.path.expanduser("~")
 
 
 class Resource(NamedTuple):

@@ -23,6 +23,7 @@ from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import ValidationError
 
 from index.retrieval import ERROR_CHARS
+from lib.settings import Settings
 from lib.text import clip
 from mcp_server import tools_operator, tools_profile, tools_recall
 from mcp_server.envelope import READ_ONLY, Runtime, bound, error_result, guarded
@@ -98,7 +99,7 @@ class RecallServer(MCPServer[Any]):
 
 
 def build_server(
-    db: str | os.PathLike[str] | None = None, cwd: str | None = None
+    db: str | os.PathLike[str] | None = None, cwd: str | None = None, settings: Settings | None = None
 ) -> tuple[RecallServer, Runtime]:
     """The server and its runtime (index path from --db > TOTAL_RECALL_DB > the data dir)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -107,8 +108,9 @@ def build_server(
         ver = version("total-recall")
     except PackageNotFoundError:
         ver = "0"
-    register_vectors()  # recall and search fuse vector neighbours when a store exists
-    rt = Runtime(db, cwd)
+    settings = settings or Settings.from_env()  # the server process's one read of the environment
+    register_vectors(settings)  # recall and search fuse vector neighbours when a store exists
+    rt = Runtime(db, cwd, settings)
     server = RecallServer(name="total-recall", version=ver, instructions=INSTRUCTIONS, log_level="WARNING")
     for fn in TOOLS:
         server.add_tool(bound(rt, guarded(fn)), annotations=READ_ONLY, structured_output=False)

@@ -14,6 +14,7 @@ from test_e2e_claude import wait_idle
 from test_hooks import Past, hook, make_past
 
 from lib.events import read_events
+from lib.settings import Settings
 
 
 @pytest.fixture
@@ -27,15 +28,20 @@ def past(tmp_path: Path) -> Past:
 def _roots_for(transcript: str, tmp_path: Path) -> tuple[list[Path], dict[str, object]]:
     from hooks.context import Ctx, roots
 
-    ctx = Ctx("stop", {"transcript_path": transcript}, tmp_path / "i.db", tmp_path, time.monotonic() + 3)
+    ctx = Ctx(
+        "stop",
+        {"transcript_path": transcript},
+        tmp_path / "i.db",
+        tmp_path,
+        time.monotonic() + 3,
+        Settings.from_env(),
+    )
     return roots(ctx), ctx.rec
 
 
 def test_stray_transcript_never_makes_the_file_system_a_root(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lib.paths import projects_roots
-
     configured = tmp_path / "claude" / "projects"
     stray = tmp_path / "deep" / "stray.jsonl"
     stray.parent.mkdir(parents=True)
@@ -48,7 +54,7 @@ def test_stray_transcript_never_makes_the_file_system_a_root(
         "relative/dir/s.jsonl",
     ):
         got, rec = _roots_for(path, tmp_path)
-        assert got == projects_roots() == [configured], path
+        assert got == Settings.from_env().projects_roots() == [configured], path
         assert rec["refused_root"], path  # logged in the hook's event
     (tmp_path / "projects" / "-p").mkdir(parents=True)
     got, rec = _roots_for(str(tmp_path / "projects" / "-p" / "s.jsonl"), tmp_path)

@@ -16,6 +16,8 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from lib.settings import Settings
+
 sys.path.insert(0, str(Path(__file__).parent))
 from mcp_fixture import build_index  # noqa: E402
 
@@ -441,7 +443,7 @@ def test_index_missing_is_one_error(tmp_path: Path) -> None:
 def test_answer_caps_fields_and_total() -> None:
     from mcp_server.envelope import Runtime
 
-    rt = Runtime("/nonexistent/index.db", "/tmp")
+    rt = Runtime("/nonexistent/index.db", "/tmp", Settings.from_env({}))
     res = rt.answer(
         {"items": [{"content": "x" * 2000, "date": "2026-01-01"} for _ in range(100)]},
         {"scope_used": "global"},
@@ -538,7 +540,7 @@ def test_permission_problems_are_not_called_corruption(tmp_path: Path) -> None:
     from index.store.db import IndexUnavailable
     from mcp_server.envelope import Runtime, guarded
 
-    rt = Runtime(tmp_path / "index.db", str(tmp_path))
+    rt = Runtime(tmp_path / "index.db", str(tmp_path), Settings.from_env({}))
     failures: list[Exception] = [
         IndexUnavailable(f"folder {tmp_path} is read-only", "make it writable"),
         sqlite3.OperationalError("attempt to write a readonly database"),

@@ -55,3 +55,42 @@ def test_stopword_lists_extend_the_shared_one() -> None:
 
     for module in (escalation, policy, metrics, operator_queries):
         assert module._STOP >= STOPWORDS, module.__name__
+
+
+def _environment_reads(path: Path) -> list[int]:
+    """Lines of `path` that read the process environment (os.environ / os.getenv / environ imports)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb"):
+            out.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and any(a.name in ("environ", "getenv") for a in node.names):
+            out.append(node.lineno)
+    return out
+
+
+def test_the_environment_is_read_in_one_place() -> None:
+    """Settings read the environment once (lib/settings.py) and are passed down: no module below an
+    entry point looks at os.environ behind its caller's back (issue 12)."""
+    reads = {
+        str(path.relative_to(ROOT)): lines
+        for pkg in (*PACKAGES, "extractors")
+        for path in sorted((ROOT / pkg).rglob("*.py"))
+        if (lines := _environment_reads(path))
+    }
+    assert reads == {"lib/settings.py": reads.get("lib/settings.py", [])} and reads["lib/settings.py"]
+
+
+def test_settings_are_a_snapshot_injected_by_tests() -> None:
+    from lib.settings import Settings
+
+    env = {
+        "TOTAL_RECALL_HOME": "/h",
+        "TOTAL_RECALL_VECTORS": "0",
+        "TOTAL_RECALL_LLM_URL": "http://127.0.0.1:9/",
+    }
+    s = Settings.from_env(env)
+    env["TOTAL_RECALL_HOME"] = "/changed"  # later changes to the source do not leak in
+    assert s.db_path() == Path("/h/index.db") and s.data_dir() == Path("/h")
+    assert (s.vectors, s.llm_url, s.llm_model) == ("off", "http://127.0.0.1:9", None)
+    assert Settings.from_env({"TOTAL_RECALL_VECTORS": "1"}).vectors == "on"
+    assert Settings.from_env({}).vectors == "auto" and Settings.from_env({}).embed_model is None

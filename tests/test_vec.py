@@ -25,10 +25,11 @@ from index.store.db import open_existing_writer, open_reader
 from index.store.ingest import run_index
 from index.store.manage import forget
 from index.store.plugins import HybridUnavailable, register_vectors
+from lib.settings import Settings
 from vec import driver as vdriver
 from vec import hybrid
 from vec.backfill import backfill, store_exists
-from vec.embed import CHUNK_CHARS, MAX_CHUNKS, chunk_text, clean, model_config
+from vec.embed import CHUNK_CHARS, MAX_CHUNKS, ModelConfig, chunk_text, clean, model_config
 from vec.store import REBUILD, StampMismatch, read_stamp
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,10 +62,21 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def current() -> Settings:
+    """What a process started now would read: the tests set the environment, then (re-)register the plugin
+    with it, as each entry point does once (index/ uses vectors only through it: index/store/plugins.py)."""
+    settings = Settings.from_env()
+    vec.register(settings)
+    return settings
+
+
+def cfg() -> ModelConfig:
+    return model_config(current())
+
+
 @pytest.fixture(autouse=True)
 def registered() -> Iterator[None]:
-    """index/ uses vectors only through the plugin the delivery layer registers (index/store/plugins.py)."""
-    vec.register()
+    current()
     yield
     register_vectors(None)
 
@@ -75,6 +87,7 @@ def vec_env(model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.delenv("TOTAL_RECALL_EMBED_MODEL", raising=False)
     monkeypatch.delenv("TOTAL_RECALL_VECTORS", raising=False)
     hybrid.reset()
+    current()
     yield model_dir
     hybrid.reset()
 
@@ -244,20 +257,20 @@ def test_backfill_stamps_and_refuses_another_model(
     vec_env: Path, corpus: tuple[Path, Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, _, _ = corpus
-    rep = backfill(db)
+    rep = backfill(db, cfg())
     assert rep.created and rep.dim == 384 and rep.vectors_added > 0
     stamp = read_stamp(sqlite3.connect(db))
     assert stamp is not None and (stamp.model, stamp.dim, stamp.metric) == (MODEL_NAME, 384, "cosine")
     monkeypatch.setenv("TOTAL_RECALL_EMBED_MODEL", "BAAI/bge-small-en-v1.5")
-    assert model_config().name == "BAAI/bge-small-en-v1.5"
+    assert cfg().name == "BAAI/bge-small-en-v1.5"
     conn = open_reader(db)
     with pytest.raises(StampMismatch) as err:
-        hybrid.nearest(conn, "cold battery")
+        hybrid.nearest(conn, "cold battery", current())
     assert REBUILD in str(err.value)
     with pytest.raises(StampMismatch):
         search_messages(conn, "cold battery", hybrid=True)
     with pytest.raises(StampMismatch):
-        backfill(db)
+        backfill(db, cfg())
     # auto mode never returns nonsense: it ranks by FTS alone
     auto = search_messages(conn, "cold battery")
     assert [h.uuid for h in auto] == [h.uuid for h in search_messages(conn, "cold battery", hybrid=False)]
@@ -270,9 +283,9 @@ def test_backfill_stamps_and_refuses_another_model(
 
 def test_backfill_is_incremental(vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]) -> None:
     db, root, ids = corpus
-    first = backfill(db)
+    first = backfill(db, cfg())
     assert first.messages == 8 and first.sessions == 4 and first.vectors_added >= 12
-    again = backfill(db)
+    again = backfill(db, cfg())
     assert (again.vectors_added, again.messages, again.extractions, again.sessions) == (0, 0, 0, 0)
     # new transcript turns: the index run embeds them itself because a store exists
     write_session(
@@ -287,8 +300,8 @@ def test_backfill_is_incremental(vec_env: Path, corpus: tuple[Path, Path, dict[s
     conn = open_reader(db)
     counts = dict(conn.execute("SELECT ref_kind, count(DISTINCT ref_id) FROM vec_items GROUP BY ref_kind"))
     assert counts["message"] == 10
-    assert backfill(db).vectors_added == 0
-    hits = hybrid.semantic(conn, "generator voltage check", limit=3, kinds=("message",))
+    assert backfill(db, cfg()).vectors_added == 0
+    hits = hybrid.semantic(conn, "generator voltage check", current(), limit=3, kinds=("message",))
     assert hits[0]["session_id"] == ids["car"] and "alternator" in hits[0]["text"]
 
 
@@ -298,6 +311,7 @@ def test_index_creates_no_store_unless_asked(
     db, root, _ = corpus
     assert not store_exists(db)
     monkeypatch.setenv("TOTAL_RECALL_VECTORS", "1")
+    current()
     db2 = tmp_path / "opt-in.db"
     run_index(db2, [root])
     assert store_exists(db2)
@@ -310,7 +324,7 @@ def test_hybrid_finds_a_paraphrase_fts_misses(
     vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]
 ) -> None:
     db, _, ids = corpus
-    backfill(db)
+    backfill(db, cfg())
     conn = open_reader(db)
     query = "automobile ignition trouble during frost"
     assert ids["car"] not in {h.session_id for h in search_messages(conn, query, hybrid=False)}
@@ -326,7 +340,7 @@ def test_hybrid_keeps_exact_identifiers_on_top(
     vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]
 ) -> None:
     db, _, ids = corpus
-    backfill(db)
+    backfill(db, cfg())
     conn = open_reader(db)
     for q in ("ERR_BAD_TOKEN", "parseConfigFile tabs"):
         assert search_messages(conn, q, hybrid=True)[0].session_id == ids["parser"]
@@ -337,7 +351,7 @@ def test_hybrid_respects_filters(vec_env: Path, corpus: tuple[Path, Path, dict[s
     from index.store.filters import Filters
 
     db, _, ids = corpus
-    backfill(db)
+    backfill(db, cfg())
     conn = open_reader(db)
     query = "automobile ignition trouble during frost, and the screen header"
     assert ids["car"] in {h.session_id for h in search_messages(conn, query, hybrid=True)}
@@ -350,7 +364,7 @@ def test_broken_store_falls_back_to_fts_and_logs_once(
     vec_env: Path, corpus: tuple[Path, Path, dict[str, str]], caplog: pytest.LogCaptureFixture
 ) -> None:
     db, _, _ = corpus
-    backfill(db)
+    backfill(db, cfg())
     raw = sqlite3.connect(db)
     raw.execute("DROP TABLE vec_index_vector_chunks00")  # a shadow table of the vec0 index
     raw.commit()
@@ -367,8 +381,9 @@ def test_missing_model_falls_back_to_fts(
     vec_env: Path, corpus: tuple[Path, Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     db, _, _ = corpus
-    backfill(db)
+    backfill(db, cfg())
     monkeypatch.setenv("TOTAL_RECALL_EMBED_MODEL_PATH", str(tmp_path / "no-model-here"))
+    current()
     conn = open_reader(db)
     fts = [h.uuid for h in search_messages(conn, "navigation header", hybrid=False)]
     assert [h.uuid for h in search_messages(conn, "navigation header")] == fts
@@ -416,7 +431,7 @@ def test_cli_eval_retrieval_modes(
     vec_env: Path, corpus: tuple[Path, Path, dict[str, str]], tmp_path: Path
 ) -> None:
     db, _, ids = corpus
-    backfill(db)
+    backfill(db, cfg())
     gold = tmp_path / "gold.jsonl"
     gold.write_text(
         json.dumps(
@@ -445,7 +460,7 @@ def test_rewritten_transcript_is_re_embedded(
     """A transcript rewritten from the start is re-read with new message ids (SQLite may reuse old
     ones): afterwards every embeddable message has exactly its own vectors and nothing stale remains."""
     db, root, ids = corpus
-    backfill(db)
+    backfill(db, cfg())
     for name, cwd, _ in TOPICS:
         path = root / make.slug(cwd) / f"{ids[name]}.jsonl"
         path.unlink()
@@ -468,8 +483,10 @@ def test_rewritten_transcript_is_re_embedded(
         (i, s) for i, s in conn.execute("SELECT DISTINCT ref_id, sig FROM vec_items WHERE ref_kind='message'")
     }
     assert have == want
-    assert backfill(db).vectors_added == 0
-    hit = hybrid.semantic(conn, "mythical horned horses and rainbows", limit=1, kinds=("message",))[0]
+    assert backfill(db, cfg()).vectors_added == 0
+    hit = hybrid.semantic(
+        conn, "mythical horned horses and rainbows", current(), limit=1, kinds=("message",)
+    )[0]
     assert "unicorns" in hit["text"]
 
 
@@ -486,7 +503,7 @@ def test_without_the_plugin_index_is_full_text_only(
     """A store exists, but nothing registered vectors: search ranks by FTS, an explicit hybrid request
     says why it cannot, `status` sees no store and indexing embeds nothing. Registering restores all."""
     db, root, ids = corpus
-    backfill(db)
+    backfill(db, cfg())
     before = _vector_count(db)
     register_vectors(None)
     conn = open_reader(db)
@@ -507,7 +524,7 @@ def test_without_the_plugin_index_is_full_text_only(
     )
     assert run_index(db, [root]).messages_added == 2
     assert _vector_count(db) == before
-    vec.register()
+    current()
     assert status(open_reader(db), db)["vectors"]["pending_messages"] == 2
     assert search_sessions(open_reader(db), query)[0].session_id == ids["car"]
 
@@ -516,7 +533,7 @@ def test_forget_drops_the_forgotten_sessions_vectors(
     vec_env: Path, corpus: tuple[Path, Path, dict[str, str]]
 ) -> None:
     db, _, ids = corpus
-    backfill(db)
+    backfill(db, cfg())
     conn = sqlite3.connect(db)
     owned = conn.execute(
         "SELECT count(*) FROM vec_items v JOIN messages m ON m.id = v.ref_id "
@@ -540,7 +557,7 @@ def test_forget_drops_the_forgotten_sessions_vectors(
         ).fetchone()[0]
         == 0
     )
-    hits = hybrid.semantic(open_reader(db), "car battery cold morning", limit=10)
+    hits = hybrid.semantic(open_reader(db), "car battery cold morning", current(), limit=10)
     assert hits and all(h["session_id"] != ids["car"] for h in hits)
 
 
@@ -552,7 +569,7 @@ def test_the_hooks_index_worker_embeds_into_an_existing_store(
     from hooks.spawn import _passes
 
     db, root, _ = corpus
-    backfill(db)
+    backfill(db, cfg())
     before = _vector_count(db)
     register_vectors(None)  # a fresh worker process: nothing registered yet
     write_session(
@@ -562,5 +579,5 @@ def test_the_hooks_index_worker_embeds_into_an_existing_store(
         [("Should I replace the alternator too?", "No, the alternator output measured fine.")],
         seq=100,
     )
-    assert _passes(db, [root], False, 1, "test", tmp_path / "state", {}) == 0
+    assert _passes(db, [root], False, 1, "test", tmp_path / "state", {}, current()) == 0
     assert _vector_count(db) > before

@@ -24,8 +24,8 @@ from index.store import (
     open_reader,
     parse_since,
 )
-from lib.paths import db_path
 from lib.project import display_name
+from lib.settings import Settings
 from lib.text import clip
 from total_recall.output import cell, checked_roots, console, emit_json, fail, label, short, terminal_safe
 from vec import register as register_vectors
@@ -33,8 +33,11 @@ from vec.store import VecError
 
 
 class Ctx:
-    def __init__(self, db: str | None, verbose: bool) -> None:
-        self.db = db_path(db)
+    """What every command is handed: the settings (the environment, read once here), the DB path."""
+
+    def __init__(self, db: str | None, verbose: bool, settings: Settings) -> None:
+        self.settings = settings
+        self.db = settings.db_path(db)
         self.verbose = verbose
 
 
@@ -57,7 +60,7 @@ class _Group(click.Group):
         except (IndexError_, BadFilter, VecError, PermissionError, sqlite3.Error) as exc:
             if getattr(ctx.obj, "verbose", False):  # the parsed --verbose of this command line
                 raise
-            fail(*_explain(exc, getattr(ctx.obj, "db", None) or db_path(None)))
+            fail(*_explain(exc, getattr(ctx.obj, "db", None) or Settings.from_env().db_path()))
 
 
 def _explain(exc: Exception, db: Path) -> tuple[str, str]:
@@ -91,8 +94,9 @@ def _clipped_usage() -> Iterator[None]:
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, verbose: bool) -> None:
     """total-recall: local memory for coding agents, mined from Claude Code transcripts."""
-    register_vectors()  # index/ ranks, reports and indexes with vectors when a store exists
-    ctx.obj = Ctx(db, verbose)
+    settings = Settings.from_env()
+    register_vectors(settings)  # index/ ranks, reports and indexes with vectors when a store exists
+    ctx.obj = Ctx(db, verbose, settings)
 
 
 @cli.command()
@@ -121,7 +125,7 @@ def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: 
 
     lower_priority()  # batch work: hooks that start meanwhile get the CPU first
     jobs = jobs or min(4, os.cpu_count() or 1)
-    paths = checked_roots(roots)
+    paths = checked_roots(roots, obj.settings)
     if as_json or not sys.stderr.isatty():
         report = run_index(obj.db, paths, full=full, jobs=jobs, wait=wait)
     else:

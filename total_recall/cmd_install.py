@@ -22,7 +22,8 @@ from typing import Any
 
 import click
 
-from lib.paths import data_dir, state_dir
+from lib.paths import state_dir
+from lib.settings import Settings
 from total_recall.output import emit_json, fail
 
 PLUGIN = "total-recall"
@@ -63,8 +64,9 @@ def stage(src: Path, dest: Path) -> Path:
     return dest
 
 
-def settings_path() -> Path:
-    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude").expanduser() / "settings.json"
+def settings_path(settings: Settings) -> Path:
+    """Claude Code's user settings file (in CLAUDE_CONFIG_DIR when set)."""
+    return (settings.claude_config_dir() or Path.home() / ".claude") / "settings.json"
 
 
 def _load_settings(path: Path) -> dict[str, Any]:
@@ -87,6 +89,7 @@ def _save_settings(path: Path, data: dict[str, Any]) -> None:
 
 
 def edit_settings(
+    settings: Settings,
     *,
     db: Path | None = None,
     remove_db: Path | None = None,
@@ -94,7 +97,7 @@ def edit_settings(
     remove_plugin: bool = False,
 ) -> dict[str, Any]:
     """Set/unset env.TOTAL_RECALL_DB and (without the claude CLI) the marketplace + enabled plugin."""
-    path = settings_path()
+    path = settings_path(settings)
     data = _load_settings(path)
     env: dict[str, Any] = data["env"] if isinstance(data.get("env"), dict) else {}
     if db is not None:
@@ -197,7 +200,7 @@ def install(
             "pass --source DIR pointing at a total-recall checkout",
         )
         return
-    dest = stage(src.resolve(), data_dir() / "claude-plugin")
+    dest = stage(src.resolve(), obj.settings.data_dir() / "claude-plugin")
     result: dict[str, Any] = {"plugin": PLUGIN_ID, "staged": str(dest), "scope": scope}
     bin_ = claude_bin or shutil.which("claude")
     if bin_:
@@ -211,10 +214,10 @@ def install(
                 "check the claude CLI works (`claude --version`), or run without it: --claude /nonexistent",
             )
     else:
-        edit_settings(marketplace=dest)
-        result.update(method="settings", settings=str(settings_path()))
+        edit_settings(obj.settings, marketplace=dest)
+        result.update(method="settings", settings=str(settings_path(obj.settings)))
     if shared_index:
-        edit_settings(db=obj.db.resolve())
+        edit_settings(obj.settings, db=obj.db.resolve())
         result["index"] = str(obj.db.resolve())
     else:
         result["index"] = "$CLAUDE_PLUGIN_DATA/index.db"
@@ -260,8 +263,8 @@ def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, as_json
         )
     else:
         result["method"] = "settings"
-    edit_settings(remove_db=obj.db.resolve(), remove_plugin=True)
-    staged = data_dir() / "claude-plugin"
+    edit_settings(obj.settings, remove_db=obj.db.resolve(), remove_plugin=True)
+    staged = obj.settings.data_dir() / "claude-plugin"
     if staged.is_dir():
         shutil.rmtree(staged, ignore_errors=True)
     result["removed_stage"] = str(staged)

@@ -108,10 +108,11 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
     decisions (forgotten sessions, promoted and demoted memories, in index.user.json) are applied again."""
     from index.store import load, reapply, run_index, writer_lock
     from vec.backfill import backfill, store_exists
+    from vec.embed import model_config
 
     if not yes:
         fail("rebuild deletes the index", "re-run with --yes to confirm")
-    paths = checked_roots(roots)
+    paths = checked_roots(roots, obj.settings)
     load(obj.db)  # a damaged user-state file stops us before anything is deleted
     with writer_lock(obj.db, wait=wait):
         had_vectors = store_exists(obj.db)
@@ -121,7 +122,7 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
         applied = reapply(obj.db)
     out = {**report.to_json(), "reapplied": applied}
     if had_vectors:
-        out["vectors"] = backfill(obj.db).to_json()
+        out["vectors"] = backfill(obj.db, model_config(obj.settings)).to_json()
     if as_json:
         emit_json(out)
     else:

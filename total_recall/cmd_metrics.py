@@ -401,9 +401,8 @@ def rates_cmd(rates: tuple[str, ...], as_json: bool) -> None:
 def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: int, as_json: bool) -> None:
     """Watch mode: poll the transcripts and index what grew (Ctrl-C to stop)."""
     from index.store import run_index
-    from lib.paths import projects_roots
 
-    paths = projects_roots(roots)
+    paths = obj.settings.projects_roots(roots)
     missing = [str(p) for p in paths if not p.is_dir()]
     if missing and len(missing) == len(paths):
         fail(
@@ -465,8 +464,6 @@ def _scan(root: Path, pattern: str) -> tuple[int, int]:
 @click.pass_obj
 def sources(obj: Any, roots: tuple[str, ...], as_json: bool) -> None:
     """Which transcript sources exist, how big they are, and which are indexed."""
-    from lib.paths import projects_roots
-
     indexed: dict[str, int] = {}
     if obj.db.exists():
         from index.stats import indexed_files_by_root
@@ -477,7 +474,7 @@ def sources(obj: Any, roots: tuple[str, ...], as_json: bool) -> None:
         except IndexError_:
             indexed = {}
     out: list[dict[str, Any]] = []
-    for r in projects_roots(roots):
+    for r in obj.settings.projects_roots(roots):
         n, size = _scan(r, "*.jsonl") if r.is_dir() else (0, 0)
         out.append(
             {
@@ -490,7 +487,7 @@ def sources(obj: Any, roots: tuple[str, ...], as_json: bool) -> None:
                 "indexed_files": indexed.get(str(r), 0),
             }
         )
-    for agent, path, pattern in other_agent_roots():
+    for agent, path, pattern in other_agent_roots(obj.settings.env):
         n, size = _scan(path, pattern) if path.is_dir() else (0, 0)
         out.append(
             {

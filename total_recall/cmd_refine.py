@@ -38,7 +38,7 @@ def refine(
     as_json: bool,
 ) -> None:
     """Let a local LLM confirm or doubt uncertain extractions; it only nudges scores (heuristics win)."""
-    from index.llm import LLMError, OllamaClient, check_url, config_model, config_url
+    from index.llm import LLMError, OllamaClient, check_url
     from index.llm import dry_run as plan
     from index.llm import refine_project as do_refine
     from index.store import maintenance, open_reader
@@ -52,14 +52,14 @@ def refine(
             click.echo(f"--- extraction {it['id']} ({it['kind']}, score {it['score']:.2f})\n{it['prompt']}\n")
         click.echo(f"{len(items)} extraction(s) would be sent; nothing was called", err=True)
         return
-    model = model or config_model()
+    model = model or obj.settings.llm_model
     if not model:
         fail(
             "LLM refinement is off (no model named)",
             "pass --model NAME or set TOTAL_RECALL_LLM_MODEL to a model served by a local Ollama",
         )
     try:
-        client = OllamaClient(model, check_url(url or config_url()), timeout=timeout)
+        client = OllamaClient(model, check_url(url or obj.settings.llm_url), timeout=timeout)
     except LLMError as exc:
         fail(str(exc), "point --url or TOTAL_RECALL_LLM_URL at a local Ollama, e.g. http://127.0.0.1:11434")
     with maintenance(obj.db, wait) as conn:  # the index lock, like every writer

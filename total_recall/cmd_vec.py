@@ -86,7 +86,7 @@ def status(obj: Any, as_json: bool) -> None:
     from index.store import open_reader
     from vec.store import REBUILD, describe
 
-    cfg = model_config()
+    cfg = model_config(obj.settings)
     db = driver()
     store = describe(open_reader(obj.db))
     data: dict[str, Any] = {
@@ -126,11 +126,14 @@ def backfill(obj: Any, wait: float, as_json: bool) -> None:
     """Embed what the index gained since the last backfill (creates the store the first time)."""
     from index.store import writer_lock
     from vec.backfill import backfill as run
+    from vec.embed import model_config
 
     _need_vectors()
     with writer_lock(obj.db, wait=wait):  # a writer, like index runs (whose own backfill holds the lock too)
         _report(
-            _run_with_bar(as_json, "embedding", lambda tick: run(obj.db, progress=tick)), as_json, "backfill"
+            _run_with_bar(as_json, "embedding", lambda tick: run(obj.db, model_config(obj.settings), tick)),
+            as_json,
+            "backfill",
         )
 
 
@@ -142,13 +145,16 @@ def rebuild(obj: Any, wait: float, as_json: bool) -> None:
     """Drop the vector store and embed everything again with the configured model."""
     from index.store import IndexMissing, writer_lock
     from vec.backfill import rebuild as run
+    from vec.embed import model_config
 
     _need_vectors()
     if not Path(obj.db).exists():
         raise IndexMissing(f"no index at {obj.db}")
     with writer_lock(obj.db, wait=wait):
         _report(
-            _run_with_bar(as_json, "re-embedding", lambda tick: run(obj.db, progress=tick)),
+            _run_with_bar(
+                as_json, "re-embedding", lambda tick: run(obj.db, model_config(obj.settings), tick)
+            ),
             as_json,
             "rebuild",
         )
@@ -174,7 +180,9 @@ def search(obj: Any, query: tuple[str, ...], limit: int, kinds: tuple[str, ...],
 
     _need_vectors()
     conn = open_reader(obj.db)
-    hits = _run_with_bar(True, "", lambda _: semantic(conn, " ".join(query), limit, kinds or KINDS))
+    hits = _run_with_bar(
+        True, "", lambda _: semantic(conn, " ".join(query), obj.settings, limit, kinds or KINDS)
+    )
     if as_json:
         emit_json(hits)
         return

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
-from lib.paths import data_dir, projects_roots
 from total_recall.output import short
 
 
@@ -18,7 +18,7 @@ def _has_transcripts(roots: list[Path]) -> bool:
 @click.command()
 @click.option("--demo-corpus", is_flag=True, help="Use the generated demo corpus even if transcripts exist.")
 @click.pass_obj
-def demo(obj: object, demo_corpus: bool) -> None:
+def demo(obj: Any, demo_corpus: bool) -> None:
     """Index your transcripts (or a generated demo corpus when there are none) and show what it found."""
     from index.briefing import operator_context
     from index.retrieval import recall_topic as recall
@@ -26,12 +26,12 @@ def demo(obj: object, demo_corpus: bool) -> None:
     from index.store import open_reader, run_index
     from total_recall.democorpus import CWD, write_demo_corpus
 
-    db: Path = obj.db  # type: ignore[attr-defined]
-    roots = projects_roots()
+    db: Path = obj.db
+    roots = obj.settings.projects_roots()
     queries = ["error failed", "decided instead", "tests pass"]
     cwd, topic = os.getcwd(), ""
     if demo_corpus or not _has_transcripts(roots):
-        home = data_dir() / "demo"
+        home = obj.settings.data_dir() / "demo"
         roots = [write_demo_corpus(home)]
         db = home / "index.db"
         queries = ["retry webhook", "Celery RQ", "ERR_TIMEOUT", "flaky login"]

@@ -21,7 +21,7 @@ import click
 import orjson
 
 from index.retrieval import ERROR_CHARS
-from lib.paths import projects_roots
+from lib.settings import Settings
 from lib.text import clip
 
 _BIDI = [0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
@@ -142,10 +142,10 @@ def short(text: str | None, n: int = 80) -> str:
     return clip(text, n)
 
 
-def checked_roots(given: tuple[str, ...]) -> list[Path]:
+def checked_roots(given: tuple[str, ...], settings: Settings) -> list[Path]:
     """The transcript roots to index (given, or the default ones); a missing or unreadable one is a
     one-line error with the fix."""
-    roots = projects_roots(given)
+    roots = settings.projects_roots(given)
     for r in roots:
         if not r.exists():
             fail(

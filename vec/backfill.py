@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +20,7 @@ from typing import Any
 
 from index.store import IndexMissing, transaction
 from index.store import embeddable as rows_of
+from lib.settings import Settings
 from vec.driver import connect, unavailable_reason
 from vec.embed import MESSAGE_KINDS, METRIC, Embedder, ModelConfig, chunk_text, embedder, model_config
 from vec.store import Stamp, Store, VectorsUnavailable, check_stamp, read_stamp
@@ -171,13 +171,12 @@ def _pending(conn: Any, store: Store) -> int:
 
 
 def backfill(
-    db: Path, progress: Progress | None = None, cfg: ModelConfig | None = None, create: bool = True
+    db: Path, cfg: ModelConfig, progress: Progress | None = None, create: bool = True
 ) -> BackfillReport:
     """Embed everything new since the last run (creating and stamping the store if needed)."""
     if not db.exists():
         raise IndexMissing(f"no index at {db}")
     started = time.perf_counter()
-    cfg = cfg or model_config()
     emb = embedder(cfg)
     conn = connect(db)
     report = BackfillReport(model=cfg.name)
@@ -245,14 +244,14 @@ def _prune(store: Store) -> int:
     return n
 
 
-def rebuild(db: Path, progress: Progress | None = None, cfg: ModelConfig | None = None) -> BackfillReport:
+def rebuild(db: Path, cfg: ModelConfig, progress: Progress | None = None) -> BackfillReport:
     """Drop the store and embed everything again with the configured model."""
     conn = connect(db)
     try:
         Store(conn).drop()
     finally:
         conn.close()
-    return backfill(db, progress, cfg)
+    return backfill(db, cfg, progress)
 
 
 def store_exists(db: Path) -> bool:
@@ -266,16 +265,15 @@ def store_exists(db: Path) -> bool:
         conn.close()
 
 
-def after_index(db: Path) -> BackfillReport | None:
+def after_index(db: Path, settings: Settings) -> BackfillReport | None:
     """Called at the end of an index run that added rows: keep an existing store current (or create
     one when TOTAL_RECALL_VECTORS=1). Never fails the index run; problems are logged."""
-    flag = os.environ.get("TOTAL_RECALL_VECTORS", "")
-    if flag == "0" or unavailable_reason() is not None:
+    if settings.vectors == "off" or unavailable_reason() is not None:
         return None
     try:
-        if flag != "1" and not store_exists(db):
+        if settings.vectors != "on" and not store_exists(db):
             return None
-        return backfill(db)
+        return backfill(db, model_config(settings))
     except Exception as exc:
         log.warning("vector backfill after indexing failed: %s", exc)
         return None

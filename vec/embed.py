@@ -8,12 +8,13 @@ files); its model name comes from `TOTAL_RECALL_EMBED_MODEL`, default
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from lib.settings import Settings
 
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
 LOCAL_DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -32,16 +33,17 @@ BATCH = 4  # measured on 2 cores: batch 4 embeds ~40 % faster than 32 with a qua
 class ModelConfig:
     name: str
     path: str | None  # local model directory (offline), or None to use fastembed's cache
+    cache_dir: str = ""  # where fastembed keeps downloaded models (the data dir's models/)
 
     @property
     def label(self) -> str:
         return f"{self.name} ({self.path})" if self.path else self.name
 
 
-def model_config() -> ModelConfig:
-    path = os.environ.get("TOTAL_RECALL_EMBED_MODEL_PATH") or None
-    name = os.environ.get("TOTAL_RECALL_EMBED_MODEL") or (LOCAL_DEFAULT_MODEL if path else DEFAULT_MODEL)
-    return ModelConfig(name, path)
+def model_config(settings: Settings) -> ModelConfig:
+    path = settings.embed_model_path
+    name = settings.embed_model or (LOCAL_DEFAULT_MODEL if path else DEFAULT_MODEL)
+    return ModelConfig(name, path, str(settings.data_dir() / "models"))
 
 
 # --- text -> chunks -------------------------------------------------------------------------------
@@ -150,7 +152,7 @@ class Embedder:
                     )
                 else:
                     model = TextEmbedding(
-                        model_name=self.cfg.name, cache_dir=str(_cache_dir()), threads=threads
+                        model_name=self.cfg.name, cache_dir=self.cfg.cache_dir or None, threads=threads
                     )
             except EmbedError:
                 raise
@@ -201,18 +203,11 @@ def _normalise(a: Any) -> Any:
     return (a / norms).astype(np.float32)
 
 
-def _cache_dir() -> Path:
-    from lib.paths import data_dir
-
-    return data_dir() / "models"
-
-
 _EMBEDDERS: dict[ModelConfig, Embedder] = {}
 
 
-def embedder(cfg: ModelConfig | None = None) -> Embedder:
+def embedder(cfg: ModelConfig) -> Embedder:
     """The process-wide embedder for a model config (loaded on first use, then kept)."""
-    cfg = cfg or model_config()
     if cfg not in _EMBEDDERS:
         _EMBEDDERS[cfg] = Embedder(cfg)
     return _EMBEDDERS[cfg]

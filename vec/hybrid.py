@@ -1,6 +1,6 @@
 """Hybrid ranking (V3): reciprocal rank fusion of the FTS ranking with vector neighbours.
 
-Registered with index/ as its vector plugin (`vec.register()`, index/store/plugins.py), `index/retrieval/search.py`
+Registered with index/ as its vector plugin (`vec.register(settings)`, index/store/plugins.py), `index/retrieval/search.py`
 calls `prefetch()` before its FTS query (the query embedding and the KNN scan run in a worker thread
 meanwhile), then `fuse()` on its bm25 ranking of `Candidate` rows:
 - messages: plain RRF (k=60) of the FTS order and the nearest messages' order, times a promotion
@@ -17,7 +17,6 @@ the FTS ranking, logging one line on the `total_recall.vec` logger.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from typing import Any
 from index.retrieval import candidates_by_id, row_text
 from index.store import Candidate, Filters, Query, Ranked, db_file
 from index.store import embeddable as rows_of
+from lib.settings import Settings
 from vec.driver import connect, unavailable_reason
 from vec.embed import chunk_text, embedder, model_config
 from vec.store import KINDS, NoStore, Store, VecError, VectorsUnavailable, check_stamp, read_stamp
@@ -59,14 +59,14 @@ def _log_once(msg: str) -> None:
         log.warning(msg)
 
 
-def enabled(conn: Any) -> bool:
+def enabled(conn: Any, settings: Settings) -> bool:
     """Auto mode: is there a usable store for the configured model? (cheap; no model load)."""
-    if os.environ.get("TOTAL_RECALL_VECTORS") == "0" or unavailable_reason() is not None:
+    if settings.vectors == "off" or unavailable_reason() is not None:
         return False
     stamp = read_stamp(conn)
     if stamp is None:
         return False
-    model = model_config().name
+    model = model_config(settings).name
     if stamp.model != model:
         _log_once(
             f"vector store is stamped for {stamp.model}, configured model is {model}: "
@@ -88,9 +88,11 @@ def _reader(path: str) -> Any:
     return vconn
 
 
-def _search(path: str, text: str, kinds: Sequence[str], k: int) -> list[tuple[str, Any, int, float]]:
+def _search(
+    path: str, text: str, kinds: Sequence[str], k: int, settings: Settings
+) -> list[tuple[str, Any, int, float]]:
     vconn = _reader(path)
-    cfg = model_config()
+    cfg = model_config(settings)
     with _lock:
         check_stamp(read_stamp(vconn), cfg.name)
     query = embedder(cfg).embed_query(text)
@@ -99,7 +101,7 @@ def _search(path: str, text: str, kinds: Sequence[str], k: int) -> list[tuple[st
 
 
 def nearest(
-    conn: Any, text: str, kinds: Sequence[str] = KINDS, k: int = VEC_K
+    conn: Any, text: str, settings: Settings, kinds: Sequence[str] = KINDS, k: int = VEC_K
 ) -> list[tuple[str, Any, int, float]]:
     """(ref_kind, ref_id, chunk, distance) nearest to `text`; raises NoStore / StampMismatch / VecError.
 
@@ -115,7 +117,7 @@ def nearest(
     elif hit and time.monotonic() - hit[0] < 5.0:
         return hit[1]
     else:
-        out = _search(path, text, kinds, k)
+        out = _search(path, text, kinds, k, settings)
     with _lock:
         _recent[key] = (time.monotonic(), out)
         while len(_recent) > 16:
@@ -123,12 +125,12 @@ def nearest(
     return out
 
 
-def prefetch(conn: Any, text: str, explicit: bool = False) -> None:
+def prefetch(conn: Any, text: str, settings: Settings, explicit: bool = False) -> None:
     """Start the query embedding and KNN in a worker thread while the caller runs its FTS query
     (onnxruntime and SQLite both release the GIL, so the two overlap on a multi-core machine)."""
     global _pool
     try:
-        if not explicit and not enabled(conn):
+        if not explicit and not enabled(conn, settings):
             return
         path = db_file(conn)
     except Exception:  # nothing started: fuse() will meet (and handle) the same problem
@@ -139,7 +141,7 @@ def prefetch(conn: Any, text: str, explicit: bool = False) -> None:
             return
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="total-recall-vec")
-        _pending[key] = _pool.submit(_search, path, text, KINDS, VEC_K)
+        _pending[key] = _pool.submit(_search, path, text, KINDS, VEC_K, settings)
         while len(_pending) > 8:  # prefetched but never collected (the search returned early)
             _pending.pop(next(iter(_pending)))
 
@@ -153,9 +155,11 @@ def _by_source(near: list[tuple[str, Any, int, float]], kind: str) -> list[tuple
     return list(seen.items())
 
 
-def vector_ranking(conn: Any, text: str, kind: str, k: int = VEC_K) -> list[tuple[Any, float]]:
+def vector_ranking(
+    conn: Any, text: str, kind: str, settings: Settings, k: int = VEC_K
+) -> list[tuple[Any, float]]:
     """Distinct source rows of one kind, nearest first: [(ref_id, similarity)]."""
-    return _by_source(nearest(conn, text, (kind,), k), kind)
+    return _by_source(nearest(conn, text, settings, (kind,), k), kind)
 
 
 def rrf(rankings: Sequence[Sequence[Any]], weights: Sequence[float] | None = None) -> dict[Any, float]:
@@ -181,16 +185,18 @@ def identifiers(q: Query) -> list[str]:
     return [e.lower() for e in q.exact if len(e) > 2]
 
 
-def fuse(conn: Any, text: str, q: Query, f: Filters, ranked: Ranked, explicit: bool = False) -> Ranked:
+def fuse(
+    conn: Any, text: str, q: Query, f: Filters, ranked: Ranked, settings: Settings, explicit: bool = False
+) -> Ranked:
     """FTS ranking + message vectors -> one fused ranking (same row shape, new scores).
 
     explicit=False (auto): no store / other model / any error -> `ranked` unchanged (logged once).
     explicit=True: the caller asked for vectors, so problems raise (VecError with a fix).
     """
-    if not explicit and not enabled(conn):
+    if not explicit and not enabled(conn, settings):
         return ranked
     try:
-        near = _by_source(nearest(conn, text), "message")
+        near = _by_source(nearest(conn, text, settings), "message")
     except Exception as exc:
         _failed(exc, explicit)
         return ranked
@@ -210,15 +216,20 @@ def _failed(exc: Exception, explicit: bool) -> None:
 
 
 def fuse_ids(
-    conn: Any, text: str, fts_ids: Sequence[Any], kind: str = "extraction", explicit: bool = False
+    conn: Any,
+    text: str,
+    fts_ids: Sequence[Any],
+    settings: Settings,
+    kind: str = "extraction",
+    explicit: bool = False,
 ) -> list[Any] | None:
     """RRF of an FTS-ranked id list with the vector neighbours of one kind (e.g. `recall` over
     extractions). Returns the fused id order (vector-only ids included: the caller applies its own
     scope filters to them), or None when vectors are off or failed (keep the FTS order)."""
-    if not explicit and not enabled(conn):
+    if not explicit and not enabled(conn, settings):
         return None
     try:
-        near = [ref for ref, _ in _by_source(nearest(conn, text), kind)]
+        near = [ref for ref, _ in _by_source(nearest(conn, text, settings), kind)]
     except Exception as exc:
         _failed(exc, explicit)
         return None
@@ -247,13 +258,18 @@ def _fuse_rows(conn: Any, q: Query, f: Filters, ranked: Ranked, near: list[tuple
 
 
 def fuse_sessions(
-    conn: Any, text: str, totals: dict[str, float], candidates: set[str], explicit: bool = False
+    conn: Any,
+    text: str,
+    totals: dict[str, float],
+    candidates: set[str],
+    settings: Settings,
+    explicit: bool = False,
 ) -> dict[str, float]:
     """Session ranking: RRF of the FTS session scores and each session's nearest vector (a message,
     an extraction or its title), over score-gap ranks (see `gap_rrf`). Only `candidates` (sessions
     with a message that passed the search filters) are ranked."""
     try:
-        near = nearest(conn, text)
+        near = nearest(conn, text, settings)
         sims: dict[str, float] = {}
         for kind in KINDS:
             owners = rows_of.owners(conn, kind, [ref for ref, _ in _by_source(near, kind)])
@@ -285,12 +301,14 @@ def gap_rrf(lists: Sequence[tuple[dict[Any, float], float, bool]]) -> dict[Any, 
     return out
 
 
-def semantic(conn: Any, text: str, limit: int = 10, kinds: Sequence[str] = KINDS) -> list[dict[str, Any]]:
+def semantic(
+    conn: Any, text: str, settings: Settings, limit: int = 10, kinds: Sequence[str] = KINDS
+) -> list[dict[str, Any]]:
     """Vector-only search (`total-recall vec search`): nearest chunks, one per source row.
     Refuses (raises) on a missing store or one stamped with another model."""
     out: list[dict[str, Any]] = []
     seen: set[tuple[str, Any]] = set()
-    for kind, ref, chunk, dist in nearest(conn, text, kinds, max(limit * 4, 40)):
+    for kind, ref, chunk, dist in nearest(conn, text, settings, kinds, max(limit * 4, 40)):
         if (kind, ref) in seen:
             continue
         seen.add((kind, ref))

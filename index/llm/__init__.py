@@ -20,12 +20,6 @@ if TYPE_CHECKING:
     from index.llm.llm_client import (
         check_url as check_url,
     )
-    from index.llm.llm_client import (
-        config_model as config_model,
-    )
-    from index.llm.llm_client import (
-        config_url as config_url,
-    )
     from index.llm.refine import dry_run as dry_run
     from index.llm.refine import refine as refine_project
 
@@ -34,8 +28,6 @@ _WHERE: dict[str, tuple[str, str]] = {
     "LLMError": ("llm_client", "LLMError"),
     "OllamaClient": ("llm_client", "OllamaClient"),
     "check_url": ("llm_client", "check_url"),
-    "config_model": ("llm_client", "config_model"),
-    "config_url": ("llm_client", "config_url"),
     "dry_run": ("refine", "dry_run"),
     "refine_project": ("refine", "refine"),
 }
@@ -44,8 +36,6 @@ __all__ = [
     "LLMError",
     "OllamaClient",
     "check_url",
-    "config_model",
-    "config_url",
     "dry_run",
     "refine_project",
 ]

@@ -1,21 +1,20 @@
 """A tiny stdlib client for a local Ollama server (X20). Loopback only: the product never talks to the network.
 
-Config: TOTAL_RECALL_LLM_URL (default http://127.0.0.1:11434) and TOTAL_RECALL_LLM_MODEL (no default:
-refinement stays off until a model is named).
+Config (lib/settings.py): TOTAL_RECALL_LLM_URL (default http://127.0.0.1:11434) and
+TOTAL_RECALL_LLM_MODEL (no default: refinement stays off until a model is named).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-DEFAULT_URL = "http://127.0.0.1:11434"
+from lib.settings import DEFAULT_LLM_URL
+
 DEFAULT_TIMEOUT = 60.0
 
 
@@ -25,16 +24,6 @@ class LLMError(Exception):
 
 class LLMUnreachable(LLMError):
     """Nothing answered at the URL (refused, timed out, DNS): stop the run rather than retry every row."""
-
-
-def config_url(env: Mapping[str, str] | None = None) -> str:
-    e = os.environ if env is None else env
-    return (e.get("TOTAL_RECALL_LLM_URL") or DEFAULT_URL).rstrip("/")
-
-
-def config_model(env: Mapping[str, str] | None = None) -> str | None:
-    e = os.environ if env is None else env
-    return (e.get("TOTAL_RECALL_LLM_MODEL") or "").strip() or None
 
 
 def is_loopback(url: str) -> bool:
@@ -76,7 +65,7 @@ _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedire
 
 
 class OllamaClient:
-    def __init__(self, model: str, url: str = DEFAULT_URL, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, model: str, url: str = DEFAULT_LLM_URL, timeout: float = DEFAULT_TIMEOUT) -> None:
         if not model:
             raise LLMError("no model named")
         self.model = model

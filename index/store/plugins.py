@@ -1,7 +1,7 @@
 """The seam where vectors plug into index/ without index/ importing them (issue 12).
 
 Retrieval hands a plugin typed `Candidate` rows (never positional tuples); index/ says what a vector
-plugin does (`VectorPlugin`); `vec.register()` installs vec/'s
+plugin does (`VectorPlugin`); `vec.register(settings)` installs vec/'s
 implementation, and the delivery layer (CLI, MCP server, the hooks' index worker) calls it at startup.
 index/ reaches vectors only through `vectors()`. With nothing registered, search and recall rank by
 full text alone, `status` reports no vector store, indexing and forgetting leave vectors alone, and
