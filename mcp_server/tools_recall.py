@@ -104,10 +104,9 @@ def recall_targeted(
         )
     meta: dict[str, Any] = {}
     n = rt.limit(limit, meta, 5)
-    out = targeted_answer(
+    out, used, note = targeted_answer(
         rt.conn(), intent, topic, scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n
     )
-    used, note = out.pop("_scope"), out.pop("_note")
     return rt.answer(
         out, _meta(scope, used, note, intents=None if intent in INTENTS else list(INTENTS), **meta)
     )

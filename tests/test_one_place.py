@@ -59,11 +59,12 @@ def test_stopword_lists_extend_the_shared_one() -> None:
 
 def _environment_reads(path: Path) -> list[int]:
     """Lines of `path` that read the process environment (os.environ / os.getenv / environ imports)."""
+    names = ("environ", "environb", "getenv")
     out = []
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb"):
-            out.append(node.lineno)
-        elif isinstance(node, ast.ImportFrom) and any(a.name in ("environ", "getenv") for a in node.names):
+        read = isinstance(node, ast.Attribute) and node.attr in names
+        imported = isinstance(node, ast.ImportFrom) and any(a.name in names for a in node.names)
+        if read or imported:
             out.append(node.lineno)
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from index.retrieval.operator_queries import recall_kinds, tokens
 from index.retrieval.scoped import Scoped, search_scoped
@@ -180,6 +180,15 @@ def _fix_items(conn: sqlite3.Connection, hits: list[dict[str, Any]], limit: int)
     return out
 
 
+class Targeted(NamedTuple):
+    """A targeted answer, plus the scope the items were finally found in (widened from the one asked
+    for when it held nothing) and a note saying so — metadata for the caller, not part of the answer."""
+
+    answer: dict[str, Any]
+    scope: str
+    note: str | None
+
+
 def recall_targeted(
     conn: sqlite3.Connection,
     intent: str,
@@ -190,7 +199,7 @@ def recall_targeted(
     since: str | None,
     limit: int,
     now: datetime | None = None,
-) -> dict[str, Any]:
+) -> Targeted:
     """Answer one question shape about `topic` from past sessions."""
     if intent not in INTENTS:
         raise ValueError(f"intent {intent!r}: use one of {', '.join(INTENTS)}")
@@ -263,7 +272,7 @@ def recall_targeted(
     label = (
         "high" if confidence >= 0.75 else ("medium" if confidence >= 0.5 else ("low" if items else "none"))
     )
-    return {
+    answer = {
         "intent": intent,
         "topic": topic,
         "finding": finding,
@@ -273,9 +282,8 @@ def recall_targeted(
         "use": _dedupe(use)[:limit],
         "avoid": _dedupe(avoid)[:limit],
         "verify": _dedupe(verify)[:limit],
-        "_scope": scope_used,
-        "_note": note,
     }
+    return Targeted(answer, scope_used, note)
 
 
 def _dedupe(xs: list[str]) -> list[str]:
