@@ -80,7 +80,7 @@ class Guard:
                 headers += [
                     (b"content-security-policy", CSP.encode()),
                     (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"no-referrer"),
+                    (b"referrer-policy", b"same-origin"),
                     (b"x-frame-options", b"DENY"),
                 ]
                 if self.cfg.token and req.query_params.get("token"):
