@@ -47,7 +47,9 @@ def _index(tmp: Path) -> tuple[ui_fixture.UiCorpus, Path]:
     db = tmp / "index.db"
     assert run_index(db, [corpus.root], jobs=1).errors == []
     for i, ms in enumerate((12.0, 30.5, 18.2, 95.0)):
-        log_event(db.parent, {"event": "hook", "hook": "session-start" if i % 2 else "prompt", "latency_ms": ms})
+        log_event(
+            db.parent, {"event": "hook", "hook": "session-start" if i % 2 else "prompt", "latency_ms": ms}
+        )
     return corpus, db
 
 

@@ -154,9 +154,9 @@ def export(obj: Any, session_id: str, fmt: str, tools: bool, out: str | None) ->
         fail(
             f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`"
         )
-    if fmt == "html":
-        from total_recall.ui.export import session_html
+    from total_recall.ui.export import markdown_export, session_html
 
+    if fmt == "html":
         data = (session_html(conn, sid) or "").encode()
         rows = session_transcript(conn, sid, include_tools=True)
     else:
@@ -170,24 +170,6 @@ def export(obj: Any, session_id: str, fmt: str, tools: bool, out: str | None) ->
         click.echo(f"wrote {len(rows)} messages to {out}", err=True)
     else:
         sys.stdout.buffer.write(data)
-
-
-def markdown_export(sid: str, info: dict[str, Any], rows: list[dict[str, Any]]) -> str:
-    """One session as Markdown (the `export` command and the viewer's download)."""
-    head = [
-        f"# {info.get('title') or sid}",
-        "",
-        f"- session: `{sid}`",
-        f"- project: `{info.get('project_key')}`",
-        f"- from {info.get('first_ts')} to {info.get('last_ts')}",
-        "",
-    ]
-    body = []
-    for r in rows:
-        who = "**you**" if r["role"] == "user" else ("assistant" if r["role"] == "assistant" else r["role"])
-        mark = "" if r["on_main"] else " _(abandoned branch)_"
-        body.append(f"### {who} · {(r['ts'] or '')[:19]}{mark}\n\n{r['text']}\n")
-    return "\n".join(head + body)
 
 
 def register(cli: click.Group) -> None:

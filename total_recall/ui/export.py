@@ -15,7 +15,6 @@ from typing import Any
 from index.retrieval import SessionFilter, list_sessions
 from index.stats import find_session, inspect_session, load_catalog, session_costs
 from index.store import session_transcript
-from total_recall.cmd_manage import markdown_export
 from total_recall.ui import pages
 from total_recall.ui.render import code_css, environment
 
@@ -77,3 +76,21 @@ def report_html(conn: sqlite3.Connection, db: Path, since: str | None, by: str =
         r["cost"] = costs.get(r["session_id"])
     scripts = [_static("chart.umd.min.js"), _static("app.js")]
     return _standalone("report.html", {**usage, "data": data}, scripts)
+
+
+def markdown_export(sid: str, info: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """One session as Markdown (the `export` command and the viewer's download)."""
+    head = [
+        f"# {info.get('title') or sid}",
+        "",
+        f"- session: `{sid}`",
+        f"- project: `{info.get('project_key')}`",
+        f"- from {info.get('first_ts')} to {info.get('last_ts')}",
+        "",
+    ]
+    body = []
+    for r in rows:
+        who = "**you**" if r["role"] == "user" else ("assistant" if r["role"] == "assistant" else r["role"])
+        mark = "" if r["on_main"] else " _(abandoned branch)_"
+        body.append(f"### {who} · {(r['ts'] or '')[:19]}{mark}\n\n{r['text']}\n")
+    return "\n".join(head + body)
