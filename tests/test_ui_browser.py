@@ -15,11 +15,12 @@ import pytest
 import ui_fixture
 from fixtures.make import Session, slug, uid
 from playwright.sync_api import Browser, Page, expect, sync_playwright
-from ui_server import chromium_path, screenshot_paths, serve
+from ui_server import chromium_path, screenshot_paths
 
 from hooks.events import log_event
 from index.store import run_index
 from total_recall.ui.export import session_html
+from total_recall.ui.server import background as serve
 
 CHROMIUM = chromium_path()
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (scripts/test.sh installs it)")

@@ -47,10 +47,9 @@ def is_loopback(host: str) -> bool:
 def ui(obj: Any, port: int, open_browser: bool, host: str, token: str | None) -> None:
     """Browse sessions, search, memory and usage in a local web page (read-only, except the memory
     actions you click)."""
-    import uvicorn
-
     from index.store import open_reader
-    from total_recall.ui.app import Config, create_app
+    from total_recall.ui.app import Config
+    from total_recall.ui.server import run
 
     secret = ui_token(token)
     if not is_loopback(host) and not secret:
@@ -66,7 +65,7 @@ def ui(obj: Any, port: int, open_browser: bool, host: str, token: str | None) ->
     click.echo(f"total-recall ui on {url}  (Ctrl-C to stop)", err=True)
     if open_browser:
         webbrowser.open(url)
-    uvicorn.run(create_app(cfg), host=host, port=port, log_level="warning")
+    run(cfg)
 
 
 @click.command()

@@ -17,10 +17,12 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 from pygments import highlight as pyg_highlight
 from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from lib.project import display_name
+from total_recall.cmd_metrics import _n as tokens  # the CLI's token counts: 1.2k, 3.4M
 
 HIGHLIGHT_MAX = 40_000  # chars of one code block worth highlighting; longer ones stay plain (and fast)
 CLIP_TOOL = 20_000  # chars of one tool input or output shown inline
@@ -32,14 +34,20 @@ def safe_url(url: str) -> bool:
     return bool(re.match(r"(?i)^https?://[^\s]+$", url.strip()))
 
 
-def _code(code: str, lang: str, _attrs: str) -> str:
-    name = (lang or "").split()[0] if lang else ""
-    if not name or len(code) > HIGHLIGHT_MAX:
-        return ""  # markdown-it escapes it as plain code
+@lru_cache(maxsize=64)
+def _lexer(name: str) -> Lexer | None:
+    """A lexer per language, made once (building one costs more than highlighting a short block)."""
     try:
-        lexer = get_lexer_by_name(name)
+        return get_lexer_by_name(name)
     except ClassNotFound:
-        return ""
+        return None
+
+
+def _code(code: str, lang: str, _attrs: str) -> str:
+    name = (lang or "").split()[0].lower() if lang else ""
+    lexer = _lexer(name) if name and len(code) <= HIGHLIGHT_MAX else None
+    if lexer is None:
+        return ""  # markdown-it escapes it as plain code
     return f'<pre class="hl"><code>{pyg_highlight(code, lexer, _FORMATTER)}</code></pre>'
 
 
@@ -58,8 +66,10 @@ def _md() -> MarkdownIt:
     return md
 
 
+@lru_cache(maxsize=8192)
 def markdown(text: str | None) -> Markup:
-    """Markdown of untrusted text as HTML that carries no script, raw tag or unsafe link."""
+    """Markdown of untrusted text as HTML that carries no script, raw tag or unsafe link. Cached by
+    text: stored messages never change, and a re-opened long session renders from the cache."""
     return Markup(_md().render(text or ""))  # noqa: S704 — markdown-it escapes all text (html off)
 
 
@@ -110,14 +120,6 @@ def duration(a: str | None, b: str | None) -> str:
 
 def usd(x: float | None) -> str:
     return "?" if x is None else f"${x:,.2f}"
-
-
-def tokens(n: float | int | None) -> str:
-    n = float(n or 0)
-    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if n >= size:
-            return f"{n / size:.1f}{unit}"
-    return str(int(n))
 
 
 def clipped(text: str | None, limit: int = CLIP_TOOL) -> str:
