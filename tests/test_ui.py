@@ -101,6 +101,11 @@ def test_session_thread_nests_results_and_subagents(built: tuple[ui_fixture.UiCo
     assert task["result"]["text"].startswith("The timeout lives")
     assert not any(m["kind"] == "tool_result" for m in t["messages"])  # each folded under its call
     assert t["compactions"] == 1 and t["abandoned"] == 2 and t["unlinked_agents"] == []
+    older = session_thread(open_reader(db), corpus.older)
+    assert older is not None  # a result whose call was never stored is still shown, on its own
+    assert [m["text"] for m in older["messages"] if m["kind"] == "tool_result"] == [
+        "output of a call not stored"
+    ]
 
 
 def test_session_list_filters(built: tuple[ui_fixture.UiCorpus, Path]) -> None:

@@ -76,6 +76,7 @@ def build(root: Path) -> UiCorpus:
     o = Session(old, cwd=cwd, t0=T0 - timedelta(days=3))
     o.prompt("sketch the release checklist")
     o.response(text="1. bump the version\n2. tag\n3. publish")
+    o.user([{"type": "tool_result", "tool_use_id": "toolu_gone", "content": "output of a call not stored"}])
     o.summary(o.last or "", "Release checklist")
     o.write(projects / slug(cwd) / f"{old}.jsonl")
 

@@ -165,10 +165,11 @@ def session_thread(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] 
             f"SELECT {_MSG_COLS} FROM messages m WHERE m.session_id=? ORDER BY m.id", (session_id,)
         )
     ]
+    calls = _call_ids(msgs)
     results: dict[str, dict[str, Any]] = {}
     for m in msgs:
-        if m["kind"] == "tool_result" and m["tool_use_id"]:
-            results.setdefault(m["tool_use_id"], m)
+        if m["kind"] == "tool_result" and m["tool_use_id"] in calls:
+            results.setdefault(m["tool_use_id"], m)  # shown under its call; a result without one stays
     agents = {
         r[0]: {
             "agent_id": r[0],
@@ -210,7 +211,6 @@ def session_thread(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] 
             m["agent"] = spawned.get(m["tool_use_id"] or "")
     info["messages"] = main
     info["agents"] = list(agents.values())
-    calls = _call_ids(msgs)
     info["unlinked_agents"] = [a for a in agents.values() if a["spawn_tool_use_id"] not in calls]
     info["compactions"] = sum(1 for m in msgs if m["kind"] == "compact_boundary")
     info["abandoned"] = sum(1 for m in msgs if not m["on_main"])
