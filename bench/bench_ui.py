@@ -2,8 +2,8 @@
 a 2,000-message session rendered in full (server: whole body; browser: Chromium's load event).
 
 The 2,000-message session is written here (synthetic: prompts, Markdown answers with code, tool calls
-with output) into a projects root of its own and indexed into the index under test, so run this on a
-copy of an index, not your own. Usage:
+with output) into `bench-ui-projects/` beside the index and indexed into it, so run this on a bench
+index, not your own. Usage:
 
     python bench/make_corpus.py --copies 11 --out /tmp/big      # ≥ 500 MB of transcripts
     total-recall --db /tmp/big/index.db index --projects-root /tmp/big/projects --jobs 2
@@ -19,7 +19,6 @@ import random
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -30,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from index.store import open_reader, run_index  # noqa: E402
+from total_recall.ui.render import markdown  # noqa: E402
 from total_recall.ui.server import background  # noqa: E402
 
 BIG_MESSAGES = 2000
@@ -123,8 +123,9 @@ def summary(name: str, xs: list[float]) -> dict[str, Any]:
     return {"what": name, "n": len(ms), "p50_ms": round(pct(ms, 50), 1), "p95_ms": round(pct(ms, 95), 1)}
 
 
-def browser_load(url: str) -> float | None:
-    """Chromium's load event for a page (None when no Chromium is installed)."""
+def browser_load(url: str, cold: bool) -> float | None:
+    """Chromium's load event for a page, best of 3 (None when no Chromium is installed); `cold` empties
+    the Markdown cache first, so the server renders every message again."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
         return None
@@ -136,6 +137,8 @@ def browser_load(url: str) -> float | None:
         page.goto(url, wait_until="load")  # warm
         times = []
         for _ in range(3):
+            if cold:
+                markdown.cache_clear()
             t0 = time.perf_counter()
             page.goto(url, wait_until="load")
             page.wait_for_selector("#thread article")
@@ -151,9 +154,9 @@ def main() -> None:
     )
     ap.add_argument("--requests", type=int, default=60)
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-ui-"))
-    sid = write_big_session(tmp / "projects")
-    run_index(args.db, [tmp / "projects"], jobs=1)
+    big_root = args.db.parent / "bench-ui-projects"  # beside the index: a re-run adds nothing new
+    sid = write_big_session(big_root)
+    run_index(args.db, [big_root], jobs=1)
     conn = open_reader(args.db)
     raw = conn.execute("SELECT sum(size) FROM ingest_state").fetchone()[0] or 0
     sessions = [
@@ -172,15 +175,19 @@ def main() -> None:
         results.append(summary("sessions list, text + has-errors filter (first byte)", filt))
         pages = [first_byte(base, f"/session/{s}")[0] for s in sessions]
         results.append(summary("session page, random sessions (first byte)", pages))
-        big = [first_byte(base, f"/session/{sid}") for _ in range(5)]
-        results.append(summary(f"{n_big}-message session (first byte)", [b[0] for b in big]))
-        results.append(summary(f"{n_big}-message session (whole body)", [b[1] for b in big]))
-        load = browser_load(f"{base}/session/{sid}")
+        big = []
+        for _ in range(5):
+            markdown.cache_clear()
+            big.append(first_byte(base, f"/session/{sid}"))
+        results.append(summary(f"{n_big}-message session, cold (whole body)", [b[1] for b in big]))
+        warm = [first_byte(base, f"/session/{sid}")[1] for _ in range(5)]
+        results.append(summary(f"{n_big}-message session, Markdown cached (whole body)", warm))
+        loads = {k: browser_load(f"{base}/session/{sid}", k == "cold") for k in ("cold", "warm")}
     out = {"raw_transcripts_mb": round(raw / 1e6, 1), "results": results}
-    if load is not None:
-        out["big_session_browser_load_ms"] = round(load * 1000, 1)
+    for k, v in loads.items():
+        if v is not None:
+            out[f"big_session_browser_load_ms_{k}"] = round(v * 1000, 1)
     print(json.dumps(out, indent=2))
-    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
