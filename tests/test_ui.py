@@ -63,8 +63,9 @@ def test_only_web_links_survive(url: str, ok: bool) -> None:
 
 
 def test_search_snippets_mark_words_and_escape_the_rest() -> None:
-    got = str(mark("a <b>login</b> timeout", "login"))
-    assert got == "a &lt;b&gt;<mark>login</mark>&lt;/b&gt; timeout"
+    got = str(mark("a <b>[login]</b> [x] timeout [logins]", "login"))
+    assert got == "a &lt;b&gt;<mark>login</mark>&lt;/b&gt; [x] timeout <mark>logins</mark>"
+    assert str(mark("[<script>]", "script")) == "[&lt;script&gt;]"  # never unescaped, even when marked
 
 
 def test_every_page_answers_and_escapes_transcript_text(built: tuple[ui_fixture.UiCorpus, Path]) -> None:
@@ -88,6 +89,7 @@ def test_every_page_answers_and_escapes_transcript_text(built: tuple[ui_fixture.
     assert 'href="javascript' not in page and 'onerror="window' not in page
     assert c.get("/session/nope").status_code == 404
     assert c.get(f"/session/{corpus.main}/agent/nope").status_code == 404
+    assert c.get(f"/session/{corpus.main}/export.exe").status_code == 404
 
 
 def test_session_thread_nests_results_and_subagents(built: tuple[ui_fixture.UiCorpus, Path]) -> None:

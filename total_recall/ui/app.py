@@ -8,6 +8,7 @@ it). Another interface is allowed only with an access token, which every request
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 import sqlite3
 import threading
@@ -135,7 +136,7 @@ def create_app(cfg: Config) -> Starlette:
 
     def page(req: Request, template: str, ctx: dict[str, Any], status: int = 200) -> HTMLResponse:
         html = env.get_template(template).render(
-            **ctx, csrf=cfg.csrf, path=req.url.path, nav=template.split(".")[0], standalone=False
+            **ctx, csrf=cfg.csrf, nav=template.split(".")[0], standalone=False
         )
         return HTMLResponse(html, status_code=status)
 
@@ -172,12 +173,14 @@ def create_app(cfg: Config) -> Starlette:
         from total_recall.ui.export import session_html, session_markdown
 
         sid, fmt = req.path_params["sid"], req.path_params["fmt"]
+        if fmt not in ("md", "html"):
+            return not_found(req, f"export format {fmt!r} (md or html)")
         with reader() as conn:
             body = session_markdown(conn, sid) if fmt == "md" else session_html(conn, sid)
         if body is None:
             return not_found(req, "such session")
         kind = "text/markdown" if fmt == "md" else "text/html"
-        disp = f'attachment; filename="session-{sid[:8]}.{fmt}"'
+        disp = f'attachment; filename="session-{re.sub(r"[^0-9A-Za-z-]", "", sid)[:8]}.{fmt}"'
         return Response(body, media_type=kind, headers={"content-disposition": disp})
 
     def search(req: Request) -> Response:

@@ -79,18 +79,18 @@ def code_css() -> str:
 
 
 def mark(text: str | None, query: str | None) -> Markup:
-    """`text` escaped, with the query's words wrapped in <mark> (a search snippet)."""
-    words = sorted({w for w in re.findall(r"\w{2,}", query or "")}, key=len, reverse=True)
-    if not words or not text:
-        return escape(text or "")
-    pat = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    """A search snippet escaped, its matched terms (which the index's snippet wraps in [brackets])
+    turned into <mark>; a bracketed run that is no query term's match stays as written."""
+    heads = {w.lower()[:4] for w in re.findall(r"\w{2,}", query or "")}
     out: list[str] = []
     pos = 0
-    for m in pat.finditer(text):
-        out.append(str(escape(text[pos : m.start()])))
-        out.append(f"<mark>{escape(m.group(0))}</mark>")
+    for m in re.finditer(r"\[([^\[\]\s]{1,80})\]", text or ""):
+        if not any(m.group(1).lower().startswith(h) for h in heads):
+            continue
+        out.append(str(escape((text or "")[pos : m.start()])))
+        out.append(f"<mark>{escape(m.group(1))}</mark>")
         pos = m.end()
-    out.append(str(escape(text[pos:])))
+    out.append(str(escape((text or "")[pos:])))
     return Markup("".join(out))  # noqa: S704 — every piece escaped above
 
 
