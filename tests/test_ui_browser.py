@@ -97,6 +97,7 @@ def test_sessions_session_subagent_and_back(site: Site, page: Page) -> None:
     shot(page, "sessions")
     page.get_by_role("link", name="Fix the flaky login test").click()
     expect(page.locator("#session-title")).to_have_text("Fix the flaky login test")
+    shot(page, "session")
     abandoned = page.locator(".msg.abandoned")
     expect(abandoned).to_have_count(2)  # the rewound prompt and its answer
     expect(abandoned.nth(0)).to_contain_text("raise the timeout to 30 seconds")
@@ -107,7 +108,7 @@ def test_sessions_session_subagent_and_back(site: Site, page: Page) -> None:
     task = page.locator("details.tool:has(> summary .tag.agent)")
     task.locator("> summary").click()
     expect(task.locator("section.agent")).to_contain_text("login_timeout = 5")
-    shot(page, "session")
+    shot(page, "session-subagent", docs=False)
     task.locator("a.open-agent").click()
     expect(page.locator("#agent-title")).to_contain_text("Find timeout")
     expect(page.locator(".msg.user")).to_contain_text(site.corpus.agent_prompt)
@@ -128,7 +129,7 @@ def test_search_and_jump_to_the_hit(site: Site, page: Page) -> None:
     hits.first.locator("a.jump").click()
     anchor = href.split("#", 1)[1]
     target = page.locator(f"#{anchor}")
-    expect(target).to_have_class(re.compile(r"\btarget\b"))
+    expect(target).to_have_class(re.compile(r"\bjumped\b"))
     expect(target).to_be_in_viewport()
 
 
@@ -147,7 +148,7 @@ def test_filters_narrow_the_list(site: Site, page: Page) -> None:
 def test_usage_charts_have_data(site: Site, page: Page) -> None:
     page.goto(site.url + "/usage")
     canvases = page.locator("canvas.chart[data-points]")
-    expect(canvases).to_have_count(4)
+    expect(canvases).to_have_count(5)
     points = page.evaluate(
         "[...document.querySelectorAll('canvas.chart')].map(c => Chart.getChart(c).data.datasets"
         ".reduce((n, d) => n + d.data.filter(v => v > 0).length, 0))"

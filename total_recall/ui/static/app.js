@@ -38,8 +38,8 @@
     var el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
     if (!el) return;
     for (var p = el; p; p = p.parentElement) if (p.tagName === "DETAILS") p.open = true;
-    document.querySelectorAll(".target").forEach(function (t) { t.classList.remove("target"); });
-    el.classList.add("target");
+    document.querySelectorAll(".jumped").forEach(function (t) { t.classList.remove("jumped"); });
+    el.classList.add("jumped");
     el.scrollIntoView({ block: "center" });
   }
 
