@@ -34,7 +34,7 @@ def is_loopback(host: str) -> bool:
 
 
 @click.command()
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in the default browser.")
 @click.option(
     "--host",
