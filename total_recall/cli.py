@@ -350,6 +350,7 @@ def _register() -> None:
         cmd_memories,
         cmd_metrics,
         cmd_refine,
+        cmd_ui,
         cmd_vec,
     )
     from total_recall.cmd_eval import eval_group
@@ -367,6 +368,7 @@ def _register() -> None:
     cmd_install.register(cli)
     cmd_context.register(cli)
     cmd_refine.register(cli)
+    cmd_ui.register(cli)
     register_mcp(cli)
 
 

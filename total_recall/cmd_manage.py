@@ -44,7 +44,7 @@ def forget(obj: Any, session: str | None, project: str | None, yes: bool, wait: 
         if not yes:
             fail(f"this forgets {len(ids)} session(s) for good", "re-run with --yes to confirm")
         counts = do_forget(conn, obj.db, ids)
-    _drop_hook_state(obj.db, ids)
+    drop_hook_state(obj.db, ids)
     if as_json:
         emit_json({**counts, "session_ids": ids})
         return
@@ -66,7 +66,7 @@ def forget(obj: Any, session: str | None, project: str | None, yes: bool, wait: 
         )
 
 
-def _drop_hook_state(db: Path, session_ids: list[str]) -> None:
+def drop_hook_state(db: Path, session_ids: list[str]) -> None:
     """The hooks' per-session files (policy state, continuation packet) hold text of the session too."""
     from hooks.state import continuation_file, session_file
     from lib.paths import state_dir
@@ -137,13 +137,14 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
 @click.command()
 @click.argument("session_id")
 @click.option(
-    "--format", "fmt", type=click.Choice(["markdown", "jsonl"]), default="markdown", show_default=True
+    "--format", "fmt", type=click.Choice(["markdown", "jsonl", "html"]), default="markdown", show_default=True
 )
 @click.option("--tools", is_flag=True, help="Include tool calls and results.")
 @click.option("--out", type=click.Path(dir_okay=False, writable=True))
 @click.pass_obj
 def export(obj: Any, session_id: str, fmt: str, tools: bool, out: str | None) -> None:
-    """Export one session's conversation (scrubbed, as stored) as Markdown or JSONL."""
+    """Export one session's conversation (scrubbed, as stored) as Markdown, JSONL or a self-contained
+    HTML page (the viewer's thread, tool calls included)."""
     from index.stats import find_session, inspect_session
     from index.store import open_reader, session_transcript
 
@@ -154,26 +155,17 @@ def export(obj: Any, session_id: str, fmt: str, tools: bool, out: str | None) ->
         fail(
             f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`"
         )
-    rows = session_transcript(conn, sid, include_tools=tools)
-    if fmt == "jsonl":
-        data = "".join(json_text(r) + "\n" for r in rows).encode()
+    from total_recall.ui.export import markdown_export, session_html
+
+    if fmt == "html":
+        data = (session_html(conn, sid) or "").encode()
+        rows = session_transcript(conn, sid, include_tools=True)
     else:
-        head = [
-            f"# {info.get('title') or sid}",
-            "",
-            f"- session: `{sid}`",
-            f"- project: `{info.get('project_key')}`",
-            f"- from {info.get('first_ts')} to {info.get('last_ts')}",
-            "",
-        ]
-        body = []
-        for r in rows:
-            who = (
-                "**you**" if r["role"] == "user" else ("assistant" if r["role"] == "assistant" else r["role"])
-            )
-            mark = "" if r["on_main"] else " _(abandoned branch)_"
-            body.append(f"### {who} · {(r['ts'] or '')[:19]}{mark}\n\n{r['text']}\n")
-        data = ("\n".join(head + body)).encode()
+        rows = session_transcript(conn, sid, include_tools=tools)
+        if fmt == "jsonl":
+            data = "".join(json_text(r) + "\n" for r in rows).encode()
+        else:
+            data = markdown_export(sid, info, rows).encode()
     if out:
         Path(out).write_bytes(data)
         click.echo(f"wrote {len(rows)} messages to {out}", err=True)

@@ -12,6 +12,13 @@ from typing import TYPE_CHECKING
 from index import lazy_api
 
 if TYPE_CHECKING:
+    from index.retrieval.browse import SessionFilter as SessionFilter
+    from index.retrieval.browse import change_stamp as change_stamp
+    from index.retrieval.browse import facets as facets
+    from index.retrieval.browse import list_sessions as list_sessions
+    from index.retrieval.browse import session_errors as session_errors
+    from index.retrieval.browse import session_extractions as session_extractions
+    from index.retrieval.browse import session_thread as session_thread
     from index.retrieval.budget import (
         ERROR_CHARS as ERROR_CHARS,
     )
@@ -30,6 +37,7 @@ if TYPE_CHECKING:
     from index.retrieval.digest import (
         session_digest as session_digest,
     )
+    from index.retrieval.memory_view import memory_overview as memory_overview
     from index.retrieval.ontology_queries import (
         define_term as define_term,
     )
@@ -121,15 +129,18 @@ _WHERE: dict[str, tuple[str, str]] = {
     "ERROR_CHARS": ("budget", "ERROR_CHARS"),
     "EXTRACTION_KINDS": ("scoped", "EXTRACTION_KINDS"),
     "INTENTS": ("targeted", "INTENTS"),
+    "SessionFilter": ("browse", "SessionFilter"),
     "TRUTH_CATEGORIES": ("operator_queries", "TRUTH_CATEGORIES"),
     "active_goal": ("operator_queries", "active_goal"),
     "candidates_by_id": ("search", "candidates_by_id"),
     "cap_fields": ("budget", "cap_fields"),
+    "change_stamp": ("browse", "change_stamp"),
     "check_banned": ("operator_queries", "check_banned"),
     "decision_for_topic": ("operator_queries", "decision_for_topic"),
     "define_term": ("ontology_queries", "define_term"),
     "digest_markdown": ("digest", "digest_markdown"),
     "estimate_tokens": ("budget", "estimate_tokens"),
+    "facets": ("browse", "facets"),
     "hit_index": ("timeline", "hit_index"),
     "iter_extractions": ("recall", "iter_extractions"),
     "iter_messages": ("recall", "iter_messages"),
@@ -137,8 +148,10 @@ _WHERE: dict[str, tuple[str, str]] = {
     "latest_extractions": ("operator_queries", "latest_extractions"),
     "list_failed_attempts": ("operator_queries", "list_failed_attempts"),
     "list_goals": ("operator_queries", "list_goals"),
+    "list_sessions": ("browse", "list_sessions"),
     "list_standing_decisions": ("operator_queries", "list_standing_decisions"),
     "machine_inventory": ("ontology_queries", "machine_inventory"),
+    "memory_overview": ("memory_view", "memory_overview"),
     "message_timeline": ("timeline", "timeline"),
     "profile": ("ontology_queries", "profile"),
     "project_graph": ("ontology_queries", "project_graph"),
@@ -154,6 +167,9 @@ _WHERE: dict[str, tuple[str, str]] = {
     "search_scoped": ("scoped", "search_scoped"),
     "search_sessions": ("search", "search_sessions"),
     "session_digest": ("digest", "session_digest"),
+    "session_errors": ("browse", "session_errors"),
+    "session_extractions": ("browse", "session_extractions"),
+    "session_thread": ("browse", "session_thread"),
     "sessions_scoped": ("scoped", "sessions_scoped"),
 }
 
@@ -161,15 +177,18 @@ __all__ = [
     "ERROR_CHARS",
     "EXTRACTION_KINDS",
     "INTENTS",
+    "SessionFilter",
     "TRUTH_CATEGORIES",
     "active_goal",
     "candidates_by_id",
     "cap_fields",
+    "change_stamp",
     "check_banned",
     "decision_for_topic",
     "define_term",
     "digest_markdown",
     "estimate_tokens",
+    "facets",
     "hit_index",
     "iter_extractions",
     "iter_messages",
@@ -177,8 +196,10 @@ __all__ = [
     "latest_extractions",
     "list_failed_attempts",
     "list_goals",
+    "list_sessions",
     "list_standing_decisions",
     "machine_inventory",
+    "memory_overview",
     "message_timeline",
     "profile",
     "project_graph",
@@ -194,6 +215,9 @@ __all__ = [
     "search_scoped",
     "search_sessions",
     "session_digest",
+    "session_errors",
+    "session_extractions",
+    "session_thread",
     "sessions_scoped",
 ]
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         topics as topics,
     )
     from index.stats.metrics_health import health as health
+    from index.stats.metrics_health import hook_stats as hook_stats
     from index.stats.metrics_health import indexed_files_by_root as indexed_files_by_root
     from index.stats.pricing import BadRate as BadRate
     from index.stats.pricing import load_catalog as load_catalog
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from index.stats.queries import (
         status as status,
     )
+    from index.stats.usage_view import session_costs as session_costs
+    from index.stats.usage_view import usage_series as usage_series
 
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
@@ -56,13 +59,16 @@ _WHERE: dict[str, tuple[str, str]] = {
     "find_session": ("queries", "find_session"),
     "has_messages": ("queries", "has_messages"),
     "health": ("metrics_health", "health"),
+    "hook_stats": ("metrics_health", "hook_stats"),
     "indexed_files_by_root": ("metrics_health", "indexed_files_by_root"),
     "inspect_session": ("queries", "inspect_session"),
     "load_catalog": ("pricing", "load_catalog"),
+    "session_costs": ("usage_view", "session_costs"),
     "status": ("queries", "status"),
     "summary": ("metrics", "summary"),
     "top_sessions": ("metrics", "top_sessions"),
     "topics": ("metrics", "topics"),
+    "usage_series": ("usage_view", "usage_series"),
 }
 
 __all__ = [
@@ -73,13 +79,16 @@ __all__ = [
     "find_session",
     "has_messages",
     "health",
+    "hook_stats",
     "indexed_files_by_root",
     "inspect_session",
     "load_catalog",
+    "session_costs",
     "status",
     "summary",
     "top_sessions",
     "topics",
+    "usage_series",
 ]
 
 __getattr__ = lazy_api(__name__, _WHERE)
