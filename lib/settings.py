@@ -11,6 +11,7 @@ Variables (README "Configuration"):
   TOTAL_RECALL_VECTORS               1 = build and use vectors, 0 = never, unset = use a store that exists
   TOTAL_RECALL_EMBED_MODEL(_PATH)    the embedding model, and a local directory holding it (offline)
   TOTAL_RECALL_LLM_URL / _LLM_MODEL  the optional loopback refinement model (off until a model is named)
+  TOTAL_RECALL_UI_TOKEN              the token `ui --host` requires on a non-loopback interface
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class Settings:
     embed_model_path: str | None = None
     llm_url: str = DEFAULT_LLM_URL
     llm_model: str | None = None
+    ui_token: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -56,6 +58,7 @@ class Settings:
             embed_model_path=val("TOTAL_RECALL_EMBED_MODEL_PATH"),
             llm_url=(val("TOTAL_RECALL_LLM_URL") or DEFAULT_LLM_URL).rstrip("/"),
             llm_model=val("TOTAL_RECALL_LLM_MODEL"),
+            ui_token=val("TOTAL_RECALL_UI_TOKEN"),
         )
 
     def data_dir(self) -> Path:

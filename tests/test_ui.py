@@ -15,8 +15,9 @@ from starlette.testclient import TestClient
 
 from index.retrieval import SessionFilter, list_sessions, session_thread
 from index.store import open_reader, run_index
+from lib.settings import Settings
 from total_recall.cli import cli
-from total_recall.cmd_ui import is_loopback, ui_token
+from total_recall.cmd_ui import is_loopback
 from total_recall.ui.app import Config, create_app
 from total_recall.ui.render import mark, markdown, safe_url
 
@@ -150,8 +151,8 @@ def test_cli_refuses_a_public_interface_without_a_token(built: tuple[ui_fixture.
     assert r.exit_code != 0 and "refusing to serve" in r.output
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2")
-    assert ui_token(None, {"TOTAL_RECALL_UI_TOKEN": "t"}) == "t" and ui_token("o", {}) == "o"
-    assert ui_token(None, {}) is None
+    assert Settings.from_env({"TOTAL_RECALL_UI_TOKEN": "t"}).ui_token == "t"
+    assert Settings.from_env({}).ui_token is None
 
 
 def _csrf(html: str) -> str:

@@ -4,24 +4,14 @@ self-contained HTML file made from the viewer's templates)."""
 from __future__ import annotations
 
 import ipaddress
-import os
 import sys
 import webbrowser
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
 from total_recall.output import emit_json, fail
-
-TOKEN_ENV = "TOTAL_RECALL_UI_TOKEN"
-
-
-def ui_token(cli_token: str | None, env: Mapping[str, str] | None = None) -> str | None:
-    """The access token for a non-loopback `--host`: the option, else TOTAL_RECALL_UI_TOKEN."""
-    e = os.environ if env is None else env
-    return cli_token or e.get(TOKEN_ENV) or None
 
 
 def is_loopback(host: str) -> bool:
@@ -51,7 +41,7 @@ def ui(obj: Any, port: int, open_browser: bool, host: str, token: str | None) ->
     from total_recall.ui.app import Config
     from total_recall.ui.server import run
 
-    secret = ui_token(token)
+    secret = token or obj.settings.ui_token  # the option, else TOTAL_RECALL_UI_TOKEN
     if not is_loopback(host) and not secret:
         fail(
             f"refusing to serve the index on {host}: anyone who can reach it could read your transcripts",
