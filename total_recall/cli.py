@@ -346,6 +346,7 @@ def _register() -> None:
         cmd_memories,
         cmd_metrics,
         cmd_refine,
+        cmd_server,
         cmd_vec,
     )
     from total_recall.cmd_eval import eval_group
@@ -363,6 +364,7 @@ def _register() -> None:
     cmd_install.register(cli)
     cmd_context.register(cli)
     cmd_refine.register(cli)
+    cmd_server.register(cli)
     register_mcp(cli)
 
 
