@@ -347,6 +347,7 @@ def _register() -> None:
         cmd_metrics,
         cmd_refine,
         cmd_server,
+        cmd_team,
         cmd_vec,
     )
     from total_recall.cmd_eval import eval_group
@@ -365,6 +366,7 @@ def _register() -> None:
     cmd_context.register(cli)
     cmd_refine.register(cli)
     cmd_server.register(cli)
+    cmd_team.register(cli)
     register_mcp(cli)
 
 

@@ -87,7 +87,7 @@ def migrate(dsn: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(res)
     else:
-        vec = "with pgvector" if res["vectors"] else "full-text only (no pgvector)"
+        vec = "pgvector installed, recall is full-text" if res["vectors"] else "full-text recall"
         click.echo(f"schema version {res['version']} ({vec}); applied: {res['applied'] or 'nothing'}")
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from index import lazy_api
 
 if TYPE_CHECKING:
+    from index.briefing.bundle import Item as Item
     from index.briefing.bundle import operator_context as operator_context
     from index.briefing.bundle import safe_text as safe_text
     from index.briefing.continuation import Packet as Packet
@@ -27,9 +28,12 @@ if TYPE_CHECKING:
     from index.briefing.prompt_recall import (
         render as render,
     )
+    from index.briefing.shareable import Shareable as Shareable
+    from index.briefing.shareable import shareable as shareable
 
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
+    "Item": ("bundle", "Item"),
     "Packet": ("continuation", "Packet"),
     "assess": ("escalation", "assess"),
     "continuation_packet": ("continuation", "continuation"),
@@ -39,9 +43,12 @@ _WHERE: dict[str, tuple[str, str]] = {
     "operator_context": ("bundle", "operator_context"),
     "render": ("prompt_recall", "render"),
     "safe_text": ("bundle", "safe_text"),
+    "Shareable": ("shareable", "Shareable"),
+    "shareable": ("shareable", "shareable"),
 }
 
 __all__ = [
+    "Item",
     "Packet",
     "assess",
     "continuation_packet",
@@ -51,6 +58,8 @@ __all__ = [
     "operator_context",
     "render",
     "safe_text",
+    "Shareable",
+    "shareable",
 ]
 
 __getattr__ = lazy_api(__name__, _WHERE)

@@ -1,6 +1,6 @@
 """The server's PostgreSQL schema, as numbered migrations applied in order, each in its own
 transaction, under an advisory lock (two `migrate` runs at once apply each step once). Additive only;
-`migrate` is idempotent. pgvector's column and index are added only where the extension exists."""
+`migrate` is idempotent."""
 
 from __future__ import annotations
 
@@ -84,34 +84,18 @@ CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log
 MIGRATIONS: list[tuple[int, str]] = [(1, _V1)]
 LATEST = MIGRATIONS[-1][0]
 
-_VECTOR = """
-CREATE EXTENSION IF NOT EXISTS vector;
-ALTER TABLE conversation_contexts ADD COLUMN IF NOT EXISTS embedding vector(384);
-CREATE INDEX IF NOT EXISTS contexts_embedding ON conversation_contexts
-  USING hnsw (embedding vector_cosine_ops);
-"""
-
 
 def vector_available(conn: psycopg.Connection) -> bool:
-    """Is pgvector installed on this PostgreSQL (whether or not this database uses it yet)?"""
+    """Is pgvector installed on this PostgreSQL? (Reported by `migrate`; recall is full-text today.)"""
     row = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
     return row is not None
 
 
-def has_vectors(conn: psycopg.Connection) -> bool:
-    """Does this database hold the embedding column (pgvector was present at migration)?"""
-    row = conn.execute(
-        """SELECT 1 FROM information_schema.columns
-           WHERE table_name = 'conversation_contexts' AND column_name = 'embedding'"""
-    ).fetchone()
-    return row is not None
-
-
 def current_version(conn: psycopg.Connection) -> int:
-    conn.execute(
-        """CREATE TABLE IF NOT EXISTS schema_migrations(
-             version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"""
-    )
+    """The applied schema version (0 for an empty database)."""
+    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return 0
     row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
     return int(row[0]) if row else 0
 
@@ -122,6 +106,10 @@ def migrate(dsn: str) -> dict[str, object]:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
         try:
+            conn.execute(
+                """CREATE TABLE IF NOT EXISTS schema_migrations(
+                     version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"""
+            )
             for version, sql in MIGRATIONS:
                 with conn.transaction():
                     if current_version(conn) >= version:
@@ -130,9 +118,6 @@ def migrate(dsn: str) -> dict[str, object]:
                     conn.execute("INSERT INTO schema_migrations(version) VALUES (%s)", (version,))
                     applied.append(version)
             vectors = vector_available(conn)
-            if vectors and not has_vectors(conn):
-                with conn.transaction():
-                    conn.execute(_VECTOR)
             version = current_version(conn)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))

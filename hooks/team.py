@@ -1,0 +1,92 @@
+"""The hooks' side of team memory (issue 16), for projects opted in with `team enable`:
+
+- SessionStart asks the server for the project's team items with a hard 300 ms bound (a thread joined
+  with a timeout, over a socket timeout of the same length); when the answer is not there in time, or
+  the server is down, refuses the credential or fails, the last pulled items (the local cache) are used
+  and the reason goes to `events.jsonl` through the hook's record. Nothing is printed about it.
+- Stop starts a detached `total-recall team sync` (push, then refresh the cache) and returns at once.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from typing import Any
+
+from hooks.context import Ctx
+
+TIMEOUT_S = 0.3
+TEAM_ITEMS = 5
+
+
+def _enabled(ctx: Ctx, cwd: str | None) -> tuple[Any, str] | None:
+    """(team config, project id) when this cwd's project is opted in and a server is configured."""
+    from lib.project_id import resolve_project_id
+    from total_recall.team.config import load
+
+    if not cwd:
+        return None
+    pid = resolve_project_id(cwd)
+    cfg = load(ctx.state)
+    if pid is None or not cfg.logged_in or not cfg.is_enabled(pid.id):
+        return None
+    return cfg, pid.id
+
+
+def fetch_bounded(cfg: Any, project_id: str, timeout: float = TIMEOUT_S) -> tuple[list[dict[str, Any]], str]:
+    """(items, where from: server | cache) — never waits more than `timeout` for the server."""
+    from total_recall.team.sync import Ledger, pull, read_cache
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["items"] = pull(cfg, project_id, Ledger(cfg.state, project_id), timeout=timeout)
+        except Exception as exc:  # noqa: BLE001 - any failure means: use the cache
+            box["error"] = f"{type(exc).__name__}: {exc}"[:300]
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if "items" in box:
+        return box["items"], "server"
+    box.setdefault("error", f"no answer within {int(timeout * 1000)} ms")
+    return read_cache(cfg.state, project_id), "cache: " + str(box["error"])
+
+
+def team_items(ctx: Ctx, cwd: str | None) -> list[Any]:
+    """The SessionStart bundle's Team memory items ([] when the project is not opted in)."""
+    from index.briefing import Item
+
+    found = _enabled(ctx, cwd)
+    if found is None:
+        return []
+    cfg, project_id = found
+    items, source = fetch_bounded(cfg, project_id)
+    ctx.rec["team"] = {"project_id": project_id, "source": source, "items": len(items)}
+    out = []
+    for i in items[:TEAM_ITEMS]:
+        who = str(i.get("created_by") or "teammate")
+        out.append(Item(f"{who}: {i.get('title') or ''}", str(i.get("created_at") or "")[:10] or None))
+    return out
+
+
+def spawn_sync(ctx: Ctx, cwd: str | None) -> str:
+    """Start `total-recall team sync` detached for an opted-in project; returns what happened."""
+    if _enabled(ctx, cwd) is None:
+        return "off"
+    cmd = [sys.executable, "-m", "total_recall", "--db", str(ctx.db), "team", "sync", "--cwd", str(cwd)]
+    try:
+        subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            cwd=str(cwd),
+        )
+    except OSError:
+        return "failed"
+    return "spawned"
