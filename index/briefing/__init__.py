@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from index.briefing.prompt_recall import (
         render as render,
     )
-    from index.briefing.shareable import Shareable as Shareable
-    from index.briefing.shareable import shareable as shareable
+    from index.briefing.sharing import Shareable as Shareable
+    from index.briefing.sharing import shareable as shareable
 
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
@@ -43,8 +43,8 @@ _WHERE: dict[str, tuple[str, str]] = {
     "operator_context": ("bundle", "operator_context"),
     "render": ("prompt_recall", "render"),
     "safe_text": ("bundle", "safe_text"),
-    "Shareable": ("shareable", "Shareable"),
-    "shareable": ("shareable", "shareable"),
+    "Shareable": ("sharing", "Shareable"),
+    "shareable": ("sharing", "shareable"),
 }
 
 __all__ = [

@@ -20,44 +20,15 @@ from psycopg_pool import ConnectionPool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from total_recall.server.config import ServerConfig
+from total_recall.server.errors import ApiError, error_response
 
 log = logging.getLogger("total_recall.server")
-
-CODES = {
-    400: "bad_request",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    409: "conflict",
-    413: "payload_too_large",
-    422: "invalid",
-    429: "rate_limited",
-    500: "internal",
-    503: "unavailable",
-}
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.headers = headers
-
-
-def error_body(status: int, message: str) -> dict[str, Any]:
-    return {"error": {"status": status, "code": CODES.get(status, "error"), "message": message}}
-
-
-def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(error_body(status, message), status_code=status, headers=headers)
 
 
 class BodyLimit:

@@ -14,7 +14,6 @@ from pydantic import BaseModel, Field
 
 from lib.project_id import valid_project_id
 from total_recall.server import store
-from total_recall.server.app import ApiError
 from total_recall.server.auth import (
     Principal,
     Unauthorized,
@@ -26,6 +25,7 @@ from total_recall.server.auth import (
     token_hash,
 )
 from total_recall.server.config import ServerConfig
+from total_recall.server.errors import ApiError
 from total_recall.server.migrations import current_version
 
 router = APIRouter(prefix="/api")
