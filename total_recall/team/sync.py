@@ -73,10 +73,12 @@ def relevance(s: Shareable) -> float:
 
 def prepare(project_id: str, rows: Iterable[Shareable], private: set[str]) -> list[Outgoing]:
     out = []
+    seen: set[str] = set()
     for s in rows:
         summary = clean(s.content).strip()
-        if not summary:
+        if not summary or s.key in seen:  # e.g. one prompt read as a correction by two extractors
             continue
+        seen.add(s.key)
         title = clip(f"{s.title}: {summary}", TITLE_CHARS)
         meta = scrub_obj({"kind": s.kind, "ts": s.ts, "session": s.session_id, "mentions": s.mentions})
         digest = hashlib.sha256(f"{project_id}\0{s.key}\0{summary}".encode()).hexdigest()[:40]
