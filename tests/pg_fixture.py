@@ -60,11 +60,12 @@ def _as_postgres(cmd: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
 
 
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Postgres]:
+@contextlib.contextmanager
+def temp_postgres() -> Iterator[Postgres]:
+    """A throw-away cluster (also used by bench/bench_team.py). Raises LookupError without binaries."""
     bindir = _bindir()
     if bindir is None:
-        pytest.skip("PostgreSQL binaries not found (scripts/test.sh installs the `postgresql` package)")
+        raise LookupError("PostgreSQL binaries not found (scripts/test.sh installs the `postgresql` package)")
     base = tempfile.mkdtemp(prefix="tr-pg-")
     data, sock = os.path.join(base, "data"), os.path.join(base, "sock")
     os.makedirs(sock)
@@ -72,27 +73,26 @@ def postgres() -> Iterator[Postgres]:
         shutil.chown(base, "postgres")
         shutil.chown(sock, "postgres")
     port = 5432
-    run = dict(check=True, capture_output=True, timeout=120)
-    subprocess.run(
-        _as_postgres(
-            [str(bindir / "initdb"), "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"]
-        ),
-        **run,  # type: ignore[call-overload]
-    )
+    initdb = [str(bindir / "initdb"), "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"]
+    subprocess.run(_as_postgres(initdb), check=True, capture_output=True, timeout=120)
     opts = f"-k {sock} -p {port} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-    subprocess.run(
-        _as_postgres(
-            [str(bindir / "pg_ctl"), "-D", data, "-o", opts, "-l", os.path.join(base, "log"), "-w", "start"]
-        ),
-        **run,  # type: ignore[call-overload]
-    )
+    start = [str(bindir / "pg_ctl"), "-D", data, "-o", opts, "-l", os.path.join(base, "log"), "-w", "start"]
     try:
+        subprocess.run(_as_postgres(start), check=True, capture_output=True, timeout=120)
         yield Postgres(sock, port)
     finally:
-        subprocess.run(
-            _as_postgres([str(bindir / "pg_ctl"), "-D", data, "-m", "immediate", "stop"]), capture_output=True
-        )
+        stop = [str(bindir / "pg_ctl"), "-D", data, "-m", "immediate", "stop"]
+        subprocess.run(_as_postgres(stop), capture_output=True, timeout=60)
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    try:
+        with temp_postgres() as pg:
+            yield pg
+    except LookupError as exc:
+        pytest.skip(str(exc))
 
 
 def free_port() -> int:

@@ -202,15 +202,28 @@ def token_list(dsn: str | None) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--secret-file", help="File holding the JWT signing key (else TOTAL_RECALL_SERVER_SECRET).")
-def run(dsn: str | None, host: str, port: int, secret_file: str | None) -> None:
+@click.option(
+    "--rate",
+    default=50.0,
+    show_default=True,
+    type=click.FloatRange(0.1, 1e6),
+    help="Requests a second per token.",
+)
+@click.option(
+    "--pool", default=16, show_default=True, type=click.IntRange(2, 200), help="Most PostgreSQL connections."
+)
+def run(dsn: str | None, host: str, port: int, secret_file: str | None, rate: float, pool: int) -> None:
     """Serve the HTTP API (OpenAPI at /docs)."""
     import uvicorn
 
     from total_recall.server.app import create_app
-    from total_recall.server.config import ConfigError, ServerConfig, resolve_dsn, resolve_secret
+    from total_recall.server.config import ConfigError, Limits, ServerConfig, resolve_dsn, resolve_secret
 
     try:
-        config = ServerConfig(dsn=resolve_dsn(dsn), secret=resolve_secret(secret_file))
+        limits = Limits(rate_per_s=rate, burst=max(rate * 4, 20.0))
+        config = ServerConfig(
+            dsn=resolve_dsn(dsn), secret=resolve_secret(secret_file), limits=limits, pool_max=pool
+        )
     except ConfigError as exc:
         fail(str(exc))
     uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
