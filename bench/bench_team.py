@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -36,18 +38,17 @@ from total_recall.server import store  # noqa: E402
 from total_recall.server.auth import hash_password, new_api_token  # noqa: E402
 from total_recall.server.migrations import migrate  # noqa: E402
 
-WORDS = (
-    "cache deploy schema migration config loader parser token retry queue worker index search ranking "
-    "docker compose postgres redis kafka timeout budget hook session memory scrubber vector embedding "
-    "release staging rollback feature flag metrics alert latency throughput pool thread async lock "
-    "tests fixture mock integration lint format typing module package import layer contract api route"
-).split()
+# A synthetic vocabulary of 4,000 words drawn with Zipf weights, like prose: a few words are in most
+# texts, most words in few (a 64-word vocabulary would put every query word in half the rows).
+_SYL = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "xi", "ze", "po", "sa", "di", "fu", "gre", "blo", "tri"]
+WORDS = [a + b + c for a in _SYL for b in _SYL for c in _SYL][:4000]
+_CUM = list(itertools.accumulate(1 / (r + 1) for r in range(len(WORDS))))
 KINDS = ("standing_decision", "ban", "failed_attempt", "goal", "correction", "session")
 SECRET = "bench-secret-" + "0123456789abcdef" * 2
 
 
 def sentence(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n))
+    return " ".join(rng.choices(WORDS, cum_weights=_CUM, k=n))
 
 
 def seed(dsn: str, projects: int, contexts: int, clients: int) -> tuple[list[str], list[str]]:
@@ -164,7 +165,7 @@ def client(
                     else:
                         errors.append(f"push {r.status_code}")
                 else:
-                    q = " ".join(rng.sample(WORDS, rng.choice((1, 2))))
+                    q = " ".join(rng.sample(WORDS[20:1000], rng.choice((1, 2))))  # content words
                     r = http.get(
                         "/api/conversation-contexts/recall", params={"project_id": pid, "q": q, "limit": 10}
                     )
@@ -189,6 +190,7 @@ def main() -> int:
     ap.add_argument("--contexts", type=int, default=100_000)
     ap.add_argument("--projects", type=int, default=20)
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up the cluster and server when stopped
     with contextlib.ExitStack() as stack:
         dsn = args.dsn or stack.enter_context(temp_postgres()).new_database()
         migrate(dsn)

@@ -16,20 +16,23 @@ from total_recall.server.auth import Principal
 ROLES = ("owner", "member", "reader")
 WRITERS = ("owner", "member")
 # Recall: text relevance (ts_rank_cd normalised to 0..1), the pusher's relevance score (0..10) and
-# recency (a 30-day half-life), weighted.
+# recency (a 30-day half-life), weighted. A query that keeps no word (only stop words or operators)
+# matches nothing.
 _RECALL = """
-WITH q AS (SELECT websearch_to_tsquery('english', %(q)s) AS query)
 SELECT c.id, c.project_id, c.title, c.dense_summary, c.context_type, c.relevance_score, c.metadata,
        c.created_at, u.name AS created_by,
-       ts_rank_cd(c.tsv, q.query, 32) AS text_rank,
-       0.6 * ts_rank_cd(c.tsv, q.query, 32) + 0.3 * c.relevance_score / 10.0
+       {text_rank} AS text_rank,
+       0.6 * {text_rank} + 0.3 * c.relevance_score / 10.0
          + 0.1 * power(0.5, extract(epoch FROM now() - c.created_at) / (30 * 86400.0)) AS score
-FROM conversation_contexts c CROSS JOIN q LEFT JOIN users u ON u.id = c.created_by
-WHERE c.project_id = %(p)s AND c.relevance_score >= %(min)s
-  AND (numnode(q.query) = 0 OR c.tsv @@ q.query)
+FROM conversation_contexts c LEFT JOIN users u ON u.id = c.created_by
+WHERE c.project_id = %(p)s AND c.relevance_score >= %(min)s {text_filter}
 ORDER BY score DESC, c.id DESC
 LIMIT %(limit)s
 """
+_QUERY = "websearch_to_tsquery('english', %(q)s)"
+# With a query: only matching rows (the GIN index finds them), ranked; without: every row of the project.
+RECALL_TEXT = _RECALL.format(text_rank=f"ts_rank_cd(c.tsv, {_QUERY}, 32)", text_filter=f"AND c.tsv @@ {_QUERY}")
+RECALL_ALL = _RECALL.format(text_rank="0.0", text_filter="")
 _COLUMNS = """c.id, c.project_id, c.title, c.dense_summary, c.context_type, c.relevance_score, c.metadata,
               c.created_at, u.name AS created_by"""
 
@@ -241,7 +244,8 @@ def recall(
     conn: psycopg.Connection, who: Principal, project_id: str, q: str, min_score: float, limit: int
 ) -> list[dict[str, Any]]:
     with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(_RECALL, {"q": q, "p": project_id, "min": min_score, "limit": limit})
+        sql = RECALL_TEXT if q.strip() else RECALL_ALL
+        cur.execute(sql, {"q": q, "p": project_id, "min": min_score, "limit": limit})
         rows = [_row(r) for r in cur.fetchall()]
     audit(conn, who, project_id, "read", None, {"q": q[:200], "ids": [r["id"] for r in rows]})
     return rows
