@@ -175,6 +175,22 @@ def test_push_is_201_and_a_repeated_client_key_is_not_stored_twice(world: World)
     assert n is not None and n[0] == 1
 
 
+def test_a_201_means_committed(world: World) -> None:
+    """The transaction commits before the answer leaves: another connection sees the row at once."""
+    with psycopg.connect(world.dsn, autocommit=True) as conn:
+        for i in range(30):
+            r = httpx.post(
+                world.url + "/api/conversation-contexts",
+                json=ctx(title=f"commit {i}"),
+                headers=h(world.alice),
+            )
+            assert r.status_code == 201
+            row = conn.execute(
+                "SELECT title FROM conversation_contexts WHERE id = %s", (r.json()["id"],)
+            ).fetchone()
+            assert row == (f"commit {i}",)
+
+
 def test_recall_ranks_matches_first_and_filters(world: World) -> None:
     p = "proj-a2"
     for title, summary, score in (

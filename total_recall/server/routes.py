@@ -39,7 +39,8 @@ def _conn(request: Request) -> Iterator[psycopg.Connection]:
         raise ApiError(503, f"database unavailable: {type(exc).__name__}") from None
 
 
-Conn = Annotated[psycopg.Connection, Depends(_conn)]
+# "function" scope: the transaction commits before the response is sent, so a 201 means stored.
+Conn = Annotated[psycopg.Connection, Depends(_conn, scope="function")]
 
 
 def _config(request: Request) -> ServerConfig:

@@ -31,7 +31,9 @@ LIMIT %(limit)s
 """
 _QUERY = "websearch_to_tsquery('english', %(q)s)"
 # With a query: only matching rows (the GIN index finds them), ranked; without: every row of the project.
-RECALL_TEXT = _RECALL.format(text_rank=f"ts_rank_cd(c.tsv, {_QUERY}, 32)", text_filter=f"AND c.tsv @@ {_QUERY}")
+RECALL_TEXT = _RECALL.format(
+    text_rank=f"ts_rank_cd(c.tsv, {_QUERY}, 32)", text_filter=f"AND c.tsv @@ {_QUERY}"
+)
 RECALL_ALL = _RECALL.format(text_rank="0.0", text_filter="")
 _COLUMNS = """c.id, c.project_id, c.title, c.dense_summary, c.context_type, c.relevance_score, c.metadata,
               c.created_at, u.name AS created_by"""
