@@ -275,3 +275,16 @@ def test_the_stop_hook_pushes_in_the_background(team: Team) -> None:
         time.sleep(0.2)
     sync = [e for e in read_events(b.db.parent) if e.get("event") == "team"]
     assert sync and sync[-1]["ok"] is True and sync[-1]["sent"] >= 1
+
+
+def test_a_forgotten_session_never_leaves(team: Team) -> None:
+    a = team.a
+    session_in(a.projects, team.cwd_a, "to-forget", ["from now on we always name the queues after the marmot team in this repo"])
+    run_index(a.db, [a.projects])
+    listed = json.loads(a.run("team", "push", "--cwd", str(team.cwd_a), "--dry-run", "--json"))
+    assert any("marmot" in i["dense_summary"] for i in listed)
+    a.run("forget", uid("to-forget", str(team.cwd_a)), "--yes")
+    listed = json.loads(a.run("team", "push", "--cwd", str(team.cwd_a), "--dry-run", "--json"))
+    assert not any("marmot" in json.dumps(i) for i in listed)
+    a.run("team", "push", "--cwd", str(team.cwd_a))
+    assert "marmot" not in server_text(team.dsn)
