@@ -446,6 +446,10 @@ def test_rate_limit_per_token(postgres: Postgres, world: World) -> None:
     assert [lim.take("t", now=0.0), lim.take("t", now=0.0)] == [0.0, 0.0]
     assert lim.take("t", now=0.0) > 0 and lim.take("other", now=0.0) == 0.0
     assert lim.take("t", now=1.5) == 0.0
+    lim.max_keys = 10
+    for i in range(50):  # callers that pick new names cannot grow the table without bound
+        lim.take(f"login:{i}", now=100.0 + i * 10)
+    assert len(lim._buckets) <= 11
     app = create_app(ServerConfig(dsn=world.dsn, secret=SECRET, limits=Limits(rate_per_s=0.5, burst=3)))
     with serve(app) as url:
         codes = [httpx.get(url + f"/api/projects/{PA}", headers=h(world.alice)).status_code for _ in range(5)]
@@ -454,3 +458,69 @@ def test_rate_limit_per_token(postgres: Postgres, world: World) -> None:
         assert_error(r, 429)
         assert int(r.headers["Retry-After"]) >= 1
         assert httpx.get(url + f"/api/projects/{PB}", headers=h(world.bob)).status_code == 200  # per token
+
+
+RAW_BODIES = [
+    # (what, raw JSON body): characters PostgreSQL text cannot hold, in every text field
+    (
+        "surrogate title",
+        '{"project_id":"proj-a","title":"a\\ud800b","dense_summary":"s","context_type":"decision","relevance_score":1}',
+    ),
+    (
+        "surrogate summary",
+        '{"project_id":"proj-a","title":"t","dense_summary":"\\udfff","context_type":"decision","relevance_score":1}',
+    ),
+    (
+        "surrogate metadata",
+        '{"project_id":"proj-a","title":"t","dense_summary":"s","context_type":"decision","relevance_score":1,"metadata":{"\\ud800":"x"}}',
+    ),
+    (
+        "nul client key",
+        '{"project_id":"proj-a","title":"t","dense_summary":"s","context_type":"decision","relevance_score":1,"client_key":"a\\u0000"}',
+    ),
+    (
+        "surrogate client key",
+        '{"project_id":"proj-a","title":"t","dense_summary":"s","context_type":"decision","relevance_score":1,"client_key":"\\ud800"}',
+    ),
+    (
+        "deep metadata",
+        '{"project_id":"proj-a","title":"t","dense_summary":"s","context_type":"decision","relevance_score":1,"metadata":{"a":'
+        + "[" * 400
+        + "]" * 400
+        + "}}",
+    ),
+]
+
+
+@pytest.mark.parametrize(("what", "raw"), RAW_BODIES, ids=[w for w, _ in RAW_BODIES])
+def test_text_postgresql_cannot_hold_is_refused_not_a_500(world: World, what: str, raw: str) -> None:
+    r = httpx.post(
+        world.url + "/api/conversation-contexts",
+        content=raw.encode(),
+        headers={**h(world.alice), "Content-Type": "application/json"},
+    )
+    assert r.status_code in (400, 413, 422), (what, r.text)
+    assert r.json()["error"]["status"] == r.status_code
+
+
+def test_bad_logins_and_ids_are_client_errors(world: World) -> None:
+    for body in (
+        '{"username":"a\\u0000","password":"x"}',
+        '{"username":"\\ud800","password":"x"}',
+        '{"username":"alice","password":"\\ud800"}',
+    ):
+        r = httpx.post(
+            world.url + "/api/auth/login", content=body.encode(), headers={"Content-Type": "application/json"}
+        )
+        assert r.status_code in (401, 422), r.text
+    for path in (
+        "/api/conversation-contexts/99999999999999999999",
+        "/api/conversation-contexts/-1",
+        "/api/conversation-contexts/0",
+    ):
+        r = httpx.get(world.url + path, headers=h(world.alice))
+        assert r.status_code in (404, 422), r.text
+    r = httpx.get(
+        world.url + "/api/audit", params={"project_id": PA, "before": 10**30}, headers=h(world.alice)
+    )
+    assert r.status_code in (200, 422), r.text

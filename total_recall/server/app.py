@@ -87,7 +87,11 @@ def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
 
 
 class RateLimiter:
-    """A token bucket per caller (API token or login): `rate` requests a second, bursts of `burst`."""
+    """A token bucket per caller (API token or login): `rate` requests a second, bursts of `burst`.
+    Buckets that have refilled are forgotten once there are more than `max_keys` (login names are
+    chosen by the caller, so the table must not grow without bound)."""
+
+    max_keys = 10_000
 
     def __init__(self, rate: float, burst: float) -> None:
         self.rate, self.burst = rate, burst
@@ -98,6 +102,10 @@ class RateLimiter:
         """0 when the request may go on, else the seconds to wait."""
         t = time.monotonic() if now is None else now
         with self._lock:
+            if len(self._buckets) > self.max_keys:
+                full = [k for k, (n, at) in self._buckets.items() if n + (t - at) * self.rate >= self.burst]
+                for k in full:
+                    del self._buckets[k]
             tokens, last = self._buckets.get(key, (self.burst, t))
             tokens = min(self.burst, tokens + (t - last) * self.rate)
             if tokens >= 1:

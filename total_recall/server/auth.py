@@ -51,7 +51,7 @@ def check_password(stored: str | None, password: str) -> bool:
     """Constant work whether or not the user exists (a dummy hash is verified for unknown users)."""
     try:
         return _hasher.verify(stored or _DUMMY, password) and stored is not None
-    except (VerificationError, InvalidHashError):
+    except (VerificationError, InvalidHashError, UnicodeEncodeError):
         return False
 
 

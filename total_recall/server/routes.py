@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import orjson
 import psycopg
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from lib.project_id import valid_project_id
@@ -29,6 +29,8 @@ from total_recall.server.errors import ApiError
 from total_recall.server.migrations import current_version
 
 router = APIRouter(prefix="/api")
+BIGINT = 2**63 - 1
+RowId = Annotated[int, Path(ge=1, le=BIGINT)]
 
 
 def _conn(request: Request) -> Iterator[psycopg.Connection]:
@@ -83,6 +85,14 @@ def _role(conn: psycopg.Connection, who: Principal, project_id: str, need: tuple
     return role
 
 
+def _utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _text(name: str, value: str, limit: int) -> str:
     if "\x00" in value:
         raise ApiError(422, f"{name}: NUL characters are not allowed")
@@ -103,7 +113,7 @@ class ContextIn(BaseModel):
     context_type: str = Field(min_length=1, max_length=40, pattern=r"^[a-z][a-z0-9_-]*$")
     relevance_score: float = Field(ge=0, le=10)
     metadata: dict[str, Any] = Field(default_factory=dict)
-    client_key: str | None = Field(default=None, min_length=1, max_length=128)
+    client_key: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")
 
 
 class StateIn(BaseModel):
@@ -113,7 +123,10 @@ class StateIn(BaseModel):
 
 
 def _json_field(name: str, value: dict[str, Any], limit: int) -> None:
-    raw = orjson.dumps(value)
+    try:
+        raw = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # lone surrogates, or nested deeper than JSON text may be stored
+        raise ApiError(422, f"{name}: not storable JSON (invalid Unicode or nested too deep)") from None
     if len(raw) > limit:
         raise ApiError(413, f"{name} is larger than {limit} bytes")
     if b"\\u0000" in raw:
@@ -132,6 +145,8 @@ def login(body: LoginIn, request: Request, conn: Conn) -> dict[str, Any]:
     wait = request.app.state.limiter.take("login:" + body.username)
     if wait:
         raise ApiError(429, "too many login attempts", {"Retry-After": str(max(1, round(wait)))})
+    if "\x00" in body.username or not _utf8(body.username):
+        raise ApiError(401, "wrong username or password", {"WWW-Authenticate": "Bearer"})
     row = store.login_row(conn, body.username)
     if not check_password(row[1] if row else None, body.password) or row is None:
         raise ApiError(401, "wrong username or password", {"WWW-Authenticate": "Bearer"})
@@ -185,7 +200,7 @@ def _visible_context(conn: psycopg.Connection, who: Principal, cid: int, need: t
 
 
 @router.get("/conversation-contexts/{cid}")
-def get_context(cid: int, conn: Conn, who: Who) -> dict[str, Any]:
+def get_context(cid: RowId, conn: Conn, who: Who) -> dict[str, Any]:
     project_id = _visible_context(conn, who, cid, store.ROLES)
     row = store.get_context(conn, project_id, cid)
     if row is None:
@@ -195,7 +210,7 @@ def get_context(cid: int, conn: Conn, who: Who) -> dict[str, Any]:
 
 
 @router.delete("/conversation-contexts/{cid}", status_code=204)
-def delete_context(cid: int, conn: Conn, who: Who) -> Response:
+def delete_context(cid: RowId, conn: Conn, who: Who) -> Response:
     project_id = _visible_context(conn, who, cid, store.WRITERS)
     if not store.delete_context(conn, who, project_id, cid):
         raise ApiError(404, "no such context")
@@ -222,7 +237,7 @@ def audit(
     conn: Conn,
     who: Who,
     project_id: Annotated[str, Query(min_length=1, max_length=128)],
-    before: Annotated[int | None, Query(ge=1)] = None,
+    before: Annotated[int | None, Query(ge=1, le=BIGINT)] = None,
     limit: Annotated[int, Query(ge=1)] = 50,
 ) -> list[dict[str, Any]]:
     """The project's audit log, newest first (owners only); page with `before=<smallest id seen>`."""
