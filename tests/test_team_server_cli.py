@@ -127,3 +127,20 @@ def test_admin_errors_are_one_line_with_a_fix(dsn: str) -> None:
     assert p.returncode != 0 and "at least 32" in p.stderr
     p = tr("server", "migrate", "--dsn", "host=/nonexistent-socket-dir port=1 user=x dbname=y")
     assert p.returncode != 0 and "cannot reach PostgreSQL" in p.stderr and p.stderr.count("\n") == 1
+
+
+def test_without_the_server_extra_the_error_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from total_recall.cli import cli
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "fastapi" else real(name, *a)
+    )
+    res = CliRunner().invoke(cli, ["server", "migrate", "--dsn", "x"])
+    assert (
+        res.exit_code != 0 and "pip install 'total-recall[server]'" in res.output and "fastapi" in res.output
+    )

@@ -60,9 +60,20 @@ def _project(value: str) -> str:
     return value
 
 
+SERVER_MODULES = ("fastapi", "uvicorn", "psycopg", "psycopg_pool", "jwt", "argon2")
+
+
 @click.group("server")
 def server_group() -> None:
     """Team memory server on PostgreSQL (needs `pip install 'total-recall[server]'`)."""
+    import importlib.util
+
+    missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        fail(
+            f"the server's dependencies are not installed ({', '.join(missing)})",
+            "pip install 'total-recall[server]'",
+        )
 
 
 @server_group.command()
