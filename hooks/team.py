@@ -27,9 +27,11 @@ def _enabled(ctx: Ctx, cwd: str | None) -> tuple[Any, str] | None:
 
     if not cwd:
         return None
-    pid = resolve_project_id(cwd)
     cfg = load(ctx.state)
-    if pid is None or not cfg.logged_in or not cfg.is_enabled(pid.id):
+    if not cfg.logged_in or not cfg.enabled:  # off (the common case): no git call, no network
+        return None
+    pid = resolve_project_id(cwd)
+    if pid is None or not cfg.is_enabled(pid.id):
         return None
     return cfg, pid.id
 

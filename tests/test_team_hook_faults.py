@@ -132,3 +132,16 @@ def test_a_healthy_server_refreshes_the_cache(tmp_path: Path, stub: tuple[str, t
     assert (items, source) == ([], "server")
     out, ev = session_start(cwd, db)
     assert CACHED not in out and ev["team"] == {"project_id": pid, "source": "server", "items": 0}
+
+
+def test_without_team_config_the_hook_runs_no_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Team memory is off by default and then costs nothing: no `git config` call per session."""
+    from hooks.context import Ctx
+    from hooks.team import team_items
+
+    calls: list[object] = []
+    monkeypatch.setattr("lib.project_id._git_config", lambda cwd: calls.append(cwd) or {})
+    ctx = Ctx("session-start", {}, tmp_path / "index.db", tmp_path, time.monotonic() + 3)
+    assert team_items(ctx, str(tmp_path)) == [] and calls == [] and "team" not in ctx.rec
+    TeamConfig(tmp_path, "http://127.0.0.1:9", "trt_x", ["some-other-project"]).save()
+    assert team_items(ctx, str(tmp_path)) == [] and len(calls) == 1  # configured: the id is resolved
