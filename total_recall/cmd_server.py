@@ -41,12 +41,15 @@ def _admin(dsn: str | None) -> Iterator[Any]:
 
 
 def _password() -> str:
-    if sys.stdin is None or sys.stdin.isatty():
+    if sys.stdin is None:
         fail(
             "the password is read from stdin",
             "pipe it in: `printf '%s' \"$PW\" | total-recall server user add NAME`",
         )
-    password = sys.stdin.readline().rstrip("\r\n")
+    if sys.stdin.isatty():
+        password: str = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
     if len(password) < 8:
         fail("the password must have at least 8 characters (read from stdin)")
     return password

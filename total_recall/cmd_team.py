@@ -54,7 +54,10 @@ def login(obj: Any, url: str, user_name: str | None) -> None:
     """Save the server URL and a credential: an API token from stdin, or --user NAME and a password."""
     if not url.startswith(("http://", "https://")):
         fail(f"not an http(s) URL: {url}", "e.g. `total-recall team login https://memory.example.com`")
-    secret = sys.stdin.readline().strip() if sys.stdin is not None and not sys.stdin.isatty() else ""
+    if sys.stdin is not None and sys.stdin.isatty():
+        secret = click.prompt("Password" if user_name else "API token", hide_input=True).strip()
+    else:
+        secret = sys.stdin.readline().strip() if sys.stdin is not None else ""
     if not secret:
         fail(
             "the token (or password) is read from stdin",
