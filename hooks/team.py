@@ -4,11 +4,14 @@
   with a timeout, over a socket timeout of the same length); when the answer is not there in time, or
   the server is down, refuses the credential or fails, the last pulled items (the local cache) are used
   and the reason goes to `events.jsonl` through the hook's record. Nothing is printed about it.
+- UserPromptSubmit, when the policy recalls, adds up to two cached team items that share words with
+  the prompt (the cache only: no network call on every prompt).
 - Stop starts a detached `total-recall team sync` (push, then refresh the cache) and returns at once.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -18,6 +21,8 @@ from hooks.context import Ctx
 
 TIMEOUT_S = 0.3
 TEAM_ITEMS = 5
+PROMPT_ITEMS = 2
+_WORD = re.compile(r"[a-z0-9_]{4,}")
 
 
 def _enabled(ctx: Ctx, cwd: str | None) -> tuple[Any, str] | None:
@@ -71,6 +76,40 @@ def team_items(ctx: Ctx, cwd: str | None) -> list[Any]:
     for i in items[:TEAM_ITEMS]:
         who = str(i.get("created_by") or "teammate")
         out.append(Item(f"{who}: {i.get('title') or ''}", str(i.get("created_at") or "")[:10] or None))
+    return out
+
+
+def _words(text: str) -> set[str]:
+    from lib.text import STOPWORDS
+
+    return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
+
+
+def prompt_items(ctx: Ctx, cwd: str | None, prompt: str) -> list[Any]:
+    """Team items for UserPromptSubmit, from the local cache only (no network on every prompt): those
+    sharing at least two content words with the prompt, best first, at most PROMPT_ITEMS."""
+    from index.briefing import Recalled, quote
+    from total_recall.team.sync import read_cache
+
+    found = _enabled(ctx, cwd)
+    if found is None:
+        return []
+    cfg, project_id = found
+    asked = _words(prompt[:3000])
+    scored = []
+    for item in read_cache(cfg.state, project_id):
+        title = str(item.get("title") or "")
+        shared = len(asked & _words(f"{title} {item.get('dense_summary') or ''}"))
+        if shared >= 2:
+            scored.append((shared, title, item))
+    scored.sort(key=lambda s: -s[0])
+    out = []
+    for _, title, item in scored[:PROMPT_ITEMS]:
+        date = str(item.get("created_at") or "")[:10] or None
+        who = quote(str(item.get("created_by") or "teammate"), 40)
+        line = f"[team memory, {date or '?'}, by {who}] {quote(title, 220)}"
+        out.append(Recalled(f"team:{item.get('id')}", line, "memory", date, None, None))
+    ctx.rec["team"] = {"project_id": project_id, "source": "cache", "items": len(out)}
     return out
 
 

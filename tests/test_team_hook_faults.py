@@ -145,3 +145,32 @@ def test_without_team_config_the_hook_runs_no_git(tmp_path: Path, monkeypatch: p
     assert team_items(ctx, str(tmp_path)) == [] and calls == [] and "team" not in ctx.rec
     TeamConfig(tmp_path, "http://127.0.0.1:9", "trt_x", ["some-other-project"]).save()
     assert team_items(ctx, str(tmp_path)) == [] and len(calls) == 1  # configured: the id is resolved
+
+
+def test_user_prompt_submit_adds_matching_cached_team_items(tmp_path: Path) -> None:
+    cwd, db, _ = home(tmp_path, f"http://127.0.0.1:{free_port()}")  # the server is never asked
+    env = {**os.environ, "TOTAL_RECALL_DB": str(db), "TOTAL_RECALL_PROJECTS": str(db.parent / "none")}
+    env.pop("CLAUDE_PROJECT_ID", None)
+
+    def ask(prompt: str, sid: str) -> tuple[str, float]:
+        t0 = time.perf_counter()
+        p = subprocess.run(
+            [sys.executable, "-m", "total_recall", "hook", "user-prompt-submit"],
+            input=json.dumps(
+                {"hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": str(cwd), "session_id": sid}
+            ),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+        assert p.returncode == 0 and p.stderr == ""
+        return p.stdout, time.perf_counter() - t0
+
+    out, _ = ask("what did we decide last time about the zorblax schema version?", "s1")
+    text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert CACHED in text and "team memory" in text and "alice" in text
+    out, _ = ask("what did we decide last time about the deployment pipeline?", "s2")
+    assert CACHED not in out
+    ev = [e for e in read_events(db.parent) if e.get("hook") == "user-prompt-submit"]
+    assert ev[0]["team"] == {"project_id": ev[0]["team"]["project_id"], "source": "cache", "items": 1}

@@ -14,11 +14,13 @@ from index import lazy_api
 if TYPE_CHECKING:
     from index.briefing.bundle import Item as Item
     from index.briefing.bundle import operator_context as operator_context
+    from index.briefing.bundle import quote as quote
     from index.briefing.bundle import safe_text as safe_text
     from index.briefing.continuation import Packet as Packet
     from index.briefing.continuation import continuation as continuation_packet
     from index.briefing.escalation import assess as assess
     from index.briefing.escalation import gather as gather_escalation
+    from index.briefing.prompt_recall import Recalled as Recalled
     from index.briefing.prompt_recall import (
         gather as gather_prompt_recall,
     )
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
     "Item": ("bundle", "Item"),
+    "Recalled": ("prompt_recall", "Recalled"),
+    "quote": ("bundle", "quote"),
     "Packet": ("continuation", "Packet"),
     "assess": ("escalation", "assess"),
     "continuation_packet": ("continuation", "continuation"),
@@ -49,6 +53,8 @@ _WHERE: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "Item",
+    "Recalled",
+    "quote",
     "Packet",
     "assess",
     "continuation_packet",
