@@ -279,7 +279,12 @@ def test_the_stop_hook_pushes_in_the_background(team: Team) -> None:
 
 def test_a_forgotten_session_never_leaves(team: Team) -> None:
     a = team.a
-    session_in(a.projects, team.cwd_a, "to-forget", ["from now on we always name the queues after the marmot team in this repo"])
+    session_in(
+        a.projects,
+        team.cwd_a,
+        "to-forget",
+        ["from now on we always name the queues after the marmot team in this repo"],
+    )
     run_index(a.db, [a.projects])
     listed = json.loads(a.run("team", "push", "--cwd", str(team.cwd_a), "--dry-run", "--json"))
     assert any("marmot" in i["dense_summary"] for i in listed)

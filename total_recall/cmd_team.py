@@ -144,6 +144,8 @@ def push(obj: Any, cwd: str | None, review: bool, dry_run: bool, quiet: bool, as
     try:
         n = send(cfg, pid.id, todo, ledger)
     except TeamError as exc:
+        if exc.status == 404:
+            fail(str(exc), f"ask an owner to run `total-recall server project add {pid.id}` and add you")
         fail(str(exc), "check `total-recall team status`")
     private = sum(1 for i in items if i.visibility == "private")
     res = {"project_id": pid.id, "sent": n, "private": private, "already_sent": len(items) - private - n}
