@@ -293,3 +293,23 @@ def test_a_forgotten_session_never_leaves(team: Team) -> None:
     assert not any("marmot" in json.dumps(i) for i in listed)
     a.run("team", "push", "--cwd", str(team.cwd_a))
     assert "marmot" not in server_text(team.dsn)
+
+
+def test_pull_lists_teammates_items_and_disable_stops_sharing(team: Team) -> None:
+    b = team.b
+    b.run("team", "login", team.url, input=team.tokens["bob"] + "\n")
+    b.run("team", "enable", "--cwd", str(team.cwd_b))
+    items = json.loads(b.run("team", "pull", "--cwd", str(team.cwd_b), "--json"))
+    assert items and all(i["created_by"] == "alice" for i in items)  # bob's own pushes are left out
+    found = json.loads(b.run("team", "pull", "--cwd", str(team.cwd_b), "-q", "tomllib", "--json"))
+    assert found and all("tomllib" in (i["title"] + i["dense_summary"]).lower() for i in found)
+    assert "alice:" in b.run("team", "pull", "--cwd", str(team.cwd_b))
+    b.run("team", "disable", "--cwd", str(team.cwd_b))
+    res = CliRunner().invoke(cli, ["--db", str(b.db), "team", "pull", "--cwd", str(team.cwd_b)])
+    assert res.exit_code != 0 and "team enable" in res.output
+    out, _ = b.hook(
+        "session-start",
+        {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(team.cwd_b), "session_id": "s-d"},
+    )
+    assert "Team memory" not in bundle(out)
+    b.run("team", "enable", "--cwd", str(team.cwd_b))
