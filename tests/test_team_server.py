@@ -524,3 +524,10 @@ def test_bad_logins_and_ids_are_client_errors(world: World) -> None:
         world.url + "/api/audit", params={"project_id": PA, "before": 10**30}, headers=h(world.alice)
     )
     assert r.status_code in (200, 422), r.text
+
+
+def test_an_unreachable_database_is_503_in_the_error_shape(tmp_path: object) -> None:
+    dsn = "host=/nonexistent-socket-dir port=1 user=x dbname=y connect_timeout=1"
+    with serve(create_app(ServerConfig(dsn=dsn, secret=SECRET, pool_timeout=0.5))) as url:
+        assert_error(httpx.get(url + "/api/health", timeout=10), 503)
+        assert_error(httpx.get(url + f"/api/projects/{PA}", headers=h("trt_x"), timeout=10), 503)

@@ -121,7 +121,11 @@ def create_app(config: ServerConfig) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         pool = ConnectionPool(
-            config.dsn, min_size=config.pool_min, max_size=config.pool_max, open=False, timeout=10
+            config.dsn,
+            min_size=config.pool_min,
+            max_size=config.pool_max,
+            open=False,
+            timeout=config.pool_timeout,
         )
         pool.open(wait=False)
         app.state.pool = pool

@@ -35,6 +35,7 @@ class ServerConfig:
     limits: Limits = Limits()
     pool_min: int = 2
     pool_max: int = 16
+    pool_timeout: float = 5.0  # seconds a request waits for a connection before a 503
 
 
 def server_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
