@@ -531,3 +531,18 @@ def test_an_unreachable_database_is_503_in_the_error_shape(tmp_path: object) -> 
     with serve(create_app(ServerConfig(dsn=dsn, secret=SECRET, pool_timeout=0.5))) as url:
         assert_error(httpx.get(url + "/api/health", timeout=10), 503)
         assert_error(httpx.get(url + f"/api/projects/{PA}", headers=h("trt_x"), timeout=10), 503)
+
+
+def test_concurrent_migrations_apply_each_step_once(postgres: Postgres) -> None:
+    import threading
+
+    dsn = postgres.new_database()
+    results: list[dict[str, object]] = []
+    threads = [threading.Thread(target=lambda: results.append(migrate(dsn))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(len(r["applied"]) for r in results) == [0, 0, 1]  # type: ignore[arg-type]
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone() == (1,)

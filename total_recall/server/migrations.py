@@ -82,7 +82,6 @@ CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log
 """
 
 MIGRATIONS: list[tuple[int, str]] = [(1, _V1)]
-LATEST = MIGRATIONS[-1][0]
 
 
 def vector_available(conn: psycopg.Connection) -> bool:
