@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from hooks.context import Ctx
@@ -62,6 +63,20 @@ def fetch_bounded(cfg: Any, project_id: str, timeout: float = TIMEOUT_S) -> tupl
     return read_cache(cfg.state, project_id), "cache: " + str(box["error"])
 
 
+def _isolated(fn: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
+    """Team memory never costs the hook its local answer: any failure is [] and a logged reason."""
+
+    def run(ctx: Ctx, *args: Any) -> list[Any]:
+        try:
+            return fn(ctx, *args)
+        except Exception as exc:  # noqa: BLE001 - logged in the hook's event record
+            ctx.rec["team_error"] = f"{type(exc).__name__}: {exc}"[:300]
+            return []
+
+    return run
+
+
+@_isolated
 def team_items(ctx: Ctx, cwd: str | None) -> list[Any]:
     """The SessionStart bundle's Team memory items ([] when the project is not opted in)."""
     from index.briefing import Item
@@ -85,6 +100,7 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
 
 
+@_isolated
 def prompt_items(ctx: Ctx, cwd: str | None, prompt: str) -> list[Any]:
     """Team items for UserPromptSubmit, from the local cache only (no network on every prompt): those
     sharing at least two content words with the prompt, best first, at most PROMPT_ITEMS."""

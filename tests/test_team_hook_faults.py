@@ -174,3 +174,16 @@ def test_user_prompt_submit_adds_matching_cached_team_items(tmp_path: Path) -> N
     assert CACHED not in out
     ev = [e for e in read_events(db.parent) if e.get("hook") == "user-prompt-submit"]
     assert ev[0]["team"] == {"project_id": ev[0]["team"]["project_id"], "source": "cache", "items": 1}
+
+
+def test_a_team_failure_never_costs_the_local_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hooks.context import Ctx
+    from hooks.team import prompt_items, team_items
+
+    def boom(*a: object) -> None:
+        raise RuntimeError("damaged team file")
+
+    monkeypatch.setattr("total_recall.team.config.load", boom)
+    ctx = Ctx("session-start", {}, tmp_path / "index.db", tmp_path, time.monotonic() + 3)
+    assert team_items(ctx, str(tmp_path)) == [] and "damaged team file" in ctx.rec["team_error"]
+    assert prompt_items(ctx, str(tmp_path), "what about the schema") == []
