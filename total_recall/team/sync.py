@@ -21,6 +21,7 @@ from total_recall.team.config import TeamConfig, project_file, read_json, write_
 from total_recall.team.http import call
 
 TITLE_CHARS = 140
+SUMMARY_CHARS = 4000  # well under the server's limit: one long memory must not block a push
 # Base relevance of each kind: what a teammate most needs first (bans and decisions), least (recaps).
 BASE = {
     "ban": 7.0,
@@ -75,7 +76,7 @@ def prepare(project_id: str, rows: Iterable[Shareable], private: set[str]) -> li
     out = []
     seen: set[str] = set()
     for s in rows:
-        summary = clean(s.content).strip()
+        summary = clip(clean(s.content).strip(), SUMMARY_CHARS)
         if not summary or s.key in seen:  # e.g. one prompt read as a correction by two extractors
             continue
         seen.add(s.key)
