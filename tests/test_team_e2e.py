@@ -313,3 +313,18 @@ def test_pull_lists_teammates_items_and_disable_stops_sharing(team: Team) -> Non
     )
     assert "Team memory" not in bundle(out)
     b.run("team", "enable", "--cwd", str(team.cwd_b))
+
+
+def test_login_with_a_password_stores_a_jwt_and_bad_credentials_are_one_line(
+    team: Team, tmp_path: Path
+) -> None:
+    m = machine(tmp_path / "m")
+    m.run("team", "login", team.url, "--user", "alice", input="alice-password\n")
+    cfg = load(m.db.parent)
+    assert cfg.token.count(".") == 2 and not cfg.token.startswith("trt_")  # a JWT, not the password
+    assert (m.db.parent / "team.json").stat().st_mode & 0o077 == 0  # private to the user
+    for args, stdin in ((["--user", "alice"], "wrong-password\n"), ([], "trt_not-a-token\n")):
+        res = CliRunner().invoke(cli, ["--db", str(m.db), "team", "login", team.url, *args], input=stdin)
+        assert res.exit_code != 0 and "401" in res.output and len(res.output.strip().splitlines()) == 1
+    res = CliRunner().invoke(cli, ["--db", str(m.db), "team", "login", "http://127.0.0.1:9"], input="trt_x\n")
+    assert res.exit_code != 0 and "cannot reach" in res.output
