@@ -6,7 +6,8 @@
   and the reason goes to `events.jsonl` through the hook's record. Nothing is printed about it.
 - UserPromptSubmit, when the policy recalls, adds up to two cached team items that share words with
   the prompt (the cache only: no network call on every prompt).
-- Stop starts a detached `total-recall team sync` (push, then refresh the cache) and returns at once.
+- Stop starts a detached `total-recall team sync` (push, then refresh the cache) and returns at once;
+  at most one per minute and project (Stop fires after every turn).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +25,7 @@ from hooks.context import Ctx
 TIMEOUT_S = 0.3
 TEAM_ITEMS = 5
 PROMPT_ITEMS = 2
+SYNC_EVERY_S = 60
 _WORD = re.compile(r"[a-z0-9_]{4,}")
 
 
@@ -131,8 +134,22 @@ def prompt_items(ctx: Ctx, cwd: str | None, prompt: str) -> list[Any]:
 
 def spawn_sync(ctx: Ctx, cwd: str | None) -> str:
     """Start `total-recall team sync` detached for an opted-in project; returns what happened."""
-    if _enabled(ctx, cwd) is None:
+    found = _enabled(ctx, cwd)
+    if found is None:
         return "off"
+    from total_recall.team.config import project_file
+
+    mark = project_file(ctx.state, found[1]).with_suffix(".sync")
+    try:  # Stop fires after every turn: one sync per SYNC_EVERY_S is plenty
+        if time.time() - mark.stat().st_mtime < SYNC_EVERY_S:
+            return "recent"
+    except OSError:
+        pass
+    try:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.touch()
+    except OSError:
+        return "failed"
     cmd = [sys.executable, "-m", "total_recall", "--db", str(ctx.db), "team", "sync", "--cwd", str(cwd)]
     try:
         subprocess.Popen(

@@ -187,3 +187,28 @@ def test_a_team_failure_never_costs_the_local_bundle(tmp_path: Path, monkeypatch
     ctx = Ctx("session-start", {}, tmp_path / "index.db", tmp_path, time.monotonic() + 3)
     assert team_items(ctx, str(tmp_path)) == [] and "damaged team file" in ctx.rec["team_error"]
     assert prompt_items(ctx, str(tmp_path), "what about the schema") == []
+
+
+def test_stop_starts_at_most_one_sync_a_minute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hooks.context import Ctx
+    from hooks.team import spawn_sync
+
+    started: list[list[str]] = []
+    real = subprocess.Popen
+
+    def popen(cmd: list[str], **kw: object) -> object:
+        if "sync" not in cmd:
+            return real(cmd, **kw)  # type: ignore[call-overload]  # e.g. `git config`
+        started.append(cmd)
+        return None
+
+    monkeypatch.setattr("subprocess.Popen", popen)
+    cwd = tmp_path / "repo"
+    cwd.mkdir()
+    pid = resolve_project_id(str(cwd), {})
+    assert pid is not None
+    ctx = Ctx("stop", {}, tmp_path / "index.db", tmp_path, time.monotonic() + 3)
+    assert spawn_sync(ctx, str(cwd)) == "off" and started == []  # not opted in
+    TeamConfig(tmp_path, "http://127.0.0.1:9", "trt_x", [pid.id]).save()
+    assert [spawn_sync(ctx, str(cwd)) for _ in range(3)] == ["spawned", "recent", "recent"]
+    assert len(started) == 1 and started[0][-4:] == ["team", "sync", "--cwd", str(cwd)]
