@@ -1,5 +1,5 @@
 """Stop and PostCompact: keep the index fresh with a detached incremental run (a full one if there
-is no index yet). Prints nothing."""
+is no index yet); Stop also starts a detached team sync for an opted-in project. Prints nothing."""
 
 from __future__ import annotations
 
@@ -11,4 +11,8 @@ def reindex(ctx: Ctx) -> str:
 
     first = not ctx.db.exists()
     ctx.rec["spawn"] = spawn_index(ctx.db, roots(ctx), full=first, jobs=2 if first else 1, trigger=ctx.event)
+    if ctx.event == "stop" and not first:
+        from hooks.team import spawn_sync
+
+        ctx.rec["team_sync"] = spawn_sync(ctx, ctx.str_field("cwd"))
     return ""

@@ -37,9 +37,10 @@ def session_start(ctx: Ctx) -> str:
         ctx.rec["packet_chars"] = len(packet_text)
         if packet_text:
             parts.append(packet_text)
+    from hooks.team import team_items
     from index.briefing import operator_context
 
-    bundle = operator_context(conn, cwd, budget=BUNDLE_BUDGET, session_id=sid)
+    bundle = operator_context(conn, cwd, budget=BUNDLE_BUDGET, session_id=sid, team=team_items(ctx, cwd))
     ctx.rec["bundle_chars"] = len(bundle.text)
     ctx.rec["dropped"] = bundle.dropped
     if bundle.text:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from typing import Any
 
 from detector.policy import (
     MAX_INJECTIONS,
@@ -108,7 +109,10 @@ def prompt_context(ctx: Ctx, connect: Callable[[], sqlite3.Connection], prompt: 
         budget = min(
             SEARCH_BUDGET_S, max(MIN_SEARCH_S, IN_HOOK_TARGET_S - (time.perf_counter() - ctx.started))
         )
-        text, keys, more = _recall(conn, prompt, cwd, sid, idents, state, ctx.deadline, esc, budget)
+        from hooks.team import prompt_items
+
+        team = prompt_items(ctx, cwd, prompt)
+        text, keys, more = _recall(conn, prompt, cwd, sid, idents, state, ctx.deadline, esc, budget, team)
         suppressors += more
     advance(state, prompt, decision, keys, now)
     write_json(path, state.to_json())
@@ -147,6 +151,7 @@ def _recall(
     deadline: float,
     esc: dict[str, object],
     search_budget: float,
+    team: list[Any] | None = None,
 ) -> tuple[str, list[str], list[str]]:
     from index.briefing import gather_prompt_recall as gather_items
     from index.briefing import render
@@ -162,6 +167,7 @@ def _recall(
         deadline=deadline,
         notes=notes,
     )
+    items += team or []  # teammates' items (hooks/team.py), after this machine's own memories
     kept_pairs, why = filter_items([(i.key, i.line) for i in items], prompt, state)
     why += notes
     kept_keys = {k for k, _ in kept_pairs}

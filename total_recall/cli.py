@@ -350,6 +350,8 @@ def _register() -> None:
         cmd_memories,
         cmd_metrics,
         cmd_refine,
+        cmd_server,
+        cmd_team,
         cmd_ui,
         cmd_vec,
     )
@@ -369,6 +371,8 @@ def _register() -> None:
     cmd_context.register(cli)
     cmd_refine.register(cli)
     cmd_ui.register(cli)
+    cmd_server.register(cli)
+    cmd_team.register(cli)
     register_mcp(cli)
 
 

@@ -12,12 +12,15 @@ from typing import TYPE_CHECKING
 from index import lazy_api
 
 if TYPE_CHECKING:
+    from index.briefing.bundle import Item as Item
     from index.briefing.bundle import operator_context as operator_context
+    from index.briefing.bundle import quote as quote
     from index.briefing.bundle import safe_text as safe_text
     from index.briefing.continuation import Packet as Packet
     from index.briefing.continuation import continuation as continuation_packet
     from index.briefing.escalation import assess as assess
     from index.briefing.escalation import gather as gather_escalation
+    from index.briefing.prompt_recall import Recalled as Recalled
     from index.briefing.prompt_recall import (
         gather as gather_prompt_recall,
     )
@@ -27,9 +30,14 @@ if TYPE_CHECKING:
     from index.briefing.prompt_recall import (
         render as render,
     )
+    from index.briefing.sharing import Shareable as Shareable
+    from index.briefing.sharing import shareable as shareable
 
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
+    "Item": ("bundle", "Item"),
+    "Recalled": ("prompt_recall", "Recalled"),
+    "quote": ("bundle", "quote"),
     "Packet": ("continuation", "Packet"),
     "assess": ("escalation", "assess"),
     "continuation_packet": ("continuation", "continuation"),
@@ -39,9 +47,14 @@ _WHERE: dict[str, tuple[str, str]] = {
     "operator_context": ("bundle", "operator_context"),
     "render": ("prompt_recall", "render"),
     "safe_text": ("bundle", "safe_text"),
+    "Shareable": ("sharing", "Shareable"),
+    "shareable": ("sharing", "shareable"),
 }
 
 __all__ = [
+    "Item",
+    "Recalled",
+    "quote",
     "Packet",
     "assess",
     "continuation_packet",
@@ -51,6 +64,8 @@ __all__ = [
     "operator_context",
     "render",
     "safe_text",
+    "Shareable",
+    "shareable",
 ]
 
 __getattr__ = lazy_api(__name__, _WHERE)

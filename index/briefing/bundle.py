@@ -40,6 +40,7 @@ SECTIONS = (
     ("bans", "Bans (never do)", 1),
     ("voice", "Operator's voice", 4),
     ("corrections", "Recent corrections", 2),
+    ("team", "Team memory (teammates' sessions)", 2),
     ("machines", "Machines", 5),
     ("sessions", "Last sessions here", 3),
 )
@@ -402,8 +403,10 @@ def operator_context(
     budget: int = 1800,
     now: datetime | None = None,
     session_id: str | None = None,
+    team: list[Item] | None = None,
 ) -> OperatorContext:
-    """The SessionStart bundle for `cwd` (None = no project: only operator-wide sections)."""
+    """The SessionStart bundle for `cwd` (None = no project: only operator-wide sections); `team` is
+    the Team memory section the hook fetched (issue 16), fitted within the same budget."""
     now = now or datetime.now(timezone.utc)
     cwd = stored_cwd(cwd)
     key = project_key(cwd) if cwd else None
@@ -416,6 +419,7 @@ def operator_context(
         "corrections": corrections(conn, key),
         "machines": machines(conn),
         "sessions": last_sessions(conn, key, exclude=session_id),
+        "team": list(team or []),
     }
     text, dropped = render(sections, budget)
     return OperatorContext(text, sections, cwd, key, budget, dropped)

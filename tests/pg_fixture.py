@@ -1,0 +1,122 @@
+"""A real PostgreSQL for the team server tests: initdb + pg_ctl into a temp dir (unix socket only,
+no TCP port), once per test session, with the machine's PostgreSQL binaries (scripts/test.sh installs
+them when missing). As root, the cluster runs as the `postgres` user (initdb refuses root). Each test
+module gets its own database; `serve` starts the FastAPI app on a loopback port in a thread."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+def _bindir() -> Path | None:
+    found = shutil.which("initdb")
+    if found:
+        return Path(found).parent
+    dirs = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda d: int(d.split("/")[-2]))
+    return Path(dirs[-1]) if dirs and (Path(dirs[-1]) / "initdb").exists() else None
+
+
+@dataclass
+class Postgres:
+    socket_dir: str
+    port: int
+
+    def dsn(self, dbname: str = "postgres") -> str:
+        return f"host={self.socket_dir} port={self.port} user=postgres dbname={dbname}"
+
+    def new_database(self) -> str:
+        import psycopg
+
+        name = "t_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return self.dsn(name)
+
+    def has_pgvector(self) -> bool:
+        import psycopg
+
+        with psycopg.connect(self.dsn()) as conn:
+            return (
+                conn.execute("SELECT 1 FROM pg_available_extensions WHERE name='vector'").fetchone()
+                is not None
+            )
+
+
+def _as_postgres(cmd: list[str]) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+@contextlib.contextmanager
+def temp_postgres() -> Iterator[Postgres]:
+    """A throw-away cluster (also used by bench/bench_team.py). Raises LookupError without binaries."""
+    bindir = _bindir()
+    if bindir is None:
+        raise LookupError("PostgreSQL binaries not found (scripts/test.sh installs the `postgresql` package)")
+    base = tempfile.mkdtemp(prefix="tr-pg-")
+    data, sock = os.path.join(base, "data"), os.path.join(base, "sock")
+    os.makedirs(sock)
+    if os.geteuid() == 0:
+        shutil.chown(base, "postgres")
+        shutil.chown(sock, "postgres")
+    port = 5432
+    initdb = [str(bindir / "initdb"), "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"]
+    subprocess.run(_as_postgres(initdb), check=True, capture_output=True, timeout=120)
+    opts = f"-k {sock} -p {port} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    start = [str(bindir / "pg_ctl"), "-D", data, "-o", opts, "-l", os.path.join(base, "log"), "-w", "start"]
+    try:
+        subprocess.run(_as_postgres(start), check=True, capture_output=True, timeout=120)
+        yield Postgres(sock, port)
+    finally:
+        stop = [str(bindir / "pg_ctl"), "-D", data, "-m", "immediate", "stop"]
+        subprocess.run(_as_postgres(stop), capture_output=True, timeout=60)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    try:
+        with temp_postgres() as pg:
+            yield pg
+    except LookupError as exc:
+        pytest.skip(str(exc))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serve(app: object) -> Iterator[str]:
+    """Run an ASGI app with uvicorn on a loopback port in a thread; yields its base URL."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))  # type: ignore[arg-type]
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
