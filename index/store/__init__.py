@@ -43,6 +43,11 @@ if TYPE_CHECKING:
     from index.store.filters import BadFilter as BadFilter
     from index.store.filters import Filters as Filters
     from index.store.filters import parse_since as parse_since
+    from index.store.filters import parse_ts as parse_ts
+    from index.store.filters import SINCE_HELP as SINCE_HELP
+    from index.store.filters import since_day as since_day
+    from index.store.filters import zone as zone
+    from index.store.textstore import split_marks as split_marks
     from index.store.fts_query import Query as Query
     from index.store.ingest import run_index as run_index
     from index.store.lock import LOCK_NAME as LOCK_NAME
@@ -110,6 +115,11 @@ _WHERE: dict[str, tuple[str, str]] = {
     "open_failure": ("db", "open_failure"),
     "open_reader": ("db", "open_reader"),
     "parse_since": ("filters", "parse_since"),
+    "parse_ts": ("filters", "parse_ts"),
+    "SINCE_HELP": ("filters", "SINCE_HELP"),
+    "since_day": ("filters", "since_day"),
+    "zone": ("filters", "zone"),
+    "split_marks": ("textstore", "split_marks"),
     "promote": ("memories", "promote"),
     "reapply": ("manage", "reapply"),
     "register_vectors": ("plugins", "register_vectors"),
