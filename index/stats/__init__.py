@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         topics as topics,
     )
     from index.stats.metrics_health import health as health
+    from index.stats.metrics_health import hook_stats as hook_stats
     from index.stats.metrics_health import indexed_files_by_root as indexed_files_by_root
     from index.stats.pricing import BadRate as BadRate
     from index.stats.pricing import load_catalog as load_catalog
@@ -44,6 +45,12 @@ if TYPE_CHECKING:
         inspect_session as inspect_session,
     )
     from index.stats.queries import (
+        project_keys as project_keys,
+    )
+    from index.stats.queries import (
+        recent_sessions as recent_sessions,
+    )
+    from index.stats.queries import (
         status as status,
     )
 
@@ -56,8 +63,11 @@ _WHERE: dict[str, tuple[str, str]] = {
     "find_session": ("queries", "find_session"),
     "has_messages": ("queries", "has_messages"),
     "health": ("metrics_health", "health"),
+    "hook_stats": ("metrics_health", "hook_stats"),
     "indexed_files_by_root": ("metrics_health", "indexed_files_by_root"),
     "inspect_session": ("queries", "inspect_session"),
+    "project_keys": ("queries", "project_keys"),
+    "recent_sessions": ("queries", "recent_sessions"),
     "load_catalog": ("pricing", "load_catalog"),
     "status": ("queries", "status"),
     "summary": ("metrics", "summary"),
