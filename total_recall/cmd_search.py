@@ -217,7 +217,7 @@ def sessions(
             Col("project", style="cyan"),
             Col("title", wrap=True),
             Col("size", right=True),
-            Col("id", style="dim"),
+            Col("id", style="dim", clip=8),
         ],
         [[when(r["last_ts"]), label(r["project"]), r["title"], size(r["bytes"]), r["session_id"]] for r in rows],
         fmt,
@@ -284,7 +284,10 @@ def _inspect_lines(d: dict[str, Any], project: str) -> list[str]:
         out += ["", "tools: " + ", ".join(f"{t} {n:,}" for t, n in d["tools"].items())]
     out += ["", f"extractions ({len(d['extractions'])}):"]
     out += [f"  {(e['ts'] or '')[:10]}  {e['kind']:<18} {e['content']}" for e in d["extractions"]] or ["  none"]
-    out += ["", f"files ({len(d['files'])}):"] + [f"  {p}" for p in d["files"]]
+    edits = d["files_edited"]
+    out += ["", f"files edited ({len(edits)}):"] + [f"  {p} ({plural(n, 'edit')})" for p, n in edits.items()]
+    if len(d["files"]) > 1:
+        out += ["", f"transcript files ({len(d['files'])}):"] + [f"  {p}" for p in d["files"]]
     shown = [m for m in d["messages"] if (m["text"] or "").strip()]
     empty = len(d["messages"]) - len(shown)
     total = d["conversation_messages"]

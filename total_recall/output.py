@@ -169,11 +169,12 @@ def confirm(question: str, yes: bool) -> None:
     fail(f"{question.rstrip('?')}: not confirmed", "re-run with --yes to confirm")
 
 
-def console() -> Any:
-    """A rich console on the unfiltered stdout (its own styles must pass): give it only `cell`s."""
+def console(styles: bool = True) -> Any:
+    """A rich console on the unfiltered stdout (its own styles must pass): give it only `cell`s.
+    `styles=False`: no escape sequences at all (no colour, no bold)."""
     from rich.console import Console
 
-    return Console(file=_raw(sys.stdout))
+    return Console(file=_raw(sys.stdout), **({} if styles else {"color_system": None}))
 
 
 def cell(value: Any) -> Any:

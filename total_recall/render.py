@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 import click
 
+from lib.text import clip
 from total_recall.output import cell, console, emit_json, is_tty, safe
 
 FORMATS = ("table", "tsv", "csv", "json")
@@ -64,8 +65,10 @@ class Col:
     header: str
     key: str = ""  # the row key (rows given as dicts) and the JSON field; default: the header
     right: bool = False  # numbers: right-aligned in a table
-    wrap: bool = False  # the one long text column that folds to fit the width
+    wrap: bool = False  # the one long text column that takes the width left: clipped to it with "…"
+    fold: bool = False  # …or, for a wrap column, folded onto more lines
     style: str = ""  # rich style on a terminal (e.g. "dim", "cyan")
+    clip: int = 0  # in a table, at most this many characters (e.g. an id's first 8: prefixes work)
 
     @property
     def field(self) -> str:
@@ -125,25 +128,31 @@ def _rich_table(cols: Sequence[Col], cells: list[list[str]], title: str) -> None
     from rich.table import Table
 
     t = Table(title=title or None, box=None, title_justify="left", header_style="bold", pad_edge=False)
-    for c in cols:
+    cells = [[x[: c.clip] if c.clip else x for x, c in zip(r, cols)] for r in cells]
+    widths = [max([len(c.header)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
+    c_out = out()
+    left = c_out.width - sum(w for w, c in zip(widths, cols) if not c.wrap) - 2 * (len(cols) - 1)
+    for i, c in enumerate(cols):
+        if c.wrap and not c.fold:
+            room = max(left, 3)
+            cells = [[clip(x, room) if j == i else x for j, x in enumerate(r)] for r in cells]
         t.add_column(
             c.header,
             justify="right" if c.right else "left",
             no_wrap=not c.wrap,
             overflow="fold" if c.wrap else "ellipsis",
+            width=None if c.wrap else widths[i],
             ratio=1 if c.wrap else None,
             style=c.style or None,
         )
     for r in cells:
         t.add_row(*map(cell, r))
-    out().print(t)
+    c_out.print(t)
 
 
 def out() -> Any:
     """The console for human output: the terminal's width, colour only when `color_wanted`."""
-    c = console()
-    c.no_color = not color_wanted()
-    return c
+    return console(styles=color_wanted())
 
 
 def highlight(marked: str, terms: list[str]) -> Any:

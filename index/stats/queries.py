@@ -12,6 +12,7 @@ from index.store.plugins import vectors
 from index.store.schema import SCHEMA_VERSION, current_version
 from index.store.textstore import unpack
 from lib.discovery import key_path
+from lib.model import EDIT_TOOLS
 
 
 def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
@@ -127,6 +128,14 @@ def inspect_session(
             """SELECT tool_name, count(*) FROM messages WHERE session_id=? AND kind='tool_use'
                AND tool_name IS NOT NULL GROUP BY tool_name ORDER BY count(*) DESC, tool_name""",
             (session_id,),
+        ).fetchall()
+    )
+    out["files_edited"] = dict(
+        conn.execute(
+            f"""SELECT tool_target, count(*) FROM messages WHERE session_id=? AND kind='tool_use'
+                AND tool_name IN ({",".join("?" * len(EDIT_TOOLS))}) AND tool_target IS NOT NULL
+                GROUP BY tool_target ORDER BY min(id)""",
+            (session_id, *EDIT_TOOLS),
         ).fetchall()
     )
     out["off_main_branch"] = conn.execute(
