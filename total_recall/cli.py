@@ -23,7 +23,16 @@ from index.store import (
 from lib.paths import db_path
 from lib.text import clip
 from total_recall.options import json_option
-from total_recall.output import checked_roots, console, emit_json, fail, json_errors, json_wanted, label, terminal_safe
+from total_recall.output import (
+    checked_roots,
+    console,
+    emit_json,
+    fail,
+    json_errors,
+    json_wanted,
+    label,
+    terminal_safe,
+)
 from total_recall.render import duration, plural, size
 from vec import register as register_vectors
 from vec.store import VecError
@@ -186,13 +195,13 @@ def _register() -> None:
     from total_recall import (
         cmd_context,
         cmd_doctor,
-        cmd_search,
-        cmd_shell,
         cmd_install,
         cmd_manage,
         cmd_memories,
         cmd_metrics,
         cmd_refine,
+        cmd_search,
+        cmd_shell,
         cmd_vec,
     )
     from total_recall.cmd_eval import eval_group
@@ -211,7 +220,13 @@ def _register() -> None:
     cmd_context.register(cli)
     cmd_refine.register(cli)
     register_mcp(cli)
-    for cmd in (cmd_search.search, cmd_search.sessions, cmd_search.inspect, cmd_doctor.status, cmd_doctor.doctor):
+    for cmd in (
+        cmd_search.search,
+        cmd_search.sessions,
+        cmd_search.inspect,
+        cmd_doctor.status,
+        cmd_doctor.doctor,
+    ):
         cli.add_command(cmd)
     cmd_shell.register(cli)
 

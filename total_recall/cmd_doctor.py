@@ -187,7 +187,9 @@ def _disk_check(db: Path) -> dict[str, Any]:
     folder = next((p for p in [db.parent, *db.parents] if p.exists()), Path("/"))
     free = shutil.disk_usage(folder).free
     if free < LOW_DISK:
-        return _check("disk space", "fail", f"{size(free)} free at {folder}", "free some space before indexing")
+        return _check(
+            "disk space", "fail", f"{size(free)} free at {folder}", "free some space before indexing"
+        )
     return _check("disk space", "ok", f"{size(free)} free at {folder}")
 
 

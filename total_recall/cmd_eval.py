@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from total_recall.options import json_option
 from total_recall.output import emit_json, fail, read_jsonl
 
 
@@ -70,7 +71,7 @@ def _provenance(paths: tuple[str, ...]) -> dict[str, str]:
     show_default=True,
     help="auto: rank as `search` does; fts: full-text only; hybrid: FTS + vectors; both: compare.",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def retrieval(
     obj: object,

@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from lib.paths import data_dir, state_dir
+from total_recall.options import json_option
 from total_recall.output import emit_json, fail
 
 PLUGIN = "total-recall"
@@ -178,7 +179,7 @@ def check_path(link_bin: Path | None) -> dict[str, Any]:
     type=click.Path(file_okay=False, path_type=Path),
     help="Symlink `total-recall` into this directory (e.g. ~/.local/bin) if PATH lacks it.",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def install(
     obj: Any,
@@ -242,7 +243,7 @@ def install(
 @click.option("--claude", "claude_bin", help="Path of the claude CLI (default: `claude` on PATH).")
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True)
 @click.option("--purge", is_flag=True, help="Also delete the plugin's data directory ($CLAUDE_PLUGIN_DATA).")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, as_json: bool) -> None:
     """Remove the Claude Code plugin (the index and its transcripts are left alone)."""
@@ -272,7 +273,7 @@ def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, as_json
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def adaptive(obj: Any, as_json: bool) -> None:
     """Precision of the prompt-recall policy, measured from the hooks' recorded outcomes."""

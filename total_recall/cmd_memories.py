@@ -10,6 +10,7 @@ import click
 
 from index.store import PROMOTABLE
 from total_recall.cmd_manage import wait_option
+from total_recall.options import json_option
 from total_recall.output import emit_json, fail, short
 
 
@@ -21,7 +22,7 @@ from total_recall.output import emit_json, fail, short
 )
 @click.option("--cwd", help="Project directory for typed text (default: the current one).")
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def promote(
     obj: Any,
@@ -58,7 +59,7 @@ def promote(
 @click.command()
 @click.argument("memory_id", type=int)
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def unpromote(obj: Any, memory_id: int, wait: float, as_json: bool) -> None:
     """Undo a promotion; for a memory mined from your sessions, remove it for good (a demotion)."""
@@ -88,7 +89,7 @@ def memories_group() -> None:
 
 @memories_group.command(name="list")
 @click.option("--mined", is_flag=True, help="Also list durable memories mined from your sessions (with ids).")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def list_memories(obj: Any, mined: bool, as_json: bool) -> None:
     """Promoted memories (ids for `unpromote`), demoted ones and forgotten sessions."""

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from total_recall.cmd_manage import wait_option
+from total_recall.options import json_option
 from total_recall.output import emit_json, fail, short
 
 
@@ -24,7 +25,7 @@ from total_recall.output import emit_json, fail, short
 )
 @click.option("--dry-run", is_flag=True, help="Print what would be sent; call nothing, write nothing.")
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def refine(
     obj: Any,

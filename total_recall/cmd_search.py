@@ -90,7 +90,9 @@ def search(
     from index.store import Filters, open_reader
     from total_recall.options import since as read_since
 
-    f = Filters(project=project, cwd=cwd, since=read_since(since, tz_name), role=role, kind=kind, session=session)
+    f = Filters(
+        project=project, cwd=cwd, since=read_since(since, tz_name), role=role, kind=kind, session=session
+    )
     conn = open_reader(obj.db)
     text = " ".join(query)
     hybrid = {"auto": None, "fts": False, "hybrid": True}[mode]
@@ -123,7 +125,10 @@ def search(
     else:
         emit_rows(
             [Col("time"), Col("project"), Col("session"), Col("kind"), Col("text")],
-            [[when(h.ts), label(h.project), h.session_id, f"{h.role}/{h.kind}", _plain(h.snippet, text)] for h in hits],
+            [
+                [when(h.ts), label(h.project), h.session_id, f"{h.role}/{h.kind}", _plain(h.snippet, text)]
+                for h in hits
+            ],
             fmt,
         )
     if not hits:
@@ -219,7 +224,10 @@ def sessions(
             Col("size", right=True),
             Col("id", style="dim", clip=8),
         ],
-        [[when(r["last_ts"]), label(r["project"]), r["title"], size(r["bytes"]), r["session_id"]] for r in rows],
+        [
+            [when(r["last_ts"]), label(r["project"]), r["title"], size(r["bytes"]), r["session_id"]]
+            for r in rows
+        ],
         fmt,
         json_data=[dict(r, resume=resume_line(r["cwd"], r["session_id"])) for r in rows],
     )
@@ -283,7 +291,9 @@ def _inspect_lines(d: dict[str, Any], project: str) -> list[str]:
     if d["tools"]:
         out += ["", "tools: " + ", ".join(f"{t} {n:,}" for t, n in d["tools"].items())]
     out += ["", f"extractions ({len(d['extractions'])}):"]
-    out += [f"  {(e['ts'] or '')[:10]}  {e['kind']:<18} {e['content']}" for e in d["extractions"]] or ["  none"]
+    out += [f"  {(e['ts'] or '')[:10]}  {e['kind']:<18} {e['content']}" for e in d["extractions"]] or [
+        "  none"
+    ]
     edits = d["files_edited"]
     out += ["", f"files edited ({len(edits)}):"] + [f"  {p} ({plural(n, 'edit')})" for p, n in edits.items()]
     if len(d["files"]) > 1:
@@ -300,7 +310,9 @@ def _inspect_lines(d: dict[str, Any], project: str) -> list[str]:
     for m in shown:
         who = "you" if m["kind"] == "prompt" else m["role"] if m["kind"] == "text" else m["kind"]
         body = m["text"].strip().replace("\n", "\n      ")
-        out.append(f"  {(m['ts'] or '')[:16].replace('T', ' ')}  {who}{'' if m['on_main'] else ' (abandoned branch)'}")
+        out.append(
+            f"  {(m['ts'] or '')[:16].replace('T', ' ')}  {who}{'' if m['on_main'] else ' (abandoned branch)'}"
+        )
         out.append(f"      {body}")
     return out
 

@@ -34,7 +34,10 @@ EXAMPLES: dict[str, list[str]] = {
         "total-recall eval retrieval --gold gold.jsonl",
         "total-recall eval retrieval --gold gold.jsonl --mode both   # needs `total-recall vec backfill` first",
     ],
-    "export": ["total-recall export 1a2b3c4d > session.md", "total-recall export 1a2b3c4d --format jsonl --tools"],
+    "export": [
+        "total-recall export 1a2b3c4d > session.md",
+        "total-recall export 1a2b3c4d --format jsonl --tools",
+    ],
     "forget": ["total-recall forget 1a2b3c4d", "total-recall forget --project old-client --yes"],
     "index": ["total-recall index", "total-recall index --projects-root ~/.claude/projects --full"],
     "inspect": ["total-recall inspect 1a2b3c4d", "total-recall inspect 1a2b3c4d --json | jq .tools"],
@@ -49,7 +52,10 @@ EXAMPLES: dict[str, list[str]] = {
     ],
     "metrics health": ["total-recall metrics health", "total-recall metrics health --no-scan --json"],
     "metrics rates": ["total-recall metrics rates", "total-recall metrics rates --rate my-model=3/15"],
-    "metrics sessions": ["total-recall metrics sessions --by cost -n 5", "total-recall metrics sessions --since yesterday"],
+    "metrics sessions": [
+        "total-recall metrics sessions --by cost -n 5",
+        "total-recall metrics sessions --since yesterday",
+    ],
     "metrics summary": ["total-recall metrics summary", "total-recall metrics summary --since 3mo --json"],
     "metrics topics": ["total-recall metrics topics --since 2w"],
     "profile": ["total-recall profile voice", "total-recall profile workflow --json"],
@@ -59,7 +65,10 @@ EXAMPLES: dict[str, list[str]] = {
     ],
     "rebuild": ["total-recall rebuild", "total-recall rebuild --yes   # in a script"],
     "recall": ["total-recall recall auth tokens", "total-recall recall --kind ban,correction --since 1mo"],
-    "refine": ["total-recall refine --model qwen2.5:7b --dry-run", "total-recall refine --model qwen2.5:7b --limit 50"],
+    "refine": [
+        "total-recall refine --model qwen2.5:7b --dry-run",
+        "total-recall refine --model qwen2.5:7b --limit 50",
+    ],
     "search": [
         "total-recall search sqlite busy timeout",
         "total-recall search --sessions --since 2w migration",
@@ -78,7 +87,10 @@ EXAMPLES: dict[str, list[str]] = {
     "vec": ["total-recall vec backfill", "total-recall vec search 'flaky test'"],
     "vec backfill": ["total-recall vec backfill"],
     "vec rebuild": ["total-recall vec rebuild"],
-    "vec search": ["total-recall vec search how did we fix the login loop", "total-recall vec search --kind session auth"],
+    "vec search": [
+        "total-recall vec search how did we fix the login loop",
+        "total-recall vec search --kind session auth",
+    ],
     "vec status": ["total-recall vec status", "total-recall vec status --json"],
     "version": ["total-recall version", "total-recall --version"],
 }

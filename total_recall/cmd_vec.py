@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from total_recall.cmd_manage import wait_option
+from total_recall.options import json_option
 from total_recall.output import console, emit_json, fail, short
 
 
@@ -69,7 +70,7 @@ def vec_group() -> None:
 
 
 @vec_group.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def status(obj: Any, as_json: bool) -> None:
     """Whether vectors are available, which model is configured, and what the store holds."""
@@ -120,7 +121,7 @@ def status(obj: Any, as_json: bool) -> None:
 
 @vec_group.command()
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def backfill(obj: Any, wait: float, as_json: bool) -> None:
     """Embed what the index gained since the last backfill (creates the store the first time)."""
@@ -136,7 +137,7 @@ def backfill(obj: Any, wait: float, as_json: bool) -> None:
 
 @vec_group.command()
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def rebuild(obj: Any, wait: float, as_json: bool) -> None:
     """Drop the vector store and embed everything again with the configured model."""
@@ -164,10 +165,11 @@ def rebuild(obj: Any, wait: float, as_json: bool) -> None:
     type=click.Choice(["message", "extraction", "session"]),
     help="Restrict to these sources (repeatable; default all).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def search(obj: Any, query: tuple[str, ...], limit: int, kinds: tuple[str, ...], as_json: bool) -> None:
-    """Vector-only (semantic) search: nearest messages, extractions and session titles."""
+    """Vector-only (semantic) search: nearest messages, extractions and session titles. Exits 1 when
+    nothing is found."""
     from index.store import open_reader
     from vec.hybrid import semantic
     from vec.store import KINDS
@@ -177,9 +179,12 @@ def search(obj: Any, query: tuple[str, ...], limit: int, kinds: tuple[str, ...],
     hits = _run_with_bar(True, "", lambda _: semantic(conn, " ".join(query), limit, kinds or KINDS))
     if as_json:
         emit_json(hits)
-        return
     if not hits:
-        click.echo("no matches")
+        from total_recall.cmd_search import nothing
+
+        nothing("no matches", "try other words, or `total-recall vec backfill` to embed what is new")
+    if as_json:
+        return
     for h in hits:
         click.echo(
             f"{h['similarity']:.3f}  {(h['ts'] or '')[:10]}  {h['session_id'][:8]}  {h['ref_kind']}/{h['kind']}: "

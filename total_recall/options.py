@@ -14,7 +14,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 SINCE = "Only activity since: " + SINCE_HELP
 
 json_option = click.option(
-    "--json", "as_json", is_flag=True, help="Print exactly one JSON document (errors too: {\"error\": …})."
+    "--json", "as_json", is_flag=True, help='Print exactly one JSON document (errors too: {"error": …}).'
 )
 project_option = click.option(
     "--project", help="Only this project: its path, or part of it (e.g. the repository's name)."
@@ -37,7 +37,9 @@ def since(value: str | None, tz_name: str | None) -> str | None:
     return parse_since(value, tz=zone(tz_name))
 
 
-def kinds_choice(allowed: tuple[str, ...]) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+def kinds_choice(
+    allowed: tuple[str, ...],
+) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
     """A callback validating a comma-separated list of kinds (a usage error names the accepted ones)."""
 
     def check(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

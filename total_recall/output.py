@@ -174,7 +174,7 @@ def console(styles: bool = True) -> Any:
     `styles=False`: no escape sequences at all (no colour, no bold)."""
     from rich.console import Console
 
-    return Console(file=_raw(sys.stdout), **({} if styles else {"color_system": None}))
+    return Console(file=_raw(sys.stdout), color_system="auto" if styles else None)
 
 
 def cell(value: Any) -> Any:

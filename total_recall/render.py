@@ -91,8 +91,10 @@ def text_of(value: Any) -> str:
         return f"{value:,}"
     if isinstance(value, Mapping):
         return ", ".join(f"{k}={text_of(v)}" for k, v in value.items())
-    if isinstance(value, (list, tuple, set)):
-        return ", ".join(text_of(v) for v in value)
+    if isinstance(value, (list, tuple, set)):  # pairs like [["ex", 166], …] read "ex 166, …"
+        return ", ".join(
+            " ".join(map(text_of, v)) if isinstance(v, (list, tuple)) else text_of(v) for v in value
+        )
     return str(value)
 
 

@@ -181,7 +181,9 @@ def recent_sessions(
     """The most recent sessions (by last activity) matching project/cwd filters, activity since `since`
     and `text` in the title or first prompt; with the transcript's size."""
     cond, args = where.sql(m="s", s="s")
-    extra = [c for c, on in (("s.last_ts >= ?", since), ("(s.title LIKE ? OR s.first_prompt LIKE ?)", text)) if on]
+    extra = [
+        c for c, on in (("s.last_ts >= ?", since), ("(s.title LIKE ? OR s.first_prompt LIKE ?)", text)) if on
+    ]
     args += [a for a in (since,) if a] + ([f"%{text}%"] * 2 if text else [])
     sql_where = " AND ".join([c for c in [cond, *extra] if c]) or "1"
     cols = ("session_id", "project", "cwd", "title", "first_ts", "last_ts", "messages", "prompts", "bytes")
@@ -229,4 +231,6 @@ def has_messages(conn: sqlite3.Connection) -> bool:
 
 def project_keys(conn: sqlite3.Connection) -> list[str]:
     """Every project key the index holds (for labels that tell them apart)."""
-    return [r[0] for r in conn.execute("SELECT DISTINCT project_key FROM sessions WHERE project_key IS NOT NULL")]
+    return [
+        r[0] for r in conn.execute("SELECT DISTINCT project_key FROM sessions WHERE project_key IS NOT NULL")
+    ]

@@ -40,14 +40,13 @@ if TYPE_CHECKING:
     from index.store.db import (
         open_reader as open_reader,
     )
+    from index.store.filters import SINCE_HELP as SINCE_HELP
     from index.store.filters import BadFilter as BadFilter
     from index.store.filters import Filters as Filters
     from index.store.filters import parse_since as parse_since
     from index.store.filters import parse_ts as parse_ts
-    from index.store.filters import SINCE_HELP as SINCE_HELP
     from index.store.filters import since_day as since_day
     from index.store.filters import zone as zone
-    from index.store.textstore import split_marks as split_marks
     from index.store.fts_query import Query as Query
     from index.store.ingest import run_index as run_index
     from index.store.lock import LOCK_NAME as LOCK_NAME
@@ -85,6 +84,7 @@ if TYPE_CHECKING:
     )
     from index.store.scope import BadScope as BadScope
     from index.store.scope import stored_cwd as stored_cwd
+    from index.store.textstore import split_marks as split_marks
     from index.store.tx import transaction as transaction
     from index.store.userstate import PROMOTABLE as PROMOTABLE
     from index.store.userstate import load as load

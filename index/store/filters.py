@@ -61,12 +61,15 @@ def zone(name: str | None) -> tzinfo:
     from dateutil import tz
 
     if not name or name.lower() == "local":
-        return tz.tzlocal()
+        local: tzinfo = tz.tzlocal()
+        return local
     if name.upper() in ("UTC", "Z"):
         return timezone.utc
-    found = tz.gettz(name)
+    found: tzinfo | None = tz.gettz(name)
     if found is None:
-        raise BadFilter(f"--timezone {name!r} is not a known zone: use local, UTC or a name like Europe/Paris")
+        raise BadFilter(
+            f"--timezone {name!r} is not a known zone: use local, UTC or a name like Europe/Paris"
+        )
     return found
 
 
