@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -65,7 +66,7 @@ class _Group(click.Group):
         except (IndexError_, BadFilter, VecError, PermissionError, sqlite3.Error) as exc:
             if getattr(ctx.obj, "verbose", False):  # the parsed --verbose of this command line
                 raise
-            fail(*_explain(exc, getattr(ctx.obj, "db", None) or db_path(None)))
+            fail(*_explain(exc, getattr(ctx.obj, "db", None) or db_path(None)), kind=_kind(exc))
 
 
 def _explain(exc: Exception, db: Path) -> tuple[str, str]:
@@ -80,6 +81,14 @@ def _explain(exc: Exception, db: Path) -> tuple[str, str]:
     else:
         return str(exc), getattr(exc, "fix", "")
     return str(err), err.fix
+
+
+def _kind(exc: Exception) -> str:
+    """The JSON error code of an exception: its class in snake case (`IndexMissing` -> index_missing)."""
+    if isinstance(exc, PermissionError):
+        return "permission_denied"
+    name = type(exc).__name__.rstrip("_")
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ _ALIASES = {
     "sec": "s", "second": "s", "mins": "min", "minute": "min", "hr": "h", "hour": "h", "day": "d",
     "wk": "w", "week": "w", "mon": "mo", "month": "mo", "yr": "y", "year": "y",
 }  # fmt: skip
-SINCE_HELP = "7d, 12h, 2w, 3mo, 1y, today, yesterday or an ISO date like 2026-10-01."
+SINCE_HELP = "a duration like 7d, 12h, 2w, 3mo or 1y; today; yesterday; or an ISO date like 2026-10-01."
 
 
 def parse_ts(ts: str | None) -> datetime | None:
