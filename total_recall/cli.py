@@ -34,7 +34,7 @@ from total_recall.output import (
     label,
     terminal_safe,
 )
-from total_recall.render import duration, plural, size
+from total_recall.render import duration, plural, say, size
 from vec import register as register_vectors
 from vec.store import VecError
 
@@ -180,7 +180,7 @@ def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: 
         emit_json(report.to_json())
         return
     bad = sum(report.bad_lines.values())
-    click.echo(
+    say(
         f"indexed {plural(report.files - report.files_unchanged, 'changed file')} "
         f"({report.files_unchanged:,} unchanged), {plural(report.records, 'record')}, "
         f"+{plural(report.messages_added, 'message')}, +{plural(report.extractions_added, 'extraction')}, "

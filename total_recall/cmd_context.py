@@ -37,7 +37,7 @@ def context(obj: Any, cwd: str | None, budget: int, as_json: bool) -> None:
     if as_json:
         emit_json(ctx.to_json())
     else:
-        click.echo(ctx.text or "(nothing remembered for this project yet)")
+        say(ctx.text or "(nothing remembered for this project yet)")
 
 
 @click.command()

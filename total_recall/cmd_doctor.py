@@ -85,7 +85,7 @@ def doctor(obj: Any, as_json: bool) -> None:
             c.print(
                 f"{mark[ch['status']]:<4}  {escape(ch['check'])}: {escape(safe(ch['detail']))}{fix}",
                 highlight=False,
-                soft_wrap=True,
+                overflow="fold",
             )
     if failed:
         raise click.exceptions.Exit(1)

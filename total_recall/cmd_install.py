@@ -25,6 +25,7 @@ import click
 from lib.paths import data_dir, state_dir
 from total_recall.options import json_option
 from total_recall.output import emit_json, fail
+from total_recall.render import say
 
 PLUGIN = "total-recall"
 MARKETPLACE = "total-recall"
@@ -223,8 +224,8 @@ def install(
     if as_json:
         emit_json(result)
         return
-    click.echo(f"installed {PLUGIN_ID} ({result['method']}, scope {scope}) from {dest}")
-    click.echo(f"index used by hooks and MCP: {result['index']}")
+    say(f"installed {PLUGIN_ID} ({result['method']}, scope {scope}) from {dest}")
+    say(f"index used by hooks and MCP: {result['index']}")
     pc = result["path_check"]
     if not pc["ok"]:
         where = Path(pc["executable"]).parent if pc["executable"] else "the venv's bin directory"
@@ -234,9 +235,7 @@ def install(
             err=True,
         )
     if not obj.db.exists():
-        click.echo(
-            "no index yet: the first session builds it in the background (or run `total-recall index`)"
-        )
+        say("no index yet: the first session builds it in the background (or run `total-recall index`)")
 
 
 @click.command()
@@ -269,7 +268,7 @@ def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, as_json
     if as_json:
         emit_json(result)
         return
-    click.echo(f"uninstalled {PLUGIN_ID}; the index at {obj.db} is kept (delete it yourself if you want)")
+    say(f"uninstalled {PLUGIN_ID}; the index at {obj.db} is kept (delete it yourself if you want)")
 
 
 @click.command()
@@ -288,26 +287,24 @@ def adaptive(obj: Any, as_json: bool) -> None:
     def pct(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.0%}"
 
-    click.echo(
+    say(
         f"prompts seen: {rep['prompts']}, recall injected on {rep['fired']} ({pct(rep['fire_rate'])}), "
         f"avg {rep['avg_injected_chars']} chars"
     )
-    click.echo(
+    say(
         f"precision: {pct(rep['precision'])} of {rep['judged_injections']} judged injections were useful "
         "(next prompt neither a correction nor a repeat)"
     )
-    click.echo(
-        f"misses: {pct(rep['miss_rate'])} of {rep['judged_skips']} skipped prompts were followed by one"
-    )
+    say(f"misses: {pct(rep['miss_rate'])} of {rep['judged_skips']} skipped prompts were followed by one")
     for reason, r in rep["per_trigger"].items():
-        click.echo(f"  {reason:28s} {r['useful']}/{r['judged']} useful ({pct(r['precision'])})")
+        say(f"  {reason:28s} {r['useful']}/{r['judged']} useful ({pct(r['precision'])})")
     for hook, h in rep["hooks"].items():
-        click.echo(
+        say(
             f"hook {hook:20s} runs {h['runs']:6d}  errors {h['errors']:4d}  p50 {h['p50_ms']} ms  "
             f"p95 {h['p95_ms']} ms"
         )
     for line in rep["advice"]:
-        click.echo(f"advice: {line}")
+        say(f"advice: {line}")
 
 
 def register(cli: click.Group) -> None:

@@ -11,7 +11,7 @@ import click
 
 from total_recall.options import json_option, yes_option
 from total_recall.output import checked_roots, confirm, emit_json, fail, json_text
-from total_recall.render import duration, plural, text_of
+from total_recall.render import duration, plural, say, text_of
 
 wait_option = click.option(
     "--wait",
@@ -50,7 +50,7 @@ def forget(obj: Any, session: str | None, project: str | None, yes: bool, wait: 
     if as_json:
         emit_json({**counts, "session_ids": ids})
         return
-    click.echo(
+    say(
         f"forgot {plural(counts['sessions'], 'session')}: {plural(counts['messages'], 'message')}, "
         f"{plural(counts['extractions'], 'extraction')}; they will not be indexed again"
     )
@@ -96,7 +96,7 @@ def consolidate(obj: Any, wait: float, as_json: bool) -> None:
     if as_json:
         emit_json(res)
     else:
-        click.echo(
+        say(
             f"goals paused {res['goals_paused']:,}, abandoned {res['goals_abandoned']:,}, duplicates closed "
             f"{res['duplicate_goals_closed']:,}; goals now: {text_of(res['goals_by_status']).replace('=', ' ')}; "
             "FTS optimised"
@@ -131,7 +131,7 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
     if as_json:
         emit_json(out)
     else:
-        click.echo(
+        say(
             f"rebuilt: {plural(report.records, 'record')}, {plural(report.messages_added, 'message')} "
             f"in {duration(report.elapsed_s)}"
             + (

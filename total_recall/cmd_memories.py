@@ -12,6 +12,7 @@ from index.store import PROMOTABLE
 from total_recall.cmd_manage import wait_option
 from total_recall.options import json_option
 from total_recall.output import emit_json, fail, short
+from total_recall.render import say
 
 
 @click.command()
@@ -53,7 +54,7 @@ def promote(
     if as_json:
         emit_json(res)
     else:
-        click.echo(f"promoted to {res['kind']}: {res['content']}")
+        say(f"promoted to {res['kind']}: {res['content']}")
 
 
 @click.command()
@@ -75,11 +76,9 @@ def unpromote(obj: Any, memory_id: int, wait: float, as_json: bool) -> None:
     if as_json:
         emit_json(res)
     elif res["action"] == "unpromoted":
-        click.echo(f"unpromoted {res['kind']}: {res['content']}")
+        say(f"unpromoted {res['kind']}: {res['content']}")
     else:
-        click.echo(
-            f"demoted {res['kind']} ({res['removed']} mention(s)); it will not come back: {res['content']}"
-        )
+        say(f"demoted {res['kind']} ({res['removed']} mention(s)); it will not come back: {res['content']}")
 
 
 @click.group(name="memories")
@@ -103,11 +102,11 @@ def list_memories(obj: Any, mined: bool, as_json: bool) -> None:
     if mined:
         sections.append(("mined", data["mined"]))
     for title, items in sections:
-        click.echo(f"{title} ({len(items)})")
+        say(f"{title} ({len(items)})")
         for m in items:
             ident = f"{m['id']:>6}  " if "id" in m else "        "
-            click.echo(f"{ident}{m['kind']:<19} {short(m['content'], 90)}")
-    click.echo(f"forgotten sessions: {len(data['forgotten_sessions'])}")
+            say(f"{ident}{m['kind']:<19} {short(m['content'], 90)}")
+    say(f"forgotten sessions: {len(data['forgotten_sessions'])}")
 
 
 def register(cli: click.Group) -> None:

@@ -71,7 +71,8 @@ def recall(
                 styled((h.ts or "")[:10], "green"), "  ", styled(f"{h.kind:<18}", "cyan"), " ",
                 short(h.content, 110), styled(" (superseded)" if h.stale else "", "dim"),
             )  # fmt: skip
-            say(styled(f"            session {str(h.session_id)[:8]} · {label(h.project)}", "dim"))
+            origin = f"session {h.session_id[:8]}" if h.session_id else "promoted by you"
+            say(styled(f"            {origin} · {label(h.project)}", "dim"))
     else:
         emit_rows(
             [Col("date"), Col("kind"), Col("content"), Col("superseded"), Col("project"), Col("session")],

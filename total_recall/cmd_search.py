@@ -19,6 +19,7 @@ from total_recall.render import (
     Col,
     ago,
     emit_rows,
+    fit,
     highlight,
     labeller,
     output_options,
@@ -181,7 +182,7 @@ def _print_sessions(sessions: list[Any], text: str, label: Any) -> None:
         )
         for h in s.hits:
             say("    ", styled(f"{h.role}/{h.kind}: ", "dim"), highlight(short(h.snippet, 160), terms))
-        say("    ", styled(resume_line(_cwd(s), s.session_id), "yellow"))
+        say("    ", styled(resume_line(_cwd(s), s.session_id), "yellow"), wrap=False)
 
 
 @click.command()
@@ -264,7 +265,8 @@ def inspect(obj: Any, session_id: str, messages: int | None, as_json: bool) -> N
     if as_json:
         emit_json(data)
         return
-    text = "\n".join(_inspect_lines(data, labeller(conn)(data.get("project_key")))) + "\n"
+    lines = _inspect_lines(data, labeller(conn)(data.get("project_key")))
+    text = "\n".join(lines[:2] + fit(lines[2:])) + "\n"  # the resume line stays whole, to be copied
     if is_tty():
         click.echo_via_pager(text)
     else:
@@ -295,7 +297,8 @@ def _inspect_lines(d: dict[str, Any], project: str) -> list[str]:
         "  none"
     ]
     edits = d["files_edited"]
-    out += ["", f"files edited ({len(edits)}):"] + [f"  {p} ({plural(n, 'edit')})" for p, n in edits.items()]
+    out += ["", f"files edited ({len(edits)}):" if edits else "files edited: none"]
+    out += [f"  {p} ({plural(n, 'edit')})" for p, n in edits.items()]
     if len(d["files"]) > 1:
         out += ["", f"transcript files ({len(d['files'])}):"] + [f"  {p}" for p in d["files"]]
     shown = [m for m in d["messages"] if (m["text"] or "").strip()]

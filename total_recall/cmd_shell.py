@@ -105,12 +105,11 @@ def completion(shell: str) -> None:
     from your shell's start-up file, as the examples show."""
     from click.shell_completion import get_completion_class
 
-    from total_recall.cli import cli
-
     comp = get_completion_class(shell)
     if comp is None:  # every name of SHELLS is one click ships
         raise click.BadParameter(shell)
-    click.echo(comp(cli, {}, "total-recall", "_TOTAL_RECALL_COMPLETE").source())
+    root = click.get_current_context().find_root().command
+    click.echo(comp(root, {}, "total-recall", "_TOTAL_RECALL_COMPLETE").source())
 
 
 def _epilog(lines: list[str]) -> str:

@@ -12,6 +12,7 @@ import click
 from total_recall.cmd_manage import wait_option
 from total_recall.options import json_option
 from total_recall.output import console, emit_json, fail, short
+from total_recall.render import say
 
 
 def _need_vectors() -> None:
@@ -56,7 +57,7 @@ def _report(report: Any, as_json: bool, verb: str) -> None:
     if as_json:
         emit_json(report.to_json())
         return
-    click.echo(
+    say(
         f"{verb}: +{report.vectors_added} vectors ({report.messages} messages, {report.extractions} "
         f"extractions, {report.sessions} session titles), -{report.vectors_removed} stale, "
         f"model {report.model}, {report.elapsed_s:.1f}s"
@@ -82,7 +83,7 @@ def status(obj: Any, as_json: bool) -> None:
         if as_json:
             emit_json({"available": False, "reason": reason, "enable": ENABLE_HINT})
         else:
-            click.echo(reason)
+            say(reason)
         return
     from index.store import open_reader
     from vec.store import REBUILD, describe
@@ -107,9 +108,9 @@ def status(obj: Any, as_json: bool) -> None:
         emit_json(data)
         return
     if not store.get("exists"):
-        click.echo(f"vectors available ({cfg.label}); no vector store yet — {data['fix']}")
+        say(f"vectors available ({cfg.label}); no vector store yet — {data['fix']}")
         return
-    click.echo(
+    say(
         f"vector store: {store['vectors']} vectors "
         + ", ".join(f"{k}={v}" for k, v in sorted(store["vectors_by_kind"].items()))
         + f"; model {store['model']} ({store['dim']}-d, {store['metric']}); "
@@ -186,7 +187,7 @@ def search(obj: Any, query: tuple[str, ...], limit: int, kinds: tuple[str, ...],
     if as_json:
         return
     for h in hits:
-        click.echo(
+        say(
             f"{h['similarity']:.3f}  {(h['ts'] or '')[:10]}  {h['session_id'][:8]}  {h['ref_kind']}/{h['kind']}: "
             f"{short(h['text'], 120)}"
         )

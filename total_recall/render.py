@@ -170,18 +170,39 @@ def highlight(marked: str, terms: list[str]) -> Any:
     return t
 
 
-def say(*parts: Any) -> None:
-    """One line of human output: rich pieces (Text) render with their styles on a terminal; plain text
-    is printed as it is (never parsed as markup)."""
+def say(*parts: Any, wrap: bool = True) -> None:
+    """One line of human output. On a terminal it wraps at the terminal's width (`wrap=False`: a shell
+    line to copy, left whole), with colour when `color_wanted`; in a pipe it is printed as it is. Rich
+    pieces (Text) keep their styles; plain text is never parsed as markup."""
     from rich.text import Text
 
-    if not color_wanted():
+    if not is_tty():
         click.echo("".join(p.plain if isinstance(p, Text) else str(p) for p in parts))
         return
     line = Text()
     for p in parts:
         line.append(p if isinstance(p, Text) else Text(safe(str(p))))
-    out().print(line, soft_wrap=True, highlight=False)
+    if wrap:
+        out().print(line, highlight=False, overflow="fold")
+    else:
+        out().print(line, highlight=False, soft_wrap=True, crop=False)
+
+
+def fit(lines: list[str]) -> list[str]:
+    """Lines wrapped to the terminal's width (each continuation keeps the line's indent); as they are
+    in a pipe."""
+    import textwrap
+
+    if not is_tty():
+        return lines
+    width = out().width
+    wrapped: list[str] = []
+    for line in lines:
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        wrapped += textwrap.wrap(
+            line, width, subsequent_indent=indent + "  ", drop_whitespace=True, break_on_hyphens=False
+        ) or [""]
+    return wrapped
 
 
 def styled(text: str, style: str) -> Any:
