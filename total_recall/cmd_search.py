@@ -137,10 +137,9 @@ def search(
 
 
 def _terms(text: str) -> list[str]:
-    from index.store.fts_query import parse
+    from index.store import snippet_terms
 
-    q = parse(text)
-    return q.exact + q.words
+    return snippet_terms(text)
 
 
 def _plain(marked: str, text: str) -> str:
