@@ -63,9 +63,10 @@ def recall(
     )
     fmt = pick_format(fmt, as_json)
     label = labeller(conn)
-    if fmt == "table":
+
+    def human() -> None:
         if res.note:
-            click.echo(f"({res.note})")
+            say(f"({res.note})")
         for h in res.hits:
             say(
                 styled((h.ts or "")[:10], "green"), "  ", styled(f"{h.kind:<18}", "cyan"), " ",
@@ -73,16 +74,14 @@ def recall(
             )  # fmt: skip
             origin = f"session {h.session_id[:8]}" if h.session_id else "promoted by you"
             say(styled(f"            {origin} · {label(h.project)}", "dim"))
-    else:
-        emit_rows(
-            [Col("date"), Col("kind"), Col("content"), Col("superseded"), Col("project"), Col("session")],
-            [
-                [(h.ts or "")[:10], h.kind, h.content, h.stale, label(h.project), h.session_id]
-                for h in res.hits
-            ],
-            fmt,
-            json_data=[h.to_json() for h in res.hits],
-        )
+
+    emit_rows(
+        [Col("date"), Col("kind"), Col("content"), Col("superseded"), Col("project"), Col("session")],
+        [[(h.ts or "")[:10], h.kind, h.content, h.stale, label(h.project), h.session_id] for h in res.hits],
+        fmt,
+        json_data=[h.to_json() for h in res.hits],
+        human=human,
+    )
     if not res.hits:
         nothing(
             "nothing recalled" + (f" ({res.note})" if res.note else ""),

@@ -101,37 +101,31 @@ def search(
     label = labeller(conn)
     if by_session:
         sessions = search_sessions(conn, text, f, limit, hybrid=hybrid)
-        if fmt == "json":
-            emit_json([s.to_json() for s in sessions])
-        elif fmt == "table":
-            _print_sessions(sessions, text, label)
-        else:
-            emit_rows(
-                [Col("date"), Col("project"), Col("title"), Col("score"), Col("id"), Col("resume")],
-                [
-                    [(s.last_ts or "")[:10], label(s.project), s.title, round(s.score, 2), s.session_id,
-                     resume_line(_cwd(s), s.session_id)]
-                    for s in sessions
-                ],
-                fmt,
-            )  # fmt: skip
+        emit_rows(
+            [Col("date"), Col("project"), Col("title"), Col("score"), Col("id"), Col("resume")],
+            [
+                [(s.last_ts or "")[:10], label(s.project), s.title, round(s.score, 2), s.session_id,
+                 resume_line(_cwd(s), s.session_id)]
+                for s in sessions
+            ],
+            fmt,
+            json_data=[s.to_json() for s in sessions],
+            human=lambda: _print_sessions(sessions, text, label),
+        )  # fmt: skip
         if not sessions:
             nothing("no matching sessions", "try fewer words, or drop --since/--project")
         return
     hits = search_messages(conn, text, f, limit, hybrid=hybrid)
-    if fmt == "json":
-        emit_json([h.to_json() for h in hits])
-    elif fmt == "table":
-        _print_hits(hits, text, label)
-    else:
-        emit_rows(
-            [Col("time"), Col("project"), Col("session"), Col("kind"), Col("text")],
-            [
-                [when(h.ts), label(h.project), h.session_id, f"{h.role}/{h.kind}", _plain(h.snippet, text)]
-                for h in hits
-            ],
-            fmt,
-        )
+    emit_rows(
+        [Col("time"), Col("project"), Col("session"), Col("kind"), Col("text")],
+        [
+            [when(h.ts), label(h.project), h.session_id, f"{h.role}/{h.kind}", _plain(h.snippet, text)]
+            for h in hits
+        ],
+        fmt,
+        json_data=[h.to_json() for h in hits],
+        human=lambda: _print_hits(hits, text, label),
+    )
     if not hits:
         nothing("no matches", "try fewer words, or drop --since/--project/--kind")
 

@@ -10,6 +10,16 @@ A command that prints rows adds `@output_options` (its `--format` and `--json`) 
 - `csv`: a header row, then RFC 4180 rows;
 - `json`: one JSON document (the rows as objects keyed by `Col.key`, or `json_data` when given).
 
+A command whose terminal view is lines rather than a table (`search`) passes `human=` to draw it.
+For example:
+
+    @click.command()
+    @output_options
+    def digest(fmt: str | None, as_json: bool) -> None:
+        rows = [{"day": "2026-11-24", "sessions": 3, "title": "fix the login loop"}]
+        emit_rows([Col("day"), Col("sessions", right=True), Col("title", wrap=True)], rows,
+                  pick_format(fmt, as_json))
+
 Errors go through `output.fail`, which prints `{"error": {...}}` on stdout instead when JSON was asked
 for. Colour follows https://no-color.org: never when `NO_COLOR` is set, never in a pipe.
 """
@@ -104,9 +114,14 @@ def emit_rows(
     fmt: str,
     title: str = "",
     json_data: Any = None,
+    human: Callable[[], None] | None = None,
 ) -> None:
-    """Print rows in `fmt` (see the module doc). `json_data` replaces the rows in JSON output."""
+    """Print rows in `fmt` (see the module doc). `json_data` replaces the rows in JSON output, and
+    `human` the table (a command whose terminal view is lines rather than a table, like `search`)."""
     rows = list(rows)
+    if fmt == "table" and human is not None:
+        human()
+        return
     if fmt == "json":
         emit_json(
             json_data
