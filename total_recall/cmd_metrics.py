@@ -18,7 +18,18 @@ from lib.paths import other_agent_roots
 from total_recall.options import since as read_since
 from total_recall.options import since_option, timezone_option
 from total_recall.output import emit_json, fail, short
-from total_recall.render import Col, compact, emit_rows, labeller, output_options, pick_format, size
+from total_recall.render import (
+    Col,
+    ago,
+    compact,
+    duration,
+    emit_rows,
+    labeller,
+    output_options,
+    pick_format,
+    plural,
+    size,
+)
 
 
 def _since(f: Any) -> Any:
@@ -126,7 +137,12 @@ def summary(
     ]
     b = data["busiest_project"]
     if b:
-        rows.append(["busiest project", f"{b['project']} ({b['turns']:,} responses, {_usd(b)})"])
+        rows.append(
+            [
+                "busiest project",
+                f"{labeller(conn)(b['project'])} ({plural(b['turns'], 'response')}, {_usd(b)})",
+            ]
+        )
     _table(
         fmt, f"usage since {s or 'the beginning'} (rates as of {data['rates_as_of']})", ["", ""], rows, wrap=1
     )
@@ -350,8 +366,9 @@ def health(
         ["db", f"{data['db']} ({size(data['db_bytes'])})"],
         [
             "last index run",
-            f"{f['last_run_at'] or 'never'}"
-            + (f" ({f['last_run_age_s']:.0f}s ago)" if f["last_run_age_s"] is not None else ""),
+            f"{ago(f['last_run_at'])} ({f['last_run_at'][:19].replace('T', ' ')})"
+            if f["last_run_at"]
+            else "never",
         ],
         ["newest indexed transcript", f["newest_indexed_mtime"] or "-"],
     ]
@@ -359,11 +376,14 @@ def health(
         rows.append(
             [
                 "transcripts pending",
-                "none (up to date)" if pend == 0 else f"{pend} files — run `total-recall index`",
+                "none (up to date)" if pend == 0 else f"{plural(pend, 'file')} — run `total-recall index`",
             ]
         )
     rows += [
-        ["ingest p50 / p95", f"{ing['p50_s']} s / {ing['p95_s']} s over {ing['runs']} runs"],
+        [
+            "ingest p50 / p95",
+            f"{duration(ing['p50_s'])} / {duration(ing['p95_s'])} over {plural(ing['runs'], 'run')}",
+        ],
         ["bad lines / ingest errors", f"{err['bad_lines']} / {err['ingest_errors']}"],
         ["files tracked (missing)", f"{err['files']} ({err['files_missing']})"],
     ]

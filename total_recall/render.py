@@ -144,7 +144,14 @@ def emit_rows(
 def _rich_table(cols: Sequence[Col], cells: list[list[str]], title: str) -> None:
     from rich.table import Table
 
-    t = Table(title=title or None, box=None, title_justify="left", header_style="bold", pad_edge=False)
+    t = Table(
+        title=title or None,
+        box=None,
+        title_justify="left",
+        header_style="bold",
+        pad_edge=False,
+        show_header=any(c.header for c in cols),
+    )
     cells = [[x[: c.clip] if c.clip else x for x, c in zip(r, cols)] for r in cells]
     widths = [max([len(c.header)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
     c_out = out()
