@@ -289,7 +289,10 @@ def test_doctor_passes_on_a_good_index(indexed: tuple[Path, Path]) -> None:
     db, _ = indexed
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     p = subprocess.run(
-        [sys.executable, "-m", "total_recall", "--db", str(db), "doctor"], capture_output=True, text=True, env=env
+        [sys.executable, "-m", "total_recall", "--db", str(db), "doctor"],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert p.returncode == 0, p.stdout + p.stderr
     lines = p.stdout.strip().splitlines()
