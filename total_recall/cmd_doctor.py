@@ -11,7 +11,7 @@ import click
 
 from total_recall.options import json_option
 from total_recall.output import emit_json
-from total_recall.render import Col, ago, duration, emit_rows, number, out, plural, size
+from total_recall.render import Col, ago, duration, emit_rows, number, plural, say, size, styled
 
 LOW_DISK = 500 * 1024 * 1024  # below this, an index run may fail half-way
 
@@ -74,19 +74,11 @@ def doctor(obj: Any, as_json: bool) -> None:
     if as_json:
         emit_json({"ok": not failed, "checks": checks})
     else:
-        mark = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red bold]FAIL[/]"}
-        from rich.markup import escape
-
-        from total_recall.output import safe
-
-        c = out()
+        tone = {"ok": "green", "warn": "yellow", "fail": "bold red"}
         for ch in checks:
-            fix = f" — {escape(safe(ch['fix']))}" if ch.get("fix") else ""
-            c.print(
-                f"{mark[ch['status']]:<4}  {escape(ch['check'])}: {escape(safe(ch['detail']))}{fix}",
-                highlight=False,
-                overflow="fold",
-            )
+            mark = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}[ch["status"]]
+            fix = f" — {ch['fix']}" if ch.get("fix") else ""
+            say(styled(mark, tone[ch["status"]]), f"  {ch['check']}: {ch['detail']}{fix}")
     if failed:
         raise click.exceptions.Exit(1)
 
