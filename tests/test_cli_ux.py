@@ -461,6 +461,13 @@ def test_destructive_commands_confirm_on_a_terminal(tmp_path: Path) -> None:
     assert piped(db, "index", "--projects-root", str(root)).returncode == 0
     scripted = piped(db, "forget", sid)  # no terminal: no question, an error naming --yes
     assert scripted.returncode == 2 and "--yes" in scripted.stderr
+    for args in (
+        ["rebuild", "--projects-root", str(root)],
+        ["uninstall", "--purge", "--claude", "/nonexistent"],
+    ):
+        p = piped(db, *args, CLAUDE_CONFIG_DIR=str(tmp_path / "claude"))
+        assert p.returncode == 2 and "--yes" in p.stderr, (args, p.stderr)
+    assert not (tmp_path / "claude").exists()
     code, shown = on_tty(db, "forget", sid, answer=b"n\n")
     assert "Forget 1 session for good?" in shown and code == 1
     assert piped(db, "sessions", "forget").returncode == 0  # still there

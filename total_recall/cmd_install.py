@@ -23,8 +23,8 @@ from typing import Any
 import click
 
 from lib.paths import data_dir, state_dir
-from total_recall.options import json_option
-from total_recall.output import emit_json, fail
+from total_recall.options import json_option, yes_option
+from total_recall.output import confirm, emit_json, fail
 from total_recall.render import say
 
 PLUGIN = "total-recall"
@@ -242,10 +242,13 @@ def install(
 @click.option("--claude", "claude_bin", help="Path of the claude CLI (default: `claude` on PATH).")
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True)
 @click.option("--purge", is_flag=True, help="Also delete the plugin's data directory ($CLAUDE_PLUGIN_DATA).")
+@yes_option
 @json_option
 @click.pass_obj
-def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, as_json: bool) -> None:
+def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, yes: bool, as_json: bool) -> None:
     """Remove the Claude Code plugin (the index and its transcripts are left alone)."""
+    if purge:
+        confirm("Delete the plugin's data directory ($CLAUDE_PLUGIN_DATA) too?", yes)
     result: dict[str, Any] = {"plugin": PLUGIN_ID}
     bin_ = claude_bin or shutil.which("claude")
     if bin_:

@@ -82,7 +82,7 @@ EXAMPLES: dict[str, list[str]] = {
     "sources": ["total-recall sources", "total-recall sources --json"],
     "status": ["total-recall status", "total-recall status --json | jq .sessions"],
     "tail": ["total-recall tail", "total-recall tail --interval 30"],
-    "uninstall": ["total-recall uninstall", "total-recall uninstall --purge"],
+    "uninstall": ["total-recall uninstall", "total-recall uninstall --purge --yes"],
     "unpromote": ["total-recall unpromote 42"],
     "vec": ["total-recall vec backfill", "total-recall vec search 'flaky test'"],
     "vec backfill": ["total-recall vec backfill"],
