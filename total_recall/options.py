@@ -34,6 +34,10 @@ def since(value: str | None, tz_name: str | None) -> str | None:
     """`--since` as the stored timestamp form, read in the `--timezone` zone."""
     from index.store import parse_since, zone
 
+    if not value:
+        if tz_name:
+            zone(tz_name)  # a bad --timezone is an error even without --since
+        return None
     return parse_since(value, tz=zone(tz_name))
 
 

@@ -58,13 +58,13 @@ class BadFilter(ValueError):
 
 def zone(name: str | None) -> tzinfo:
     """A `--timezone` value: None or `local` is this machine's zone (DST-aware), `UTC`, or an IANA name."""
+    if name and name.upper() in ("UTC", "Z"):
+        return timezone.utc
     from dateutil import tz
 
     if not name or name.lower() == "local":
         local: tzinfo = tz.tzlocal()
         return local
-    if name.upper() in ("UTC", "Z"):
-        return timezone.utc
     found: tzinfo | None = tz.gettz(name)
     if found is None:
         raise BadFilter(
