@@ -12,7 +12,7 @@ from index.store import PROMOTABLE
 from total_recall.cmd_manage import wait_option
 from total_recall.options import json_option
 from total_recall.output import emit_json, fail, short
-from total_recall.render import say
+from total_recall.render import plural, say
 
 
 @click.command()
@@ -78,7 +78,9 @@ def unpromote(obj: Any, memory_id: int, wait: float, as_json: bool) -> None:
     elif res["action"] == "unpromoted":
         say(f"unpromoted {res['kind']}: {res['content']}")
     else:
-        say(f"demoted {res['kind']} ({res['removed']} mention(s)); it will not come back: {res['content']}")
+        say(
+            f"demoted {res['kind']} ({plural(res['removed'], 'mention')}); it will not come back: {res['content']}"
+        )
 
 
 @click.group(name="memories")

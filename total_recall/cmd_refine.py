@@ -9,7 +9,7 @@ import click
 from total_recall.cmd_manage import wait_option
 from total_recall.options import json_option
 from total_recall.output import emit_json, fail, short
-from total_recall.render import say
+from total_recall.render import plural, say
 
 
 @click.command()
@@ -52,7 +52,7 @@ def refine(
             return
         for it in items:
             say(f"--- extraction {it['id']} ({it['kind']}, score {it['score']:.2f})\n{it['prompt']}\n")
-        click.echo(f"{len(items)} extraction(s) would be sent; nothing was called", err=True)
+        click.echo(f"{plural(len(items), 'extraction')} would be sent; nothing was called", err=True)
         return
     model = model or config_model()
     if not model:
