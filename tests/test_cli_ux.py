@@ -489,3 +489,15 @@ def test_a_missing_model_fails_fast_offline(tmp_path: Path, monkeypatch: pytest.
     with pytest.raises(embed.EmbedError, match="TOTAL_RECALL_EMBED_MODEL_PATH"):
         embed.Embedder(cfg).embed(["hello"])
     assert time.monotonic() - start < 1.0
+
+
+def test_cells_are_text_never_repr(capsys: pytest.CaptureFixture[str]) -> None:
+    from total_recall.render import Col, emit_rows, text_of
+
+    assert text_of(None) == "" and text_of({"abandoned": 62}) == "abandoned=62"
+    assert text_of([["ex", 166], ["ok", 3]]) == "ex 166, ok 3" and text_of(True) == "yes"
+    assert text_of(12345) == "12,345" and text_of(12345, human=False) == "12345"
+    emit_rows([Col("a"), Col("b")], [["x\ty\nz", None], ["w", 1234]], "tsv")
+    assert capsys.readouterr().out == "x y z\t\nw\t1234\n"  # one line a row, tab-separated, no header
+    emit_rows([Col("a", key="k")], [{"k": {"n": 1}}], "json")
+    assert json.loads(capsys.readouterr().out) == [{"k": {"n": 1}}]

@@ -89,8 +89,9 @@ def _value(row: Mapping[str, Any] | Sequence[Any], i: int, col: Col) -> Any:
     return row.get(col.field) if isinstance(row, Mapping) else row[i]
 
 
-def text_of(value: Any) -> str:
-    """A cell as text: no Python repr (None is empty, lists are joined, dicts are `k=v`)."""
+def text_of(value: Any, human: bool = True) -> str:
+    """A cell as text: no Python repr (None is empty, lists are joined, dicts are `k=v`). Numbers have
+    thousands separators for people (`human`), none for TSV and CSV (`sort -n` reads them)."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -98,7 +99,7 @@ def text_of(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.2f}".rstrip("0").rstrip(".") or "0"
     if isinstance(value, int):
-        return f"{value:,}"
+        return f"{value:,}" if human else str(value)
     if isinstance(value, Mapping):
         return ", ".join(f"{k}={text_of(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple, set)):  # pairs like [["ex", 166], …] read "ex 166, …"
@@ -129,7 +130,7 @@ def emit_rows(
             else [{c.field: _value(r, i, c) for i, c in enumerate(cols)} for r in rows]
         )
         return
-    cells = [[text_of(_value(r, i, c)) for i, c in enumerate(cols)] for r in rows]
+    cells = [[text_of(_value(r, i, c), human=fmt == "table") for i, c in enumerate(cols)] for r in rows]
     if fmt == "tsv":
         for r in cells:
             click.echo("\t".join(" ".join(safe(x).split()) for x in r))
