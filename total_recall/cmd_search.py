@@ -258,7 +258,7 @@ def inspect(obj: Any, session_id: str, messages: int | None, as_json: bool) -> N
     if as_json:
         emit_json(data)
         return
-    lines = _inspect_lines(data, labeller(conn)(data.get("project_key")))
+    lines = "\n".join(_inspect_lines(data, labeller(conn)(data.get("project_key")))).split("\n")
     text = "\n".join(lines[:2] + fit(lines[2:])) + "\n"  # the resume line stays whole, to be copied
     if is_tty():
         click.echo_via_pager(text)

@@ -221,7 +221,7 @@ def fit(lines: list[str]) -> list[str]:
     width = out().width
     wrapped: list[str] = []
     for line in lines:
-        indent = " " * (len(line) - len(line.lstrip(" ")))
+        indent = " " * min(len(line) - len(line.lstrip(" ")), width // 2)
         wrapped += textwrap.wrap(
             line, width, subsequent_indent=indent + "  ", drop_whitespace=True, break_on_hyphens=False
         ) or [""]
