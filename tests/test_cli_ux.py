@@ -501,3 +501,10 @@ def test_cells_are_text_never_repr(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == "x y z\t\nw\t1234\n"  # one line a row, tab-separated, no header
     emit_rows([Col("a", key="k")], [{"k": {"n": 1}}], "json")
     assert json.loads(capsys.readouterr().out) == [{"k": {"n": 1}}]
+
+
+def test_no_command_prints_the_help_not_an_error(db: Path) -> None:
+    for args in ([], ["metrics"]):
+        p = piped(db, *args)
+        said = p.stdout + p.stderr
+        assert "Commands:" in said and "Error" not in said, said[:300]

@@ -97,6 +97,8 @@ def _clipped_usage() -> Iterator[None]:
     --json they are one JSON document (`fail`)."""
     try:
         yield
+    except click.exceptions.NoArgsIsHelpError:
+        raise  # no command: the help, whole
     except click.UsageError as exc:
         if json_wanted():
             fail(exc.format_message(), f"see `{_usage_of(exc)} --help`", kind="usage")
