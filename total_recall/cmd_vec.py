@@ -12,7 +12,7 @@ import click
 from total_recall.cmd_manage import wait_option
 from total_recall.options import json_option
 from total_recall.output import console, emit_json, fail, short
-from total_recall.render import say
+from total_recall.render import duration, plural, say
 
 
 def _need_vectors() -> None:
@@ -58,9 +58,9 @@ def _report(report: Any, as_json: bool, verb: str) -> None:
         emit_json(report.to_json())
         return
     say(
-        f"{verb}: +{report.vectors_added} vectors ({report.messages} messages, {report.extractions} "
-        f"extractions, {report.sessions} session titles), -{report.vectors_removed} stale, "
-        f"model {report.model}, {report.elapsed_s:.1f}s"
+        f"{verb}: +{plural(report.vectors_added, 'vector')} ({plural(report.messages, 'message')}, "
+        f"{plural(report.extractions, 'extraction')}, {plural(report.sessions, 'session title')}), "
+        f"-{report.vectors_removed:,} stale, model {report.model}, {duration(report.elapsed_s)}"
         + (f", {report.texts_per_s:.0f} texts/s" if report.vectors_added else "")
     )
 
@@ -111,10 +111,11 @@ def status(obj: Any, as_json: bool) -> None:
         say(f"vectors available ({cfg.label}); no vector store yet — {data['fix']}")
         return
     say(
-        f"vector store: {store['vectors']} vectors "
-        + ", ".join(f"{k}={v}" for k, v in sorted(store["vectors_by_kind"].items()))
-        + f"; model {store['model']} ({store['dim']}-d, {store['metric']}); "
-        f"pending: {store['pending_messages']} messages, {store['pending_extractions']} extractions"
+        f"vector store: {plural(store['vectors'], 'vector')} ("
+        + ", ".join(f"{k} {v:,}" for k, v in sorted(store["vectors_by_kind"].items()))
+        + f"); model {store['model']} ({store['dim']}-d, {store['metric']}); "
+        f"pending: {plural(store['pending_messages'], 'message')}, "
+        f"{plural(store['pending_extractions'], 'extraction')}"
     )
     if not data["stamp_ok"]:
         click.echo(f"warning: configured model is {cfg.name} — {data['fix']}", err=True)
