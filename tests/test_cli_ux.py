@@ -141,6 +141,12 @@ COMMANDS = [
     ["check-banned", "--scope", "global", "left-pad"],
     ["consolidate"],
     ["doctor"],
+    ["profile", "workflow"],
+    ["context", "--cwd", "/home/dev/projects/alpha"],
+    ["metrics", "health"],
+    ["metrics", "rates"],
+    ["adaptive"],
+    ["vec", "status"],
 ]
 
 

@@ -28,6 +28,7 @@ from total_recall.render import (
     output_options,
     pick_format,
     plural,
+    say,
     size,
 )
 
@@ -272,7 +273,7 @@ def sessions(
         emit_json(data)
         return
     if not data:
-        click.echo(f"no sessions since {s}" if s else "no sessions in the index")
+        say(f"no sessions since {s}" if s else "no sessions in the index")
         return
     _table(
         fmt,
@@ -323,7 +324,7 @@ def topics(
         emit_json(data)
         return
     if not data:
-        click.echo(f"no sessions since {s}" if s else "no sessions in the index")
+        say(f"no sessions since {s}" if s else "no sessions in the index")
         return
     _table(
         fmt,
@@ -409,10 +410,10 @@ def health(
             wrap=5,
         )
     else:
-        click.echo(f"no hook events in {data['hooks']['events_file']}")
+        say(f"no hook events in {data['hooks']['events_file']}")
     bg = data["hooks"]["background_index"]
     if bg:
-        click.echo(
+        say(
             f"background index runs: {bg['fired']} ({bg['errors']} failed), "
             f"p50 {bg['latency_ms_p50']} ms, p95 {bg['latency_ms_p95']} ms"
         )
@@ -474,9 +475,9 @@ def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: in
             f"projects root {missing[0]} does not exist",
             "pass --projects-root DIR or set TOTAL_RECALL_PROJECTS",
         )
-    say: Callable[[str], None] = (lambda m: click.echo(m, err=True)) if as_json else click.echo
+    tell: Callable[[str], None] = (lambda m: click.echo(m, err=True)) if as_json else click.echo
     if not once:
-        say(f"watching {', '.join(map(str, paths))} every {interval:g}s (Ctrl-C to stop)")
+        tell(f"watching {', '.join(map(str, paths))} every {interval:g}s (Ctrl-C to stop)")
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         while True:
@@ -487,7 +488,7 @@ def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: in
             elif as_json and changed:
                 print(_compact(report.to_json()), flush=True)
             elif changed or once:
-                say(
+                tell(
                     f"{time.strftime('%H:%M:%S')} +{report.messages_added} messages, "
                     f"+{report.extractions_added} extractions from {changed} files in {report.elapsed_s:.2f}s"
                 )
@@ -497,7 +498,7 @@ def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: in
                 return
             time.sleep(interval)
     except KeyboardInterrupt:
-        say("stopped")
+        tell("stopped")
 
 
 def _interrupt(_sig: int, _frame: Any) -> None:
