@@ -11,21 +11,34 @@ import click
 
 from total_recall.options import json_option
 from total_recall.output import emit_json
-from total_recall.render import Col, ago, duration, emit_rows, number, plural, say, size, styled
+from total_recall.render import (
+    Col,
+    ago,
+    duration,
+    emit_rows,
+    number,
+    output_options,
+    pick_format,
+    plural,
+    say,
+    size,
+    styled,
+)
 
 LOW_DISK = 500 * 1024 * 1024  # below this, an index run may fail half-way
 
 
 @click.command()
-@json_option
+@output_options
 @click.pass_obj
-def status(obj: Any, as_json: bool) -> None:
+def status(obj: Any, fmt: str | None, as_json: bool) -> None:
     """What the index holds and when it last ran."""
     from index.stats import status as q_status
     from index.store import open_reader
 
     d = q_status(open_reader(obj.db), obj.db)
-    if as_json:
+    fmt = pick_format(fmt, as_json)
+    if fmt == "json":
         emit_json(d)
         return
     vec = d["vectors"]
@@ -47,13 +60,7 @@ def status(obj: Any, as_json: bool) -> None:
          f"{ago(run['at'])}, {run['mode']}: {plural(run['files'] or 0, 'file')}, "
          f"+{plural(run['messages_added'] or 0, 'message')} in {duration(run['elapsed_s'])}"),
     ]  # fmt: skip
-    emit_rows([Col(""), Col("", wrap=True)], rows, "table" if _tty() else "tsv")
-
-
-def _tty() -> bool:
-    from total_recall.output import is_tty
-
-    return is_tty()
+    emit_rows([Col("", key="item"), Col("", key="value", wrap=True, fold=True)], rows, fmt)
 
 
 def _vectors(v: dict[str, Any]) -> str:

@@ -136,7 +136,7 @@ def emit_rows(
             click.echo("\t".join(" ".join(safe(x).split()) for x in r))
     elif fmt == "csv":
         w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow([c.header for c in cols])
+        w.writerow([c.field for c in cols])
         w.writerows([[safe(x) for x in r] for r in cells])
     else:
         _rich_table(cols, cells, title)
