@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 # Worktree conventions seen in transcripts: `<repo>/.claude/worktrees/<name>`, `<repo>/.worktrees/<name>`,
@@ -58,3 +59,25 @@ def display_name(key: str | None) -> str:
     if not key:
         return "?"
     return re.split(r"[/\\]", key.rstrip("/\\"))[-1] or key
+
+
+def project_labels(keys: Iterable[str | None]) -> dict[str, str]:
+    """Unique short labels for project keys: the last path part, with as many parent parts as it takes
+    to tell two projects apart (`work/api`, `home/api`); a key with no name of its own (`C:`) whole.
+    The one labeller of every CLI table and line that names projects."""
+    parts = {k: [p for p in re.split(r"[/\\]", k.rstrip("/\\")) if p] for k in {k for k in keys if k}}
+    depth = dict.fromkeys(parts, 1)
+    while True:
+        seen: dict[str, list[str]] = {}
+        for k, ps in parts.items():
+            seen.setdefault("/".join(ps[-depth[k] :]), []).append(k)
+        clash = [k for ks in seen.values() if len(ks) > 1 for k in ks if depth[k] < len(parts[k])]
+        if not clash:
+            break
+        for k in clash:
+            depth[k] += 1
+    out = {}
+    for k, ps in parts.items():
+        leaf = "/".join(ps[-depth[k] :])
+        out[k] = leaf if ps and not leaf.endswith(":") and leaf.strip("-") else k
+    return out

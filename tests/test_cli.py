@@ -31,7 +31,16 @@ def run(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[
 
 
 def assert_one_line_error(p: subprocess.CompletedProcess[str], *needles: str, fix: str = " — ") -> None:
+    """One line `error: what — fix` on stderr; with --json, one JSON document {"error": …} on stdout."""
     assert p.returncode != 0
+    if p.stdout.startswith("{"):
+        err = json.loads(p.stdout)["error"]
+        assert p.stderr == "" and err["message"] and err["code"]
+        line = f"error: {err['message']}" + (f" — {err['fix']}" if err["fix"] else "")
+        assert fix in line
+        for n in needles:
+            assert n in line, (n, line)
+        return
     assert p.stdout == ""
     assert "Traceback" not in p.stderr
     lines = p.stderr.strip().splitlines()
@@ -43,8 +52,10 @@ def assert_one_line_error(p: subprocess.CompletedProcess[str], *needles: str, fi
 
 
 def one_json(p: subprocess.CompletedProcess[str]) -> object:
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)  # raises on a second document or any other text
+    """The one JSON document of a run that succeeded (or found nothing: `[]` and exit 1, like grep)."""
+    doc = json.loads(p.stdout)  # raises on a second document or any other text
+    assert p.returncode == (1 if doc == [] else 0), p.stderr
+    return doc
 
 
 @pytest.fixture(scope="module")
@@ -63,21 +74,24 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 # ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "cmd",
-    [
-        ["search", "anything"],
-        ["search", "anything", "--json"],
-        ["status"],
-        ["status", "--json"],
-        ["inspect", "abc", "--json"],
-        ["doctor"],
-    ],
-)
+@pytest.mark.parametrize("cmd", [["search", "anything"], ["status"], ["inspect", "abc"], ["sessions"]])
 def test_missing_index(tmp_path: Path, cmd: list[str]) -> None:
     p = run("--db", tmp_path / "nowhere" / "index.db", *cmd)
     assert_one_line_error(p, "total-recall index")
     assert not (tmp_path / "nowhere" / "index.db").exists()  # reading never creates an index
+
+
+@pytest.mark.parametrize(
+    "cmd", [["search", "anything", "--json"], ["status", "--json"], ["inspect", "abc", "--json"]]
+)
+def test_missing_index_with_json_is_one_json_error(tmp_path: Path, cmd: list[str]) -> None:
+    """With --json the error is one JSON document on stdout (issue 13), exit 2, nothing on stderr."""
+    p = run("--db", tmp_path / "nowhere" / "index.db", *cmd)
+    assert p.returncode == 2 and p.stderr == ""
+    err = json.loads(p.stdout)["error"]
+    assert err["code"] == "index_missing"
+    assert "no index" in err["message"] and "total-recall index" in err["fix"]
+    assert not (tmp_path / "nowhere" / "index.db").exists()
 
 
 def test_verbose_comes_from_the_parsed_options_not_the_process_argv(tmp_path: Path) -> None:
@@ -131,7 +145,6 @@ def test_unreadable_projects_root(tmp_path: Path) -> None:
         ["search", "parser", "--json"],
         ["status", "--json"],
         ["status"],
-        ["doctor"],
         ["index", "--projects-root", "{root}", "--json"],
     ],
 )
@@ -272,13 +285,26 @@ def test_inspect_json(indexed: tuple[Path, Path]) -> None:
 
 
 def test_doctor_passes_on_a_good_index(indexed: tuple[Path, Path]) -> None:
+    """With this installation's CLI on PATH, no check fails (install checks may warn: no plugin here)."""
     db, _ = indexed
-    p = run("--db", db, "doctor")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    p = subprocess.run(
+        [sys.executable, "-m", "total_recall", "--db", str(db), "doctor"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     lines = p.stdout.strip().splitlines()
-    assert lines and all(line.startswith("ok") for line in lines), p.stdout
-    doc = one_json(run("--db", db, "doctor", "--json"))
-    assert doc["ok"] is True and all(c["ok"] for c in doc["checks"])  # type: ignore[index]
+    assert lines and all(line.startswith(("ok", "warn")) for line in lines), p.stdout
+    assert any(line.startswith("ok") and "sqlite integrity" in line for line in lines)
+    doc = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "total_recall", "--db", str(db), "doctor", "--json"],
+            capture_output=True, text=True, env=env,
+        ).stdout
+    )  # fmt: skip
+    assert doc["ok"] is True and all(c["ok"] for c in doc["checks"])
 
 
 def test_rebuild_with_yes(tmp_path: Path) -> None:
@@ -445,8 +471,9 @@ def test_a_read_only_data_folder_is_not_called_corrupt(
         p = run_as("--db", db, *cmd)
         assert_one_line_error(p, str(data), "chmod u+")
         # the folder, or (as `nobody`) the writer lock that root left in it
-        assert "is read-only" in p.stderr or (cmd[0] == "index" and "index.lock" in p.stderr), p.stderr
-        assert "rebuild" not in p.stderr, p.stderr
+        said = p.stdout + p.stderr  # --json: the error is on stdout
+        assert "is read-only" in said or (cmd[0] == "index" and "index.lock" in said), said
+        assert "rebuild" not in said, said
     data.chmod(0o755)
     db.chmod(0o600 if os.geteuid() == 0 else 0o000)  # root's private file, or one nobody may read
     p = run_as("--db", db, "search", "parser")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -85,6 +86,6 @@ def test_cli_index_busy_is_a_one_line_error(tmp_path: Path) -> None:
     finally:
         child.kill()
         child.wait()
-    assert p.returncode != 0 and p.stdout == ""
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and "another" in lines[0] and "Traceback" not in p.stderr
+    assert p.returncode != 0 and p.stderr == ""  # --json: the error is one JSON document on stdout
+    err = json.loads(p.stdout)["error"]
+    assert "another" in err["message"] and err["code"] == "index_busy"

@@ -455,12 +455,14 @@ def test_cli_json_shapes(db: Path) -> None:
 
 
 def test_cli_errors_are_one_line(db: Path, tmp_path: Path) -> None:
-    res = _cli(db, "metrics", "cost", "--rate", "oops", "--json")
+    res = _cli(db, "metrics", "cost", "--rate", "oops")
     assert res.exit_code != 0 and "--rate" in res.stderr and res.stdout == ""
+    res = _cli(db, "metrics", "cost", "--rate", "oops", "--json")  # with --json: one JSON error on stdout
+    assert res.exit_code != 0 and "--rate" in json.loads(res.stdout)["error"]["message"] and res.stderr == ""
     res = _cli(db, "metrics", "summary", "--since", "yesterday-ish")
     assert res.exit_code != 0 and "--since" in res.stderr
     res = _cli(tmp_path / "none.db", "metrics", "summary", "--json")
-    assert res.exit_code != 0 and "total-recall index" in res.stderr
+    assert res.exit_code != 0 and "total-recall index" in json.loads(res.stdout)["error"]["fix"]
 
 
 def test_health_reads_hook_events(db: Path) -> None:

@@ -252,7 +252,8 @@ def _cli(db: Path, *args: str) -> str:
     from total_recall.cli import cli
 
     res = CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
-    assert res.exit_code == 0, (args, res.output)
+    banned = args[0] == "check-banned" and '"verdict": "banned"' in res.output
+    assert res.exit_code == (3 if banned else 0), (args, res.output)  # check-banned exits 3 on a ban
     return res.output
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -15,19 +16,25 @@ import click
 from index.retrieval import ERROR_CHARS
 from index.store import (
     BadFilter,
-    Filters,
     IndexError_,
     IndexUnavailable,
     access_problem,
-    open_existing_writer,
     open_failure,
-    open_reader,
-    parse_since,
 )
-from lib.project import display_name
 from lib.settings import Settings
 from lib.text import clip
-from total_recall.output import cell, checked_roots, console, emit_json, fail, label, short, terminal_safe
+from total_recall.options import json_option
+from total_recall.output import (
+    checked_roots,
+    console,
+    emit_json,
+    fail,
+    json_errors,
+    json_wanted,
+    label,
+    terminal_safe,
+)
+from total_recall.render import duration, plural, say, size
 from vec import register as register_vectors
 from vec.store import VecError
 
@@ -42,12 +49,14 @@ class Ctx:
 
 
 class _Group(click.Group):
-    """Turns known errors into one line with a fix; tracebacks only with --verbose. Every command runs
-    with its output filtered for control characters, and click's own usage errors are clipped."""
+    """Turns known errors into one line with a fix (one JSON document when JSON was asked for);
+    tracebacks only with --verbose. Every command runs with its output filtered for control characters,
+    and click's own usage errors are clipped."""
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:
-        with terminal_safe():
-            return super().main(*args, **kwargs)
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        with terminal_safe(), json_errors(argv):
+            return super().main(argv, *rest, **kwargs)
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         with _clipped_usage():
@@ -60,7 +69,9 @@ class _Group(click.Group):
         except (IndexError_, BadFilter, VecError, PermissionError, sqlite3.Error) as exc:
             if getattr(ctx.obj, "verbose", False):  # the parsed --verbose of this command line
                 raise
-            fail(*_explain(exc, getattr(ctx.obj, "db", None) or Settings.from_env().db_path()))
+            fail(
+                *_explain(exc, getattr(ctx.obj, "db", None) or Settings.from_env().db_path()), kind=_kind(exc)
+            )
 
 
 def _explain(exc: Exception, db: Path) -> tuple[str, str]:
@@ -77,23 +88,46 @@ def _explain(exc: Exception, db: Path) -> tuple[str, str]:
     return str(err), err.fix
 
 
+def _kind(exc: Exception) -> str:
+    """The JSON error code of an exception: its class in snake case (`IndexMissing` -> index_missing)."""
+    if isinstance(exc, PermissionError):
+        return "permission_denied"
+    name = type(exc).__name__.rstrip("_")
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
 @contextlib.contextmanager
 def _clipped_usage() -> Iterator[None]:
-    """Click's usage errors quote the bad value whole: clip it like every other error."""
+    """Click's usage errors quote the bad value whole: clip it like every other error. They exit 2; with
+    --json they are one JSON document (`fail`)."""
     try:
         yield
+    except click.exceptions.NoArgsIsHelpError:
+        raise  # no command: the help, whole
     except click.UsageError as exc:
+        if json_wanted():
+            fail(exc.format_message(), f"see `{_usage_of(exc)} --help`", kind="usage")
         raise click.UsageError(clip(exc.format_message(), ERROR_CHARS), exc.ctx) from None
     except click.ClickException as exc:
+        if json_wanted():
+            fail(exc.format_message(), code=exc.exit_code)
         raise click.ClickException(clip(exc.format_message(), ERROR_CHARS)) from None
 
 
+def _usage_of(exc: click.UsageError) -> str:
+    return exc.ctx.command_path if exc.ctx else "total-recall"
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="total-recall", prog_name="total-recall", message="%(prog)s %(version)s")
 @click.option("--db", envvar=None, help="Index DB path (default: TOTAL_RECALL_DB or the data dir).")
 @click.option("--verbose", "-v", is_flag=True, help="Show tracebacks.")
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, verbose: bool) -> None:
-    """total-recall: local memory for coding agents, mined from Claude Code transcripts."""
+    """total-recall: local memory for coding agents, mined from Claude Code transcripts.
+
+    Output fits the terminal, and is tab-separated lines in a pipe (--format, --json). Exit codes: 0 ok,
+    1 nothing found (or a check failed), 2 usage or other error, 3 `check-banned` found a ban."""
     settings = Settings.from_env()
     register_vectors(settings)  # index/ ranks, reports and indexes with vectors when a store exists
     ctx.obj = Ctx(db, verbose, settings)
@@ -116,7 +150,7 @@ def cli(ctx: click.Context, db: str | None, verbose: bool) -> None:
     type=click.FloatRange(0, 3600),
     help="Seconds to wait for another index run (e.g. one a hook started) to finish.",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: float, as_json: bool) -> None:
     """Index new transcript bytes (incremental; O(appended bytes))."""
@@ -154,182 +188,14 @@ def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: 
         emit_json(report.to_json())
         return
     bad = sum(report.bad_lines.values())
-    click.echo(
-        f"indexed {report.files - report.files_unchanged} changed files ({report.files_unchanged} unchanged), "
-        f"{report.records} records, +{report.messages_added} messages, +{report.extractions_added} extractions, "
-        f"{bad} bad lines skipped, {report.bytes_read / 1e6:.1f} MB in {report.elapsed_s:.2f}s"
+    say(
+        f"indexed {plural(report.files - report.files_unchanged, 'changed file')} "
+        f"({report.files_unchanged:,} unchanged), {plural(report.records, 'record')}, "
+        f"+{plural(report.messages_added, 'message')}, +{plural(report.extractions_added, 'extraction')}, "
+        f"{plural(bad, 'bad line')} skipped, {size(report.bytes_read)} in {duration(report.elapsed_s)}"
     )
     for err in report.errors[:5]:
         click.echo(f"warning: {err}", err=True)
-
-
-def _filters(
-    project: str | None,
-    cwd: str | None,
-    since: str | None,
-    role: str | None,
-    kind: str | None,
-    session: str | None,
-) -> Filters:
-    return Filters(project=project, cwd=cwd, since=parse_since(since), role=role, kind=kind, session=session)
-
-
-@cli.command()
-@click.argument("query", nargs=-1, required=True)
-@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 500))
-@click.option("--project")
-@click.option("--cwd")
-@click.option("--since", help="7d, 12h, 2w or an ISO date.")
-@click.option("--role", type=click.Choice(["user", "assistant", "system"]))
-@click.option("--kind", help="Message kind: prompt, text, tool_use, tool_result, …")
-@click.option("--session", help="Session id (or prefix).")
-@click.option("--sessions", "by_session", is_flag=True, help="Rank whole sessions.")
-@click.option(
-    "--mode",
-    type=click.Choice(["auto", "fts", "hybrid"]),
-    default="auto",
-    show_default=True,
-    help="auto: add vectors when a vector store exists (loads the model: ~0.5 s per process).",
-)
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_obj
-def search(
-    obj: Ctx,
-    query: tuple[str, ...],
-    limit: int,
-    project: str | None,
-    cwd: str | None,
-    since: str | None,
-    role: str | None,
-    kind: str | None,
-    session: str | None,
-    by_session: bool,
-    mode: str,
-    as_json: bool,
-) -> None:
-    """Full-text (and, with vectors, hybrid) search over past messages."""
-    from index.retrieval import search_messages, search_sessions
-
-    f = _filters(project, cwd, since, role, kind, session)
-    conn = open_reader(obj.db)
-    text = " ".join(query)
-    hybrid = {"auto": None, "fts": False, "hybrid": True}[mode]
-    if by_session:
-        sessions = search_sessions(conn, text, f, limit, hybrid=hybrid)
-        if as_json:
-            emit_json([s.to_json() for s in sessions])
-            return
-        _print_sessions(sessions)
-        return
-    hits = search_messages(conn, text, f, limit, hybrid=hybrid)
-    if as_json:
-        emit_json([h.to_json() for h in hits])
-        return
-    _print_hits(hits)
-
-
-def _print_hits(hits: list[Any]) -> None:
-    if not hits:
-        click.echo("no matches")
-        return
-    for h in hits:
-        when = (h.ts or "")[:16].replace("T", " ")
-        click.echo(f"{when}  {display_name(h.project)}  {h.session_id[:8]}  {h.role}/{h.kind}")
-        click.echo(f"    {short(h.snippet, 220)}")
-
-
-def _print_sessions(sessions: list[Any]) -> None:
-    if not sessions:
-        click.echo("no matching sessions")
-        return
-    for s in sessions:
-        click.echo(
-            f"{s.session_id[:8]}  {(s.last_ts or '')[:10]}  {display_name(s.project)}  "
-            f"{short(s.title, 70)}  (score {s.score:.2f})"
-        )
-        for h in s.hits:
-            click.echo(f"    {h.role}/{h.kind}: {short(h.snippet, 140)}")
-
-
-@cli.command()
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_obj
-def status(obj: Ctx, as_json: bool) -> None:
-    """What the index holds and when it last ran."""
-    from index.stats import status as q_status
-
-    data = q_status(open_reader(obj.db), obj.db)
-    if as_json:
-        emit_json(data)
-        return
-    from rich.table import Table
-
-    t = Table(box=None, show_header=False)
-    for k, v in data.items():
-        if k == "extractions_by_kind":
-            v = ", ".join(f"{a}={b}" for a, b in sorted(v.items())) or "none"
-        t.add_row(cell(k), cell(v))
-    console().print(t)
-
-
-@cli.command()
-@click.argument("session_id")
-@click.option("--messages", default=40, show_default=True, type=click.IntRange(0, 10000))
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_obj
-def inspect(obj: Ctx, session_id: str, messages: int, as_json: bool) -> None:
-    """Everything the index knows about one session."""
-    from index.stats import find_session, inspect_session
-
-    conn = open_reader(obj.db)
-    sid = find_session(conn, session_id) or session_id
-    data = inspect_session(conn, sid, messages)
-    if data is None:
-        fail(
-            f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`"
-        )
-    if as_json:
-        emit_json(data)
-        return
-    click.echo(f"session {data['session_id']}  {data.get('title') or ''}")
-    for k in (
-        "project_key",
-        "cwd",
-        "git_branch",
-        "first_ts",
-        "last_ts",
-        "n_messages",
-        "n_prompts",
-        "models",
-        "resumed_from",
-        "source_file",
-        "source_state",
-    ):
-        click.echo(f"  {k}: {data.get(k)}")
-    click.echo(
-        f"  agents: {len(data['agents'])}, compactions: {len(data['compactions'])}, "
-        f"off-main-branch messages: {data['off_main_branch']}"
-    )
-    for m in data["messages"]:
-        click.echo(f"  {(m['ts'] or '')[:19]} {m['role']}/{m['kind']}: {short(m['text'], 120)}")
-
-
-@cli.command()
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_obj
-def doctor(obj: Ctx, as_json: bool) -> None:
-    """Check the index: schema, integrity, FTS, sources."""
-    from index.stats import doctor as q_doctor
-
-    checks = q_doctor(open_existing_writer(obj.db))
-    ok = all(c[1] for c in checks)
-    if as_json:
-        emit_json({"ok": ok, "checks": [{"check": c, "ok": o, "detail": d} for c, o, d in checks]})
-    else:
-        for c, o, d in checks:
-            click.echo(f"{'ok ' if o else 'BAD'}  {c}: {d}")
-    if not ok:
-        sys.exit(1)
 
 
 @cli.command()
@@ -345,12 +211,15 @@ def _register() -> None:
     from mcp_server.cli import register as register_mcp
     from total_recall import (
         cmd_context,
+        cmd_doctor,
         cmd_install,
         cmd_manage,
         cmd_memories,
         cmd_metrics,
         cmd_refine,
+        cmd_search,
         cmd_server,
+        cmd_shell,
         cmd_team,
         cmd_ui,
         cmd_vec,
@@ -374,6 +243,15 @@ def _register() -> None:
     cmd_server.register(cli)
     cmd_team.register(cli)
     register_mcp(cli)
+    for cmd in (
+        cmd_search.search,
+        cmd_search.sessions,
+        cmd_search.inspect,
+        cmd_doctor.status,
+        cmd_doctor.doctor,
+    ):
+        cli.add_command(cmd)
+    cmd_shell.register(cli)
 
 
 _register()

@@ -8,7 +8,11 @@ from typing import Any
 
 import click
 
+from total_recall.options import json_option
 from total_recall.output import emit_json
+from total_recall.render import ago, say, styled, text_of
+
+BANNED = 3  # `check-banned`'s exit code when a past instruction bans the action
 
 PROFILES = {
     "operator": "operator_profile",
@@ -22,7 +26,7 @@ PROFILES = {
 @click.command()
 @click.option("--cwd", help="Project directory (default: the current one).")
 @click.option("--budget", default=1800, show_default=True, type=click.IntRange(200, 10000))
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def context(obj: Any, cwd: str | None, budget: int, as_json: bool) -> None:
     """The operator-context bundle a new session gets: goal, standing decisions, bans, voice, corrections."""
@@ -33,12 +37,12 @@ def context(obj: Any, cwd: str | None, budget: int, as_json: bool) -> None:
     if as_json:
         emit_json(ctx.to_json())
     else:
-        click.echo(ctx.text or "(nothing remembered for this project yet)")
+        say(ctx.text or "(nothing remembered for this project yet)")
 
 
 @click.command()
 @click.argument("name", type=click.Choice(sorted(PROFILES)))
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def profile(obj: Any, name: str, as_json: bool) -> None:
     """A profile mined from your sessions: operator, voice, workflow, satisfaction, preferences."""
@@ -50,11 +54,14 @@ def profile(obj: Any, name: str, as_json: bool) -> None:
         emit_json({"name": PROFILES[name], "updated_at": updated, "profile": data})
         return
     if not data:
-        click.echo("no profile yet: run `total-recall index`")
-        return
-    click.echo(f"{PROFILES[name]} (updated {updated})")
+        click.echo("no profile yet: run `total-recall index`", err=True)
+        raise click.exceptions.Exit(1)
+    say(
+        styled(PROFILES[name].replace("_", " "), "bold"),
+        styled(f" (updated {ago(updated) or updated})", "dim"),
+    )
     for k, v in data.items():
-        click.echo(f"  {k}: {v}")
+        say("  ", styled(f"{str(k).replace('_', ' ')}:", "cyan"), " ", text_of(v))
 
 
 @click.command("check-banned")
@@ -65,25 +72,33 @@ def profile(obj: Any, name: str, as_json: bool) -> None:
     default="this_project",
     show_default=True,
 )
-@click.option("--cwd")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--cwd", help="Project directory whose bans apply (default: the current one).")
+@json_option
 @click.pass_obj
 def check_banned(obj: Any, action: tuple[str, ...], scope: str, cwd: str | None, as_json: bool) -> None:
-    """Is an action (a command, a library, an approach) banned by a past instruction?"""
+    """Is an action (a command, a library, an approach) banned by a past instruction? Exits 3 when it
+    is (verdict `banned`), so a script can gate on it; 0 for `possibly_banned` and `no_known_ban`."""
     from index.retrieval import check_banned as q_check
     from index.store import open_reader
 
     res = q_check(open_reader(obj.db), " ".join(action), scope=scope, cwd=cwd or os.getcwd(), limit=5)
+    verdict = res.extra.get("verdict")
     if as_json:
-        emit_json(
-            {"verdict": res.extra.get("verdict"), "scope": res.scope, "note": res.note, "bans": res.items}
+        emit_json({"verdict": verdict, "scope": res.scope, "note": res.note, "bans": res.items})
+    else:
+        tone = {"banned": "bold red", "possibly_banned": "yellow"}.get(str(verdict), "green")
+        say(
+            "verdict: ",
+            styled(str(verdict), tone),
+            f" (scope {res.scope}{'; ' + res.note if res.note else ''})",
         )
-        return
-    click.echo(
-        f"verdict: {res.extra.get('verdict')} (scope {res.scope}{'; ' + res.note if res.note else ''})"
-    )
-    for b in res.items:
-        click.echo(f"  - {b['content']}  ({str(b.get('date') or b.get('last_ts') or '')[:10]})")
+        for b in res.items:
+            say(
+                f"  - {b['content']}  ",
+                styled(f"({str(b.get('date') or b.get('last_ts') or '')[:10]})", "dim"),
+            )
+    if verdict == "banned":
+        raise click.exceptions.Exit(BANNED)
 
 
 def register(cli: click.Group) -> None:

@@ -7,7 +7,9 @@ from typing import Any
 
 import click
 
+from total_recall.options import json_option
 from total_recall.output import emit_json, fail, read_jsonl
+from total_recall.render import say
 
 
 @click.group(name="eval")
@@ -70,7 +72,7 @@ def _provenance(paths: tuple[str, ...]) -> dict[str, str]:
     show_default=True,
     help="auto: rank as `search` does; fts: full-text only; hybrid: FTS + vectors; both: compare.",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def retrieval(
     obj: object,
@@ -122,12 +124,12 @@ def retrieval(
 
 def _print_mode(name: str, r: dict[str, Any]) -> None:
     rows = [(k, v) for k, v in r.get("sets", {}).items()] + [("overall", r)]
-    click.echo(f"[{name}] {'':<22} " + " ".join(f"{k.replace('session_', ''):>8}" for k in _KEYS))
+    say(f"[{name}] {'':<22} " + " ".join(f"{k.replace('session_', ''):>8}" for k in _KEYS))
     for label, v in rows:
-        click.echo(f"  {label[:30]:<30}" + " ".join(f"{v[k]:>8}" for k in _KEYS))
-    click.echo("  per source:")
+        say(f"  {label[:30]:<30}" + " ".join(f"{v[k]:>8}" for k in _KEYS))
+    say("  per source:")
     for src, v in r["by_source"].items():
-        click.echo(f"    {src[:28]:<28}" + " ".join(f"{v[k]:>8}" for k in _KEYS))
-    click.echo(f"  worst source: {r['worst_source']}; abstention: {r['abstention']}")
+        say(f"    {src[:28]:<28}" + " ".join(f"{v[k]:>8}" for k in _KEYS))
+    say(f"  worst source: {r['worst_source']}; abstention: {r['abstention']}")
     for m in r["misses"][:15]:
-        click.echo(f"  miss {m['id']} (rank {m['rank']}): {m['query'][:90]}")
+        say(f"  miss {m['id']} (rank {m['rank']}): {m['query'][:90]}")

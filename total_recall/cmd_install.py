@@ -24,7 +24,9 @@ import click
 
 from lib.paths import state_dir
 from lib.settings import Settings
-from total_recall.output import emit_json, fail
+from total_recall.options import json_option, yes_option
+from total_recall.output import confirm, emit_json, fail
+from total_recall.render import say
 
 PLUGIN = "total-recall"
 MARKETPLACE = "total-recall"
@@ -181,7 +183,7 @@ def check_path(link_bin: Path | None) -> dict[str, Any]:
     type=click.Path(file_okay=False, path_type=Path),
     help="Symlink `total-recall` into this directory (e.g. ~/.local/bin) if PATH lacks it.",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def install(
     obj: Any,
@@ -225,8 +227,8 @@ def install(
     if as_json:
         emit_json(result)
         return
-    click.echo(f"installed {PLUGIN_ID} ({result['method']}, scope {scope}) from {dest}")
-    click.echo(f"index used by hooks and MCP: {result['index']}")
+    say(f"installed {PLUGIN_ID} ({result['method']}, scope {scope}) from {dest}")
+    say(f"index used by hooks and MCP: {result['index']}")
     pc = result["path_check"]
     if not pc["ok"]:
         where = Path(pc["executable"]).parent if pc["executable"] else "the venv's bin directory"
@@ -236,19 +238,20 @@ def install(
             err=True,
         )
     if not obj.db.exists():
-        click.echo(
-            "no index yet: the first session builds it in the background (or run `total-recall index`)"
-        )
+        say("no index yet: the first session builds it in the background (or run `total-recall index`)")
 
 
 @click.command()
 @click.option("--claude", "claude_bin", help="Path of the claude CLI (default: `claude` on PATH).")
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True)
 @click.option("--purge", is_flag=True, help="Also delete the plugin's data directory ($CLAUDE_PLUGIN_DATA).")
-@click.option("--json", "as_json", is_flag=True)
+@yes_option
+@json_option
 @click.pass_obj
-def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, as_json: bool) -> None:
+def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, yes: bool, as_json: bool) -> None:
     """Remove the Claude Code plugin (the index and its transcripts are left alone)."""
+    if purge:
+        confirm("Delete the plugin's data directory ($CLAUDE_PLUGIN_DATA) too?", yes)
     result: dict[str, Any] = {"plugin": PLUGIN_ID}
     bin_ = claude_bin or shutil.which("claude")
     if bin_:
@@ -271,11 +274,11 @@ def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, as_json
     if as_json:
         emit_json(result)
         return
-    click.echo(f"uninstalled {PLUGIN_ID}; the index at {obj.db} is kept (delete it yourself if you want)")
+    say(f"uninstalled {PLUGIN_ID}; the index at {obj.db} is kept (delete it yourself if you want)")
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def adaptive(obj: Any, as_json: bool) -> None:
     """Precision of the prompt-recall policy, measured from the hooks' recorded outcomes."""
@@ -290,26 +293,24 @@ def adaptive(obj: Any, as_json: bool) -> None:
     def pct(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.0%}"
 
-    click.echo(
+    say(
         f"prompts seen: {rep['prompts']}, recall injected on {rep['fired']} ({pct(rep['fire_rate'])}), "
         f"avg {rep['avg_injected_chars']} chars"
     )
-    click.echo(
+    say(
         f"precision: {pct(rep['precision'])} of {rep['judged_injections']} judged injections were useful "
         "(next prompt neither a correction nor a repeat)"
     )
-    click.echo(
-        f"misses: {pct(rep['miss_rate'])} of {rep['judged_skips']} skipped prompts were followed by one"
-    )
+    say(f"misses: {pct(rep['miss_rate'])} of {rep['judged_skips']} skipped prompts were followed by one")
     for reason, r in rep["per_trigger"].items():
-        click.echo(f"  {reason:28s} {r['useful']}/{r['judged']} useful ({pct(r['precision'])})")
+        say(f"  {reason:28s} {r['useful']}/{r['judged']} useful ({pct(r['precision'])})")
     for hook, h in rep["hooks"].items():
-        click.echo(
+        say(
             f"hook {hook:20s} runs {h['runs']:6d}  errors {h['errors']:4d}  p50 {h['p50_ms']} ms  "
             f"p95 {h['p95_ms']} ms"
         )
     for line in rep["advice"]:
-        click.echo(f"advice: {line}")
+        say(f"advice: {line}")
 
 
 def register(cli: click.Group) -> None:

@@ -9,7 +9,9 @@ from typing import Any
 
 import click
 
-from total_recall.output import checked_roots, emit_json, fail, json_text
+from total_recall.options import json_option, yes_option
+from total_recall.output import checked_roots, confirm, emit_json, fail, json_text
+from total_recall.render import duration, plural, say, text_of
 
 wait_option = click.option(
     "--wait",
@@ -23,34 +25,34 @@ wait_option = click.option(
 @click.command()
 @click.argument("session", required=False)
 @click.option("--project", help="Forget every session of this project (key or its last path part).")
-@click.option("--yes", is_flag=True, help="Confirm.")
+@yes_option
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def forget(obj: Any, session: str | None, project: str | None, yes: bool, wait: float, as_json: bool) -> None:
     """Remove a session (or a whole project) from the index and its files, and never store it again."""
     from index.store import forget as do_forget
-    from index.store import maintenance, sessions_for
+    from index.store import maintenance, open_reader, sessions_for
 
     if not session and not project:
         fail("say what to forget", "pass a SESSION id (or prefix) or --project P")
+    if not yes:  # asked before the index is locked: hooks may index while the question waits
+        n = len(sessions_for(open_reader(obj.db), session, project))
+        if not n:
+            _no_match(session or project)
+        confirm(f"Forget {plural(n, 'session')} for good?", yes)
     with maintenance(obj.db, wait) as conn:
         ids = sessions_for(conn, session, project)
         if not ids:
-            fail(
-                f"no session matches {session or project!r}",
-                "find one with `total-recall search --sessions TOPIC`",
-            )
-        if not yes:
-            fail(f"this forgets {len(ids)} session(s) for good", "re-run with --yes to confirm")
+            _no_match(session or project)
         counts = do_forget(conn, obj.db, ids)
     drop_hook_state(obj.db, ids)
     if as_json:
         emit_json({**counts, "session_ids": ids})
         return
-    click.echo(
-        f"forgot {counts['sessions']} session(s): {counts['messages']} messages, "
-        f"{counts['extractions']} extractions; they will not be indexed again"
+    say(
+        f"forgot {plural(counts['sessions'], 'session')}: {plural(counts['messages'], 'message')}, "
+        f"{plural(counts['extractions'], 'extraction')}; they will not be indexed again"
     )
     if not counts["wal_truncated"]:
         click.echo(
@@ -66,6 +68,10 @@ def forget(obj: Any, session: str | None, project: str | None, yes: bool, wait: 
         )
 
 
+def _no_match(what: str | None) -> None:
+    fail(f"no session matches {what!r}", "list them with `total-recall sessions`", kind="not_found")
+
+
 def drop_hook_state(db: Path, session_ids: list[str]) -> None:
     """The hooks' per-session files (policy state, continuation packet) hold text of the session too."""
     from hooks.state import continuation_file, session_file
@@ -78,7 +84,7 @@ def drop_hook_state(db: Path, session_ids: list[str]) -> None:
 
 @click.command()
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def consolidate(obj: Any, wait: float, as_json: bool) -> None:
     """Decay stale goals (paused after 14 days, abandoned after 60), close duplicates, optimise FTS."""
@@ -90,18 +96,19 @@ def consolidate(obj: Any, wait: float, as_json: bool) -> None:
     if as_json:
         emit_json(res)
     else:
-        click.echo(
-            f"goals paused {res['goals_paused']}, abandoned {res['goals_abandoned']}, duplicates closed "
-            f"{res['duplicate_goals_closed']}; now {res['goals_by_status']}; FTS optimised"
+        say(
+            f"goals paused {res['goals_paused']:,}, abandoned {res['goals_abandoned']:,}, duplicates closed "
+            f"{res['duplicate_goals_closed']:,}; goals now: {text_of(res['goals_by_status']).replace('=', ' ')}; "
+            "FTS optimised"
         )
 
 
 @click.command()
-@click.option("--yes", is_flag=True, help="Confirm: delete the index and rebuild it from the transcripts.")
+@yes_option
 @click.option("--projects-root", "roots", multiple=True)
 @click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 64))
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float, as_json: bool) -> None:
     """Delete the index and rebuild it from scratch (vectors too, when the index had them). Your own
@@ -110,9 +117,8 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
     from vec.backfill import backfill, store_exists
     from vec.embed import model_config
 
-    if not yes:
-        fail("rebuild deletes the index", "re-run with --yes to confirm")
     paths = checked_roots(roots, obj.settings)
+    confirm(f"Delete the index at {obj.db} and rebuild it from the transcripts?", yes)
     load(obj.db)  # a damaged user-state file stops us before anything is deleted
     with writer_lock(obj.db, wait=wait):
         had_vectors = store_exists(obj.db)
@@ -126,11 +132,16 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
     if as_json:
         emit_json(out)
     else:
-        click.echo(
-            f"rebuilt: {report.records} records, {report.messages_added} messages in {report.elapsed_s:.2f}s"
-            + (f"; re-embedded {out['vectors'].get('vectors_added', 0)} vectors" if had_vectors else "")
-            + f"; your decisions kept: {applied['forgotten']} forgotten session(s), "
-            f"{applied['promoted']} promoted, {applied['demoted']} demoted"
+        say(
+            f"rebuilt: {plural(report.records, 'record')}, {plural(report.messages_added, 'message')} "
+            f"in {duration(report.elapsed_s)}"
+            + (
+                f"; re-embedded {plural(out['vectors'].get('vectors_added', 0), 'vector')}"
+                if had_vectors
+                else ""
+            )
+            + f"; your decisions kept: {plural(applied['forgotten'], 'forgotten session')}, "
+            f"{applied['promoted']:,} promoted, {applied['demoted']:,} demoted"
         )
 
 
@@ -160,15 +171,15 @@ def export(obj: Any, session_id: str, fmt: str, tools: bool, out: str | None) ->
     if fmt == "html":
         data = (session_html(conn, sid) or "").encode()
         rows = session_transcript(conn, sid, include_tools=True)
-    else:
-        rows = session_transcript(conn, sid, include_tools=tools)
+    else:  # empty blocks (a tool-only turn without --tools) are left out
+        rows = [r for r in session_transcript(conn, sid, include_tools=tools) if (r["text"] or "").strip()]
         if fmt == "jsonl":
             data = "".join(json_text(r) + "\n" for r in rows).encode()
         else:
             data = markdown_export(sid, info, rows).encode()
     if out:
         Path(out).write_bytes(data)
-        click.echo(f"wrote {len(rows)} messages to {out}", err=True)
+        click.echo(f"wrote {plural(len(rows), 'message')} to {out}", err=True)
     else:
         sys.stdout.buffer.write(data)
 

@@ -10,7 +10,9 @@ import click
 
 from index.store import PROMOTABLE
 from total_recall.cmd_manage import wait_option
+from total_recall.options import json_option
 from total_recall.output import emit_json, fail, short
+from total_recall.render import plural, say
 
 
 @click.command()
@@ -21,7 +23,7 @@ from total_recall.output import emit_json, fail, short
 )
 @click.option("--cwd", help="Project directory for typed text (default: the current one).")
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def promote(
     obj: Any,
@@ -52,13 +54,13 @@ def promote(
     if as_json:
         emit_json(res)
     else:
-        click.echo(f"promoted to {res['kind']}: {res['content']}")
+        say(f"promoted to {res['kind']}: {res['content']}")
 
 
 @click.command()
 @click.argument("memory_id", type=int)
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def unpromote(obj: Any, memory_id: int, wait: float, as_json: bool) -> None:
     """Undo a promotion; for a memory mined from your sessions, remove it for good (a demotion)."""
@@ -74,10 +76,10 @@ def unpromote(obj: Any, memory_id: int, wait: float, as_json: bool) -> None:
     if as_json:
         emit_json(res)
     elif res["action"] == "unpromoted":
-        click.echo(f"unpromoted {res['kind']}: {res['content']}")
+        say(f"unpromoted {res['kind']}: {res['content']}")
     else:
-        click.echo(
-            f"demoted {res['kind']} ({res['removed']} mention(s)); it will not come back: {res['content']}"
+        say(
+            f"demoted {res['kind']} ({plural(res['removed'], 'mention')}); it will not come back: {res['content']}"
         )
 
 
@@ -88,7 +90,7 @@ def memories_group() -> None:
 
 @memories_group.command(name="list")
 @click.option("--mined", is_flag=True, help="Also list durable memories mined from your sessions (with ids).")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def list_memories(obj: Any, mined: bool, as_json: bool) -> None:
     """Promoted memories (ids for `unpromote`), demoted ones and forgotten sessions."""
@@ -102,11 +104,11 @@ def list_memories(obj: Any, mined: bool, as_json: bool) -> None:
     if mined:
         sections.append(("mined", data["mined"]))
     for title, items in sections:
-        click.echo(f"{title} ({len(items)})")
+        say(f"{title} ({len(items)})")
         for m in items:
             ident = f"{m['id']:>6}  " if "id" in m else "        "
-            click.echo(f"{ident}{m['kind']:<19} {short(m['content'], 90)}")
-    click.echo(f"forgotten sessions: {len(data['forgotten_sessions'])}")
+            say(f"{ident}{m['kind']:<19} {short(m['content'], 90)}")
+    say(f"forgotten sessions: {len(data['forgotten_sessions'])}")
 
 
 def register(cli: click.Group) -> None:

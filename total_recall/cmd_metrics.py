@@ -15,12 +15,29 @@ from typing import Any
 import click
 
 from lib.paths import other_agent_roots
+from total_recall.options import since as read_since
+from total_recall.options import since_option, timezone_option
 from total_recall.output import emit_json, fail, short
-
-_since = click.option(
-    "--since", help="Only activity since: 7d, 12h, 2w or an ISO date (UTC) like 2026-10-01."
+from total_recall.render import (
+    Col,
+    ago,
+    compact,
+    duration,
+    emit_rows,
+    labeller,
+    output_options,
+    pick_format,
+    plural,
+    say,
+    size,
 )
-_json = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON document.")
+
+
+def _since(f: Any) -> Any:
+    return since_option(timezone_option(f))
+
+
+_json = output_options
 _rate = click.option(
     "--rate",
     "rates",
@@ -31,50 +48,37 @@ _rate = click.option(
 )
 
 
-def _open(obj: Any, rates: tuple[str, ...], since: str | None) -> tuple[Any, Any, str | None]:
+def _open(
+    obj: Any, rates: tuple[str, ...], since: str | None, tz_name: str | None = None
+) -> tuple[Any, Any, str | None]:
     from index.stats import BadRate, load_catalog
-    from index.store import open_reader, parse_since
+    from index.store import open_reader
 
     try:
         cat = load_catalog(rates)
     except BadRate as exc:
         fail(str(exc))
-    return open_reader(obj.db), cat, parse_since(since)
+    return open_reader(obj.db), cat, read_since(since, tz_name)
 
 
 def _table(
-    title: str, cols: list[str], rows: list[list[Any]], right: set[int] | None = None, wrap: int | None = None
+    fmt: str,
+    title: str,
+    cols: list[str],
+    rows: list[list[Any]],
+    right: set[int] | None = None,
+    wrap: int | None = None,
 ) -> None:
-    """A borderless table: short columns keep their width, long text columns (and `wrap`) fold."""
-    from rich.table import Table
-
-    from total_recall.output import cell, console
-
-    cells = [[str(x) for x in r] for r in rows]
-    t = Table(title=title, box=None, title_justify="left", header_style="bold")
-    for i, c in enumerate(cols):
-        width = max([len(c)] + [len(r[i]) for r in cells])
-        fixed = width <= 16 and i != wrap
-        t.add_column(
-            c,
-            justify="right" if right and i in right else "left",
-            no_wrap=fixed,
-            min_width=width if fixed else min(width, 12),
-            overflow="fold",
-        )
-    for r in cells:
-        t.add_row(*map(cell, r))
-    console().print(t)
-
-
-def _n(x: int | float | None) -> str:
-    if x is None:
-        return "-"
-    x = float(x)
-    for unit, div in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(x) >= div:
-            return f"{x / div:.2f}{unit}"
-    return f"{x:.0f}"
+    """A table in the output format: columns in `right` are numbers; `wrap` is the long text column."""
+    emit_rows(
+        [
+            Col(c, right=bool(right and i in right), wrap=i == wrap, fold=i == wrap)
+            for i, c in enumerate(cols)
+        ],
+        rows,
+        fmt,
+        title,
+    )
 
 
 def _usd(u: dict[str, Any]) -> str:
@@ -82,10 +86,6 @@ def _usd(u: dict[str, Any]) -> str:
         known = u.get("cost_known_usd") or 0
         return f"${known:,.2f}+unknown" if known else "unknown"
     return f"${u['cost_usd']:,.2f}"
-
-
-def _proj(p: str | None) -> str:
-    return short(Path(p).name if p and p != "?" else (p or "?"), 28) or "?"
 
 
 @click.group(name="metrics")
@@ -99,13 +99,22 @@ def metrics_group() -> None:
 @click.option("--top", default=5, show_default=True, type=click.IntRange(1, 100), help="Corrections to list.")
 @_json
 @click.pass_obj
-def summary(obj: Any, since: str | None, rates: tuple[str, ...], top: int, as_json: bool) -> None:
+def summary(
+    obj: Any,
+    since: str | None,
+    tz_name: str | None,
+    rates: tuple[str, ...],
+    top: int,
+    fmt: str | None,
+    as_json: bool,
+) -> None:
     """Sessions, projects, tokens, cache-hit rate, cost, active vs wall hours, corrections."""
     from index.stats import summary as q
 
-    conn, cat, s = _open(obj, rates, since)
+    conn, cat, s = _open(obj, rates, since, tz_name)
     data = q(conn, cat, s, top)
-    if as_json:
+    fmt = pick_format(fmt, as_json)
+    if fmt == "json":
         emit_json(data)
         return
     tok = data["tokens"]
@@ -116,8 +125,8 @@ def summary(obj: Any, since: str | None, rates: tuple[str, ...], top: int, as_js
         ["API responses", f"{tok['turns']:,}"],
         [
             "tokens",
-            f"{_n(tok['total_tokens'])} (in {_n(tok['input_tokens'])}, out {_n(tok['output_tokens'])}, "
-            f"cache write {_n(tok['cache_creation_tokens'])}, cache read {_n(tok['cache_read_tokens'])})",
+            f"{compact(tok['total_tokens'])} (in {compact(tok['input_tokens'])}, out {compact(tok['output_tokens'])}, "
+            f"cache write {compact(tok['cache_creation_tokens'])}, cache read {compact(tok['cache_read_tokens'])})",
         ],
         ["cache-hit rate", "-" if hit is None else f"{hit:.1%}"],
         [
@@ -129,17 +138,26 @@ def summary(obj: Any, since: str | None, rates: tuple[str, ...], top: int, as_js
     ]
     b = data["busiest_project"]
     if b:
-        rows.append(["busiest project", f"{b['project']} ({b['turns']:,} responses, {_usd(b)})"])
-    _table(f"usage since {s or 'the beginning'} (rates as of {data['rates_as_of']})", ["", ""], rows, wrap=1)
+        rows.append(
+            [
+                "busiest project",
+                f"{labeller(conn)(b['project'])} ({plural(b['turns'], 'response')}, {_usd(b)})",
+            ]
+        )
+    _table(
+        fmt, f"usage since {s or 'the beginning'} (rates as of {data['rates_as_of']})", ["", ""], rows, wrap=1
+    )
     if data["models"]:
         _table(
+            fmt,
             "by model",
             ["model", "responses", "tokens", "cost"],
-            [[m["model"], f"{m['turns']:,}", _n(m["total_tokens"]), _usd(m)] for m in data["models"]],
+            [[m["model"], f"{m['turns']:,}", compact(m["total_tokens"]), _usd(m)] for m in data["models"]],
             {1, 2, 3},
         )
     if data["top_corrections"]:
         _table(
+            fmt,
             "top corrections",
             ["n", "kind", "last", "correction"],
             [
@@ -157,25 +175,38 @@ def summary(obj: Any, since: str | None, rates: tuple[str, ...], top: int, as_js
 @click.option("--group", type=click.Choice(["model", "project"]), default="model", show_default=True)
 @_json
 @click.pass_obj
-def cost(obj: Any, since: str | None, rates: tuple[str, ...], by: str, group: str, as_json: bool) -> None:
-    """Tokens and cost per model or project, per day, week (Monday) or month (UTC)."""
+def cost(
+    obj: Any,
+    since: str | None,
+    tz_name: str | None,
+    rates: tuple[str, ...],
+    by: str,
+    group: str,
+    fmt: str | None,
+    as_json: bool,
+) -> None:
+    """Tokens and cost per model or project, per day, week (Monday) or month of --timezone (default:
+    the local zone; UTC for days as ccusage --timezone UTC counts them)."""
     from index.stats import cost_report
+    from index.store import zone
 
-    conn, cat, s = _open(obj, rates, since)
-    data = cost_report(conn, cat, s, by, group)
-    if as_json:
+    conn, cat, s = _open(obj, rates, since, tz_name)
+    data = cost_report(conn, cat, s, by, group, tz=zone(tz_name))
+    label = labeller(conn)
+    fmt = pick_format(fmt, as_json)
+    if fmt == "json":
         emit_json(data)
         return
-    label = {"day": "day", "week": "week of", "month": "month"}[by]
+    period = {"day": "day", "week": "week of", "month": "month"}[by]
     rows = [
         [
             r["period"],
-            r[group] if group == "model" else _proj(r[group]),
+            r[group] if group == "model" else label(r[group]),
             f"{r['turns']:,}",
-            _n(r["input_tokens"]),
-            _n(r["output_tokens"]),
-            _n(r["cache_creation_tokens"]),
-            _n(r["cache_read_tokens"]),
+            compact(r["input_tokens"]),
+            compact(r["output_tokens"]),
+            compact(r["cache_creation_tokens"]),
+            compact(r["cache_read_tokens"]),
             _usd(r),
         ]
         for r in data["rows"]
@@ -186,16 +217,17 @@ def cost(obj: Any, since: str | None, rates: tuple[str, ...], by: str, group: st
             "total",
             "",
             f"{t['turns']:,}",
-            _n(t["input_tokens"]),
-            _n(t["output_tokens"]),
-            _n(t["cache_creation_tokens"]),
-            _n(t["cache_read_tokens"]),
+            compact(t["input_tokens"]),
+            compact(t["output_tokens"]),
+            compact(t["cache_creation_tokens"]),
+            compact(t["cache_read_tokens"]),
             _usd(t),
         ]
     )
     _table(
+        fmt,
         f"cost by {by} and {group} (rates as of {data['rates_as_of']})",
-        [label, group, "resp.", "input", "output", "c.write", "c.read", "cost"],
+        [period, group, "resp.", "input", "output", "c.write", "c.read", "cost"],
         rows,
         {2, 3, 4, 5, 6, 7},
     )
@@ -220,27 +252,39 @@ def cost(obj: Any, since: str | None, rates: tuple[str, ...], by: str, group: st
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 1000))
 @_json
 @click.pass_obj
-def sessions(obj: Any, since: str | None, rates: tuple[str, ...], by: str, limit: int, as_json: bool) -> None:
+def sessions(
+    obj: Any,
+    since: str | None,
+    tz_name: str | None,
+    rates: tuple[str, ...],
+    by: str,
+    limit: int,
+    fmt: str | None,
+    as_json: bool,
+) -> None:
     """Top sessions by tokens, cost, duration, active time or corrections."""
     from index.stats import top_sessions
 
-    conn, cat, s = _open(obj, rates, since)
+    conn, cat, s = _open(obj, rates, since, tz_name)
     data = top_sessions(conn, cat, s, by, limit)
-    if as_json:
+    label = labeller(conn)
+    fmt = pick_format(fmt, as_json)
+    if fmt == "json":
         emit_json(data)
         return
     if not data:
-        click.echo(f"no sessions since {s}" if s else "no sessions in the index")
+        say(f"no sessions since {s}" if s else "no sessions in the index")
         return
     _table(
+        fmt,
         f"top {limit} sessions by {by}",
         ["session", "last", "project", "tokens", "cost", "active h", "wall h", "corr.", "title"],
         [
             [
                 r["session_id"][:8],
                 (r["last_ts"] or "")[:10],
-                _proj(r["project"]),
-                _n(r["total_tokens"]),
+                label(r["project"]),
+                compact(r["total_tokens"]),
                 _usd(r),
                 f"{r['active_hours']:.2f}",
                 f"{r['wall_hours']:.2f}",
@@ -260,24 +304,35 @@ def sessions(obj: Any, since: str | None, rates: tuple[str, ...], by: str, limit
 @click.option("--terms", default=8, show_default=True, type=click.IntRange(1, 50))
 @_json
 @click.pass_obj
-def topics(obj: Any, since: str | None, projects: int, terms: int, as_json: bool) -> None:
+def topics(
+    obj: Any,
+    since: str | None,
+    tz_name: str | None,
+    projects: int,
+    terms: int,
+    fmt: str | None,
+    as_json: bool,
+) -> None:
     """Distinctive terms and recent session titles per project."""
     from index.stats import topics as q
 
-    conn, _cat, s = _open(obj, (), since)
+    conn, _cat, s = _open(obj, (), since, tz_name)
     data = q(conn, s, projects, terms)
-    if as_json:
+    label = labeller(conn)
+    fmt = pick_format(fmt, as_json)
+    if fmt == "json":
         emit_json(data)
         return
     if not data:
-        click.echo(f"no sessions since {s}" if s else "no sessions in the index")
+        say(f"no sessions since {s}" if s else "no sessions in the index")
         return
     _table(
+        fmt,
         "topics by project",
         ["project", "sessions", "terms", "recent titles"],
         [
             [
-                _proj(p["project"]),
+                label(p["project"]),
                 p["sessions"],
                 ", ".join(t["term"] for t in p["terms"]),
                 " | ".join(short(x, 40) for x in p["recent_titles"]),
@@ -294,23 +349,27 @@ def topics(obj: Any, since: str | None, projects: int, terms: int, as_json: bool
 @click.option("--no-scan", is_flag=True, help="Do not stat the transcripts on disk.")
 @_json
 @click.pass_obj
-def health(obj: Any, since: str | None, no_scan: bool, as_json: bool) -> None:
+def health(
+    obj: Any, since: str | None, tz_name: str | None, no_scan: bool, fmt: str | None, as_json: bool
+) -> None:
     """Index freshness, ingest p50/p95, errors, DB size, hook fire counts and latency."""
     from index.stats import health as q
 
-    conn, _cat, s = _open(obj, (), since)
+    conn, _cat, s = _open(obj, (), since, tz_name)
     data = q(conn, obj.db, s, scan_disk=not no_scan)
-    if as_json:
+    fmt = pick_format(fmt, as_json)
+    if fmt == "json":
         emit_json(data)
         return
     f, ing, err = data["freshness"], data["ingest"], data["errors"]
     pend = f.get("pending_files")
     rows = [
-        ["db", f"{data['db']} ({_n(data['db_bytes'])}B)"],
+        ["db", f"{data['db']} ({size(data['db_bytes'])})"],
         [
             "last index run",
-            f"{f['last_run_at'] or 'never'}"
-            + (f" ({f['last_run_age_s']:.0f}s ago)" if f["last_run_age_s"] is not None else ""),
+            f"{ago(f['last_run_at'])} ({f['last_run_at'][:19].replace('T', ' ')})"
+            if f["last_run_at"]
+            else "never",
         ],
         ["newest indexed transcript", f["newest_indexed_mtime"] or "-"],
     ]
@@ -318,18 +377,22 @@ def health(obj: Any, since: str | None, no_scan: bool, as_json: bool) -> None:
         rows.append(
             [
                 "transcripts pending",
-                "none (up to date)" if pend == 0 else f"{pend} files — run `total-recall index`",
+                "none (up to date)" if pend == 0 else f"{plural(pend, 'file')} — run `total-recall index`",
             ]
         )
     rows += [
-        ["ingest p50 / p95", f"{ing['p50_s']} s / {ing['p95_s']} s over {ing['runs']} runs"],
+        [
+            "ingest p50 / p95",
+            f"{duration(ing['p50_s'])} / {duration(ing['p95_s'])} over {plural(ing['runs'], 'run')}",
+        ],
         ["bad lines / ingest errors", f"{err['bad_lines']} / {err['ingest_errors']}"],
         ["files tracked (missing)", f"{err['files']} ({err['files_missing']})"],
     ]
-    _table("index health", ["", ""], rows, wrap=1)
+    _table(fmt, "index health", ["", ""], rows, wrap=1)
     hooks = data["hooks"]["hooks"]
     if hooks:
         _table(
+            fmt,
             "hooks",
             ["hook", "fired", "errors", "p50 ms", "p95 ms", "last error"],
             [
@@ -347,10 +410,10 @@ def health(obj: Any, since: str | None, no_scan: bool, as_json: bool) -> None:
             wrap=5,
         )
     else:
-        click.echo(f"no hook events in {data['hooks']['events_file']}")
+        say(f"no hook events in {data['hooks']['events_file']}")
     bg = data["hooks"]["background_index"]
     if bg:
-        click.echo(
+        say(
             f"background index runs: {bg['fired']} ({bg['errors']} failed), "
             f"p50 {bg['latency_ms_p50']} ms, p95 {bg['latency_ms_p95']} ms"
         )
@@ -359,7 +422,7 @@ def health(obj: Any, since: str | None, no_scan: bool, as_json: bool) -> None:
 @metrics_group.command(name="rates")
 @_rate
 @_json
-def rates_cmd(rates: tuple[str, ...], as_json: bool) -> None:
+def rates_cmd(rates: tuple[str, ...], fmt: str | None, as_json: bool) -> None:
     """The shipped price catalog (USD per million tokens), with overrides applied."""
     from index.stats import BadRate, load_catalog
 
@@ -368,10 +431,12 @@ def rates_cmd(rates: tuple[str, ...], as_json: bool) -> None:
     except BadRate as exc:
         fail(str(exc))
     models = [m.to_json() for m in sorted(cat.models.values(), key=lambda m: (m.provider, m.key))]
-    if as_json:
+    fmt = pick_format(fmt, as_json)
+    if fmt == "json":
         emit_json({"as_of": cat.as_of, "sources": cat.sources, "models": models})
         return
     _table(
+        fmt,
         f"rates as of {cat.as_of} (USD / million tokens)",
         ["model", "provider", "input", "output", "cache read", "write 5m", "write 1h", "long ctx"],
         [
@@ -409,9 +474,9 @@ def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: in
             f"projects root {missing[0]} does not exist",
             "pass --projects-root DIR or set TOTAL_RECALL_PROJECTS",
         )
-    say: Callable[[str], None] = (lambda m: click.echo(m, err=True)) if as_json else click.echo
+    tell: Callable[[str], None] = (lambda m: click.echo(m, err=True)) if as_json else click.echo
     if not once:
-        say(f"watching {', '.join(map(str, paths))} every {interval:g}s (Ctrl-C to stop)")
+        tell(f"watching {', '.join(map(str, paths))} every {interval:g}s (Ctrl-C to stop)")
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         while True:
@@ -422,7 +487,7 @@ def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: in
             elif as_json and changed:
                 print(_compact(report.to_json()), flush=True)
             elif changed or once:
-                say(
+                tell(
                     f"{time.strftime('%H:%M:%S')} +{report.messages_added} messages, "
                     f"+{report.extractions_added} extractions from {changed} files in {report.elapsed_s:.2f}s"
                 )
@@ -432,7 +497,7 @@ def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: in
                 return
             time.sleep(interval)
     except KeyboardInterrupt:
-        say("stopped")
+        tell("stopped")
 
 
 def _interrupt(_sig: int, _frame: Any) -> None:
@@ -462,7 +527,7 @@ def _scan(root: Path, pattern: str) -> tuple[int, int]:
 @click.option("--projects-root", "roots", multiple=True, help="Transcript root (repeatable).")
 @_json
 @click.pass_obj
-def sources(obj: Any, roots: tuple[str, ...], as_json: bool) -> None:
+def sources(obj: Any, roots: tuple[str, ...], fmt: str | None, as_json: bool) -> None:
     """Which transcript sources exist, how big they are, and which are indexed."""
     indexed: dict[str, int] = {}
     if obj.db.exists():
@@ -475,36 +540,38 @@ def sources(obj: Any, roots: tuple[str, ...], as_json: bool) -> None:
             indexed = {}
     out: list[dict[str, Any]] = []
     for r in obj.settings.projects_roots(roots):
-        n, size = _scan(r, "*.jsonl") if r.is_dir() else (0, 0)
+        n, nbytes = _scan(r, "*.jsonl") if r.is_dir() else (0, 0)
         out.append(
             {
                 "agent": "claude-code",
                 "path": str(r),
                 "exists": r.is_dir(),
                 "files": n,
-                "bytes": size,
+                "bytes": nbytes,
                 "enabled": True,
                 "indexed_files": indexed.get(str(r), 0),
             }
         )
     for agent, path, pattern in other_agent_roots(obj.settings.env):
-        n, size = _scan(path, pattern) if path.is_dir() else (0, 0)
+        n, nbytes = _scan(path, pattern) if path.is_dir() else (0, 0)
         out.append(
             {
                 "agent": agent,
                 "path": str(path),
                 "exists": path.is_dir(),
                 "files": n,
-                "bytes": size,
+                "bytes": nbytes,
                 "enabled": False,
                 "indexed_files": 0,
                 "note": "detected, not indexed yet",
             }
         )
-    if as_json:
+    fmt = pick_format(fmt, as_json)
+    if fmt == "json":
         emit_json({"db": str(obj.db), "sources": out})
         return
     _table(
+        fmt,
         "transcript sources",
         ["agent", "path", "exists", "files", "size", "indexed", "enabled"],
         [
@@ -513,7 +580,7 @@ def sources(obj: Any, roots: tuple[str, ...], as_json: bool) -> None:
                 s["path"],
                 "yes" if s["exists"] else "no",
                 s["files"],
-                _n(s["bytes"]) + "B",
+                size(s["bytes"]),
                 s["indexed_files"],
                 "yes" if s["enabled"] else "no (" + s.get("note", "") + ")",
             ]

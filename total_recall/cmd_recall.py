@@ -10,20 +10,27 @@ from typing import Any
 
 import click
 
-from lib.project import display_name
+from extractors.model import ALL_KINDS
+from total_recall.options import json_option, kinds_choice, since_option, timezone_option
 from total_recall.output import emit_json, fail, json_text, read_jsonl, short
+from total_recall.render import Col, emit_rows, labeller, output_options, pick_format, say, styled
 
 
 @click.command()
 @click.argument("topic", nargs=-1)
-@click.option("--kind", help="Extraction kind(s), comma-separated: decision, correction, ban, goal, …")
+@click.option(
+    "--kind",
+    callback=kinds_choice(ALL_KINDS),
+    help="Extraction kind(s), comma-separated: " + ", ".join(ALL_KINDS) + ".",
+)
 @click.option(
     "--scope", type=click.Choice(["this_cwd", "this_project", "global"]), default="global", show_default=True
 )
 @click.option("--cwd", help="Working directory for this_cwd / this_project (default: the current one).")
-@click.option("--since", help="7d, 12h, 2w or an ISO date.")
+@since_option
+@timezone_option
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 500))
-@click.option("--json", "as_json", is_flag=True)
+@output_options
 @click.pass_obj
 def recall(
     obj: Any,
@@ -32,12 +39,17 @@ def recall(
     scope: str,
     cwd: str | None,
     since: str | None,
+    tz_name: str | None,
     limit: int,
+    fmt: str | None,
     as_json: bool,
 ) -> None:
-    """Recall decisions, corrections, bans, goals… about a topic (no topic: the most recent)."""
+    """Recall decisions, corrections, bans, goals… about a topic (no topic: the most recent). Exits 1
+    when nothing is recalled."""
     from index.retrieval import recall_topic as do_recall
-    from index.store import open_reader, parse_since
+    from index.store import open_reader
+    from total_recall.cmd_search import nothing
+    from total_recall.options import since as read_since
 
     conn = open_reader(obj.db)
     res = do_recall(
@@ -46,21 +58,35 @@ def recall(
         kind=kind,
         scope=scope,
         cwd=cwd or os.getcwd(),
-        since=parse_since(since),
+        since=read_since(since, tz_name),
         limit=limit,
     )
-    if as_json:
-        emit_json([h.to_json() for h in res.hits])
-        return
-    if res.note:
-        click.echo(f"({res.note})")
+    fmt = pick_format(fmt, as_json)
+    label = labeller(conn)
+
+    def human() -> None:
+        if res.note:
+            say(f"({res.note})")
+        for h in res.hits:
+            say(
+                styled((h.ts or "")[:10], "green"), "  ", styled(f"{h.kind:<18}", "cyan"), " ",
+                short(h.content, 110), styled(" (superseded)" if h.stale else "", "dim"),
+            )  # fmt: skip
+            origin = f"session {h.session_id[:8]}" if h.session_id else "promoted by you"
+            say(styled(f"            {origin} · {label(h.project)}", "dim"))
+
+    emit_rows(
+        [Col("date"), Col("kind"), Col("content"), Col("superseded"), Col("project"), Col("session")],
+        [[(h.ts or "")[:10], h.kind, h.content, h.stale, label(h.project), h.session_id] for h in res.hits],
+        fmt,
+        json_data=[h.to_json() for h in res.hits],
+        human=human,
+    )
     if not res.hits:
-        click.echo("nothing recalled")
-        return
-    for h in res.hits:
-        stale = " [superseded]" if h.stale else ""
-        click.echo(f"{(h.ts or '')[:10]}  {h.kind:<18} {short(h.content, 110)}{stale}")
-        click.echo(f"            session {str(h.session_id)[:8]} · {display_name(h.project)}")
+        nothing(
+            "nothing recalled" + (f" ({res.note})" if res.note else ""),
+            "try another topic, --scope global or drop --since",
+        )
 
 
 @click.command()
@@ -106,7 +132,7 @@ def dump(obj: Any, source: str, kind: str | None, fmt: str, out: str | None) -> 
     multiple=True,
     help="PROVENANCE.tsv beside a corpus (path -> repo); repeatable. Sources default to the project dir.",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def extractors(obj: Any, labels: tuple[str, ...], provenance: tuple[str, ...], as_json: bool) -> None:
     """Precision / recall / F1 of the index's extractions against labelled records: pooled, per source

@@ -7,7 +7,9 @@ from typing import Any
 import click
 
 from total_recall.cmd_manage import wait_option
+from total_recall.options import json_option
 from total_recall.output import emit_json, fail, short
+from total_recall.render import plural, say
 
 
 @click.command()
@@ -24,7 +26,7 @@ from total_recall.output import emit_json, fail, short
 )
 @click.option("--dry-run", is_flag=True, help="Print what would be sent; call nothing, write nothing.")
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def refine(
     obj: Any,
@@ -49,8 +51,8 @@ def refine(
             emit_json({"dry_run": True, "items": items})
             return
         for it in items:
-            click.echo(f"--- extraction {it['id']} ({it['kind']}, score {it['score']:.2f})\n{it['prompt']}\n")
-        click.echo(f"{len(items)} extraction(s) would be sent; nothing was called", err=True)
+            say(f"--- extraction {it['id']} ({it['kind']}, score {it['score']:.2f})\n{it['prompt']}\n")
+        click.echo(f"{plural(len(items), 'extraction')} would be sent; nothing was called", err=True)
         return
     model = model or obj.settings.llm_model
     if not model:
@@ -70,11 +72,11 @@ def refine(
         emit_json(report.as_dict())
     else:
         for ch in report.changes:
-            click.echo(
+            say(
                 f"{ch['id']:>6} {ch['kind']:<18} {ch['verdict']:<8} {ch['score_before']:.2f} → "
                 f"{ch['score_after']:.2f}  {short(ch['note'], 60)}"
             )
-        click.echo(
+        say(
             f"reviewed {report.considered}: {report.confirmed} confirmed, {report.doubted} doubted, "
             f"{report.unclear} unclear (model {report.model})"
         )

@@ -13,15 +13,15 @@ from typing import Any
 import click
 
 from lib.project_id import valid_project_id
-from total_recall.output import emit_json, fail
+from total_recall.options import json_option
+from total_recall.output import cli_settings, emit_json, fail
 
 dsn_option = click.option("--dsn", help="PostgreSQL DSN (default: TOTAL_RECALL_SERVER_DSN).")
 
 
 def _env() -> Mapping[str, str]:
     """The environment snapshot the CLI group read once (lib/settings.py)."""
-    env: Mapping[str, str] = click.get_current_context().find_root().obj.settings.env
-    return env
+    return cli_settings().env
 
 
 @contextlib.contextmanager
@@ -87,7 +87,7 @@ def server_group() -> None:
 
 @server_group.command()
 @dsn_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def migrate(dsn: str | None, as_json: bool) -> None:
     """Create or upgrade the schema (idempotent)."""
     import psycopg

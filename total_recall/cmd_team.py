@@ -12,6 +12,7 @@ import click
 
 from lib.paths import state_dir
 from lib.project_id import ProjectId, resolve_project_id
+from total_recall.options import json_option
 from total_recall.output import emit_json, fail, short
 from total_recall.team.config import TeamConfig, load
 from total_recall.team.http import TeamError, call
@@ -121,7 +122,7 @@ def _outgoing(obj: Any, pid: ProjectId) -> tuple[list[Any], Any]:
 )
 @click.option("--dry-run", is_flag=True, help="List what would be sent; send nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing (the Stop hook's background push).")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def push(obj: Any, cwd: str | None, review: bool, dry_run: bool, quiet: bool, as_json: bool) -> None:
     """Send this project's new memories (scrubbed) to the team server; re-pushing sends nothing new."""
@@ -179,7 +180,7 @@ def _review(items: list[Any], ledger: Any) -> None:
 @team_group.command()
 @cwd_option
 @click.option("--query", "-q", "query", default="", help="Full-text query (websearch syntax).")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def pull(obj: Any, cwd: str | None, query: str, as_json: bool) -> None:
     """Fetch teammates' memories for this project (and refresh the hooks' cache)."""
@@ -205,7 +206,7 @@ def pull(obj: Any, cwd: str | None, query: str, as_json: bool) -> None:
 
 @team_group.command()
 @cwd_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def status(obj: Any, cwd: str | None, as_json: bool) -> None:
     """The server, this project's id and whether team memory is on, and what a push would send."""

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from total_recall.options import json_option
 from total_recall.output import emit_json, fail
 
 
@@ -65,7 +66,7 @@ def ui(obj: Any, port: int, open_browser: bool, host: str, token: str | None) ->
 @click.option(
     "--out", type=click.Path(dir_okay=False, writable=True), help="File to write (default: stdout)."
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def report(obj: Any, since: str, by: str, as_html: bool, out: str | None, as_json: bool) -> None:
     """Usage, cost and sessions of a period: text, JSON, or an HTML file to keep or share."""

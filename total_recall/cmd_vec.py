@@ -10,7 +10,9 @@ from typing import Any
 import click
 
 from total_recall.cmd_manage import wait_option
+from total_recall.options import json_option
 from total_recall.output import console, emit_json, fail, short
+from total_recall.render import duration, plural, say
 
 
 def _need_vectors() -> None:
@@ -55,10 +57,10 @@ def _report(report: Any, as_json: bool, verb: str) -> None:
     if as_json:
         emit_json(report.to_json())
         return
-    click.echo(
-        f"{verb}: +{report.vectors_added} vectors ({report.messages} messages, {report.extractions} "
-        f"extractions, {report.sessions} session titles), -{report.vectors_removed} stale, "
-        f"model {report.model}, {report.elapsed_s:.1f}s"
+    say(
+        f"{verb}: +{plural(report.vectors_added, 'vector')} ({plural(report.messages, 'message')}, "
+        f"{plural(report.extractions, 'extraction')}, {plural(report.sessions, 'session title')}), "
+        f"-{report.vectors_removed:,} stale, model {report.model}, {duration(report.elapsed_s)}"
         + (f", {report.texts_per_s:.0f} texts/s" if report.vectors_added else "")
     )
 
@@ -69,7 +71,7 @@ def vec_group() -> None:
 
 
 @vec_group.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def status(obj: Any, as_json: bool) -> None:
     """Whether vectors are available, which model is configured, and what the store holds."""
@@ -81,7 +83,7 @@ def status(obj: Any, as_json: bool) -> None:
         if as_json:
             emit_json({"available": False, "reason": reason, "enable": ENABLE_HINT})
         else:
-            click.echo(reason)
+            say(reason)
         return
     from index.store import open_reader
     from vec.store import REBUILD, describe
@@ -106,13 +108,14 @@ def status(obj: Any, as_json: bool) -> None:
         emit_json(data)
         return
     if not store.get("exists"):
-        click.echo(f"vectors available ({cfg.label}); no vector store yet — {data['fix']}")
+        say(f"vectors available ({cfg.label}); no vector store yet — {data['fix']}")
         return
-    click.echo(
-        f"vector store: {store['vectors']} vectors "
-        + ", ".join(f"{k}={v}" for k, v in sorted(store["vectors_by_kind"].items()))
-        + f"; model {store['model']} ({store['dim']}-d, {store['metric']}); "
-        f"pending: {store['pending_messages']} messages, {store['pending_extractions']} extractions"
+    say(
+        f"vector store: {plural(store['vectors'], 'vector')} ("
+        + ", ".join(f"{k} {v:,}" for k, v in sorted(store["vectors_by_kind"].items()))
+        + f"); model {store['model']} ({store['dim']}-d, {store['metric']}); "
+        f"pending: {plural(store['pending_messages'], 'message')}, "
+        f"{plural(store['pending_extractions'], 'extraction')}"
     )
     if not data["stamp_ok"]:
         click.echo(f"warning: configured model is {cfg.name} — {data['fix']}", err=True)
@@ -120,7 +123,7 @@ def status(obj: Any, as_json: bool) -> None:
 
 @vec_group.command()
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def backfill(obj: Any, wait: float, as_json: bool) -> None:
     """Embed what the index gained since the last backfill (creates the store the first time)."""
@@ -139,7 +142,7 @@ def backfill(obj: Any, wait: float, as_json: bool) -> None:
 
 @vec_group.command()
 @wait_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def rebuild(obj: Any, wait: float, as_json: bool) -> None:
     """Drop the vector store and embed everything again with the configured model."""
@@ -170,10 +173,11 @@ def rebuild(obj: Any, wait: float, as_json: bool) -> None:
     type=click.Choice(["message", "extraction", "session"]),
     help="Restrict to these sources (repeatable; default all).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_obj
 def search(obj: Any, query: tuple[str, ...], limit: int, kinds: tuple[str, ...], as_json: bool) -> None:
-    """Vector-only (semantic) search: nearest messages, extractions and session titles."""
+    """Vector-only (semantic) search: nearest messages, extractions and session titles. Exits 1 when
+    nothing is found."""
     from index.store import open_reader
     from vec.hybrid import semantic
     from vec.store import KINDS
@@ -185,11 +189,14 @@ def search(obj: Any, query: tuple[str, ...], limit: int, kinds: tuple[str, ...],
     )
     if as_json:
         emit_json(hits)
-        return
     if not hits:
-        click.echo("no matches")
+        from total_recall.cmd_search import nothing
+
+        nothing("no matches", "try other words, or `total-recall vec backfill` to embed what is new")
+    if as_json:
+        return
     for h in hits:
-        click.echo(
+        say(
             f"{h['similarity']:.3f}  {(h['ts'] or '')[:10]}  {h['session_id'][:8]}  {h['ref_kind']}/{h['kind']}: "
             f"{short(h['text'], 120)}"
         )

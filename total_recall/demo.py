@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from total_recall.output import short
+from total_recall.render import duration, highlight, plural, say
 
 
 def _has_transcripts(roots: list[Path]) -> bool:
@@ -23,7 +24,7 @@ def demo(obj: Any, demo_corpus: bool) -> None:
     from index.briefing import operator_context
     from index.retrieval import recall_topic as recall
     from index.retrieval import search_sessions
-    from index.store import open_reader, run_index
+    from index.store import open_reader, run_index, snippet_terms
     from total_recall.democorpus import CWD, write_demo_corpus
 
     db: Path = obj.db
@@ -39,9 +40,9 @@ def demo(obj: Any, demo_corpus: bool) -> None:
         click.echo(f"No Claude Code transcripts found; using a generated demo corpus in {roots[0]}")
     report = run_index(db, roots, jobs=2)
     click.echo(
-        f"Indexed {report.records} records (+{report.messages_added} messages, "
-        f"+{report.extractions_added} extractions) from {report.files} files in {report.elapsed_s:.2f}s "
-        f"into {db}"
+        f"Indexed {plural(report.records, 'record')} (+{plural(report.messages_added, 'message')}, "
+        f"+{plural(report.extractions_added, 'extraction')}) from {plural(report.files, 'file')} in "
+        f"{duration(report.elapsed_s)} into {db}"
     )
     conn = open_reader(db)
     for q in queries:
@@ -49,7 +50,7 @@ def demo(obj: Any, demo_corpus: bool) -> None:
         for s in search_sessions(conn, q, limit=3):
             click.echo(f"  {s.session_id[:8]}  {(s.last_ts or '')[:10]}  {short(s.title, 60)}")
             for h in s.hits[:2]:
-                click.echo(f"      {h.role}/{h.kind}: {short(h.snippet, 110)}")
+                say(f"      {h.role}/{h.kind}: ", highlight(short(h.snippet, 110), snippet_terms(q)))
     click.echo(f"\n$ total-recall --db {db} recall {topic!r}")
     for r in recall(conn, topic, limit=6).hits:
         click.echo(f"  {(r.ts or '')[:10]}  {r.kind:<18} {short(r.content, 90)}")

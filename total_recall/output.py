@@ -105,11 +105,45 @@ def raw_streams() -> Iterator[None]:
         sys.stdout, sys.stderr = out, err
 
 
-def fail(message: str, fix: str = "", code: int = 2) -> NoReturn:
+def fail(message: str, fix: str = "", code: int = 2, kind: str = "") -> NoReturn:
     """One line saying what is wrong and what to do; non-zero exit. Both parts are clipped: they may
-    echo an argument of any size."""
-    text = f"error: {clip(message, ERROR_CHARS)}" + (f" — {clip(fix, ERROR_CHARS)}" if fix else "")
+    echo an argument of any size. When the command line asked for JSON, the error is one JSON document
+    `{"error": {"code", "message", "fix"}}` on stdout instead (`code`: `kind`, or one named by the exit
+    code)."""
+    message, fix = clip(message, ERROR_CHARS), clip(fix, ERROR_CHARS)
+    if json_wanted():
+        emit_json({"error": {"code": kind or _KINDS.get(code, "error"), "message": message, "fix": fix}})
+        raise click.exceptions.Exit(code)
+    text = f"error: {message}" + (f" — {fix}" if fix else "")
     raise click.exceptions.Exit(_print_err(text, code))
+
+
+_KINDS = {1: "not_found", 2: "error", 3: "banned"}
+_ARGV_JSON: list[bool] = [False]  # set by `json_errors` for errors raised before options are parsed
+
+
+def json_wanted() -> bool:
+    """Did this command line ask for JSON (`--json` or `--format json`)? The parsed options when a command
+    runs; the raw arguments before (usage errors) and after (errors the CLI group explains)."""
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None:
+        if ctx.params.get("as_json") or ctx.params.get("fmt") == "json":
+            return True
+        ctx = ctx.parent
+    return _ARGV_JSON[0]
+
+
+@contextlib.contextmanager
+def json_errors(argv: list[str]) -> Iterator[None]:
+    """Errors of this command line are JSON when it asks for JSON (what `json_wanted` reads)."""
+    opts = argv[: argv.index("--")] if "--" in argv else argv
+    pairs = zip(opts, opts[1:])
+    wanted = "--json" in opts or "--format=json" in opts or ("--format", "json") in pairs
+    old, _ARGV_JSON[0] = _ARGV_JSON[0], wanted
+    try:
+        yield
+    finally:
+        _ARGV_JSON[0] = old
 
 
 def _print_err(text: str, code: int) -> int:
@@ -117,11 +151,30 @@ def _print_err(text: str, code: int) -> int:
     return code
 
 
-def console() -> Any:
-    """A rich console on the unfiltered stdout (its own styles must pass): give it only `cell`s."""
+def is_tty() -> bool:
+    """Is stdout a terminal (the person, not a pipe or a file)?"""
+    stream = _raw(sys.stdout)
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def confirm(question: str, yes: bool) -> None:
+    """A destructive step: `--yes` goes on; on a terminal, ask (default no); in a script, an error that
+    names `--yes`."""
+    if yes:
+        return
+    if is_tty() and sys.stdin.isatty() and not json_wanted():
+        if click.confirm(question, default=False, err=True):
+            return
+        fail("cancelled", "nothing was changed", code=1, kind="cancelled")
+    fail(f"{question.rstrip('?')}: not confirmed", "re-run with --yes to confirm")
+
+
+def console(styles: bool = True) -> Any:
+    """A rich console on the unfiltered stdout (its own styles must pass): give it only `cell`s.
+    `styles=False`: no escape sequences at all (no colour, no bold)."""
     from rich.console import Console
 
-    return Console(file=_raw(sys.stdout))
+    return Console(file=_raw(sys.stdout), color_system="auto" if styles else None)
 
 
 def cell(value: Any) -> Any:
@@ -140,6 +193,15 @@ def label(value: Any) -> str:
 
 def short(text: str | None, n: int = 80) -> str:
     return clip(text, n)
+
+
+def cli_settings() -> Settings:
+    """The settings the CLI group read once for this command line (lib/settings.py); an empty snapshot
+    outside a command (a helper called on its own, as in unit tests)."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    settings = getattr(obj, "settings", None)
+    return settings if isinstance(settings, Settings) else Settings.from_env({})
 
 
 def checked_roots(given: tuple[str, ...], settings: Settings) -> list[Path]:

@@ -151,6 +151,8 @@ class Embedder:
                         model_name=self.cfg.name, specific_model_path=self.cfg.path, threads=threads
                     )
                 else:
+                    if model_on_disk(self.cfg) is False and not reachable():
+                        raise EmbedError(offline_message(self.cfg))
                     model = TextEmbedding(
                         model_name=self.cfg.name, cache_dir=self.cfg.cache_dir or None, threads=threads
                     )
@@ -201,6 +203,50 @@ def _normalise(a: Any) -> Any:
     norms = np.linalg.norm(a, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (a / norms).astype(np.float32)
+
+
+def model_on_disk(cfg: ModelConfig) -> bool | None:
+    """Is the model's ONNX file on disk? None when it cannot be told (a model fastembed does not list)."""
+    if cfg.path:
+        return Path(cfg.path, "model.onnx").is_file()
+    from fastembed import TextEmbedding
+
+    name = cfg.name.lower()
+    desc = next((m for m in TextEmbedding.list_supported_models() if m["model"].lower() == name), None)
+    if desc is None:
+        return None
+    sources, cache = desc.get("sources") or {}, Path(cfg.cache_dir)
+    dirs = [f"models--{sources['hf'].replace('/', '--')}/snapshots/*"] if sources.get("hf") else []
+    dirs += [f"{Path(sources['url']).name.split('.tar')[0]}*"] if sources.get("url") else []
+    return any(any(cache.glob(f"{d}/{desc['model_file']}")) for d in dirs)
+
+
+def reachable(host: str = "huggingface.co", timeout: float = 0.7) -> bool:
+    """Can the model hub be reached? Answered within `timeout` (a name lookup offline may hang: it
+    runs in a thread that is left to finish on its own)."""
+    import socket
+
+    ok: list[bool] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection((host, 443), timeout=timeout).close()
+            ok.append(True)
+        except OSError:
+            pass
+
+    t = threading.Thread(target=probe, daemon=True)
+    t.start()
+    t.join(timeout)
+    return bool(ok)
+
+
+def offline_message(cfg: ModelConfig) -> str:
+    return (
+        f"embedding model {cfg.name} is not downloaded, and the model hub cannot be reached: run once "
+        "online (`total-recall vec backfill`), or point TOTAL_RECALL_EMBED_MODEL_PATH at a local model "
+        "directory (with model.onnx)"
+    )
 
 
 _EMBEDDERS: dict[ModelConfig, Embedder] = {}

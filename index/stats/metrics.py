@@ -14,11 +14,11 @@ import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any
 
 from index.stats.pricing import Catalog
-from index.store.filters import parse_ts
+from index.store.filters import parse_ts, since_day
 from lib.text import STOPWORDS
 
 GAP_S = 30 * 60  # inactivity longer than this ends an active stretch
@@ -101,13 +101,14 @@ def usage_rows(
     by_day: bool = True,
     by_session: bool = False,
     sessions: list[str] | None = None,
+    tz: tzinfo | None = None,
 ) -> list[tuple[str, str, str, Usage]]:
     """(UTC day or '', session id or '', model, priced Usage) per (day, session, model, tier band).
 
     Without `by_day`, rows are only split by price era (dates where a rate changed), which keeps the
     GROUP BY sort small; the first element is then ''."""
     era_sql, labels = _era(cat)
-    day = "substr(t.ts, 1, 10)" if by_day else era_sql
+    day = f"substr(t.ts, 1, {_bucket(tz)})" if by_day else era_sql
     sess = "t.session_id" if by_session else "''"
     where = (["t.ts >= ?"] if since else []) + (
         [f"t.session_id IN ({','.join('?' * len(sessions))})"] if sessions is not None else []
@@ -124,7 +125,7 @@ def usage_rows(
         cc, c1 = cc or 0, c1 or 0
         # 1h writes are part of cache_creation; older records have no split (all 5m)
         u = Usage(n, i or 0, o or 0, cc, max(cc - c1, 0), min(c1, cc), cr or 0, ws or 0)
-        pday = d if by_day else labels[d]
+        pday = d[:10] if by_day else labels[d]  # prices change on UTC days
         cost = cat.cost(
             model,
             pday,
@@ -141,8 +142,21 @@ def usage_rows(
             u.unpriced_tokens = u.total
         else:
             u.cost = cost
-        out.append((d if by_day else "", sid or "", model or "(none)", u))
+        out.append((_local_day(d, tz) if by_day else "", sid or "", model or "(none)", u))
     return out
+
+
+def _bucket(tz: tzinfo | None) -> int:
+    """How much of the UTC timestamp to group by: the day in UTC, the hour for a zone a whole number of
+    hours away, the minute for the others (India, Nepal…), so each bucket falls in one local day."""
+    if tz is None or tz == timezone.utc:
+        return 10
+    off = datetime.now(tz).utcoffset() or timedelta()
+    return 13 if off.total_seconds() % 3600 == 0 else 16
+
+
+def _local_day(bucket: str, tz: tzinfo | None) -> str:
+    return bucket if tz is None or len(bucket) <= 10 else since_day(bucket, tz)
 
 
 def session_projects(conn: sqlite3.Connection) -> dict[str, str]:
@@ -163,15 +177,21 @@ def period_of(day: str, by: str) -> str:
 
 
 def cost_report(
-    conn: sqlite3.Connection, cat: Catalog, since: str | None = None, by: str = "day", group: str = "model"
+    conn: sqlite3.Connection,
+    cat: Catalog,
+    since: str | None = None,
+    by: str = "day",
+    group: str = "model",
+    tz: tzinfo | None = None,
 ) -> dict[str, Any]:
-    """Usage and cost per period (day/week/month) and group (model/project), plus totals."""
+    """Usage and cost per period (day/week/month of zone `tz`, default UTC) and group (model/project),
+    plus totals."""
     if group not in ("model", "project"):
         raise ValueError("group by model or project")
     cells: dict[tuple[str, str], Usage] = defaultdict(Usage)
     total = Usage()
     projects = session_projects(conn) if group == "project" else {}
-    for day, sid, model, u in usage_rows(conn, cat, since, by_day=True, by_session=group == "project"):
+    for day, sid, model, u in usage_rows(conn, cat, since, by_day=True, by_session=group == "project", tz=tz):
         cells[(period_of(day, by), model if group == "model" else projects.get(sid, "?"))].add(u)
         total.add(u)
     rows = [{"period": p, group: k, **u.to_json()} for (p, k), u in sorted(cells.items())]

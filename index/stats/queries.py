@@ -7,11 +7,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from index.store.filters import MAX_KEY_CHARS
+from index.store.filters import MAX_KEY_CHARS, Filters
 from index.store.plugins import vectors
 from index.store.schema import SCHEMA_VERSION, current_version
 from index.store.textstore import unpack
 from lib.discovery import key_path
+from lib.model import EDIT_TOOLS
 
 
 def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
@@ -71,7 +72,11 @@ def find_session(conn: sqlite3.Connection, prefix: str) -> str | None:
     return rows[0][0] if len(rows) == 1 else None
 
 
-def inspect_session(conn: sqlite3.Connection, session_id: str, messages: int = 40) -> dict[str, Any] | None:
+def inspect_session(
+    conn: sqlite3.Connection, session_id: str, messages: int | None = 40, chars: int | None = 300
+) -> dict[str, Any] | None:
+    """Everything stored about one session: `messages` conversation messages (None: all), each text
+    cut at `chars` (None: whole); `conversation_messages` says how many there are in all."""
     cols = [d[1] for d in conn.execute("PRAGMA table_info(sessions)")]
     row = conn.execute("SELECT * FROM sessions WHERE session_id=?", (session_id,)).fetchone()
     if row is None:
@@ -118,6 +123,21 @@ def inspect_session(conn: sqlite3.Connection, session_id: str, messages: int = 4
             "SELECT kind, count(*) FROM messages WHERE session_id=? GROUP BY kind", (session_id,)
         ).fetchall()
     )
+    out["tools"] = dict(
+        conn.execute(
+            """SELECT tool_name, count(*) FROM messages WHERE session_id=? AND kind='tool_use'
+               AND tool_name IS NOT NULL GROUP BY tool_name ORDER BY count(*) DESC, tool_name""",
+            (session_id,),
+        ).fetchall()
+    )
+    out["files_edited"] = dict(
+        conn.execute(
+            f"""SELECT tool_target, count(*) FROM messages WHERE session_id=? AND kind='tool_use'
+                AND tool_name IN ({",".join("?" * len(EDIT_TOOLS))}) AND tool_target IS NOT NULL
+                GROUP BY tool_target ORDER BY min(id)""",
+            (session_id, *EDIT_TOOLS),
+        ).fetchall()
+    )
     out["off_main_branch"] = conn.execute(
         "SELECT count(*) FROM messages WHERE session_id=? AND on_main=0", (session_id,)
     ).fetchone()[0]
@@ -135,21 +155,48 @@ def inspect_session(conn: sqlite3.Connection, session_id: str, messages: int = 4
             (session_id,),
         )
     ]
+    talk = "session_id=? AND kind IN ('prompt','text','compact_boundary','away_summary')"
+    out["conversation_messages"] = conn.execute(
+        f"SELECT count(*) FROM messages WHERE {talk}", (session_id,)
+    ).fetchone()[0]
     out["messages"] = [
         dict(
             zip(
                 ("uuid", "parent_uuid", "ts", "role", "kind", "agent_id", "on_main", "text"),
-                (*r[:7], unpack(r[7])[:300]),
+                (*r[:7], unpack(r[7])[:chars]),
             )
         )
         for r in conn.execute(
-            """SELECT uuid, parent_uuid, ts, role, kind, agent_id, on_main, body FROM messages
-           WHERE session_id=? AND kind IN ('prompt','text','compact_boundary','away_summary')
-           ORDER BY id LIMIT ?""",
-            (session_id, messages),
+            f"""SELECT uuid, parent_uuid, ts, role, kind, agent_id, on_main, body FROM messages
+                WHERE {talk} ORDER BY id LIMIT ?""",
+            (session_id, -1 if messages is None else messages),
         )
     ]
     return out
+
+
+def recent_sessions(
+    conn: sqlite3.Connection, where: Filters, since: str | None, text: str | None, limit: int
+) -> list[dict[str, Any]]:
+    """The most recent sessions (by last activity) matching project/cwd filters, activity since `since`
+    and `text` in the title or first prompt; with the transcript's size."""
+    cond, args = where.sql(m="s", s="s")
+    extra = [
+        c for c, on in (("s.last_ts >= ?", since), ("(s.title LIKE ? OR s.first_prompt LIKE ?)", text)) if on
+    ]
+    args += [a for a in (since,) if a] + ([f"%{text}%"] * 2 if text else [])
+    sql_where = " AND ".join([c for c in [cond, *extra] if c]) or "1"
+    cols = ("session_id", "project", "cwd", "title", "first_ts", "last_ts", "messages", "prompts", "bytes")
+    return [
+        dict(zip(cols, r))
+        for r in conn.execute(
+            f"""SELECT s.session_id, s.project_key, s.cwd, coalesce(s.title, s.first_prompt), s.first_ts,
+                       s.last_ts, s.n_messages, s.n_prompts, f.size
+                FROM sessions s LEFT JOIN ingest_state f ON f.id = s.file_id
+                WHERE {sql_where} ORDER BY s.last_ts DESC LIMIT ?""",
+            (*args, limit),
+        )
+    ]
 
 
 def doctor(conn: sqlite3.Connection) -> list[tuple[str, bool, str]]:
@@ -180,3 +227,10 @@ def doctor(conn: sqlite3.Connection) -> list[tuple[str, bool, str]]:
 
 def has_messages(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+
+
+def project_keys(conn: sqlite3.Connection) -> list[str]:
+    """Every project key the index holds (for labels that tell them apart)."""
+    return [
+        r[0] for r in conn.execute("SELECT DISTINCT project_key FROM sessions WHERE project_key IS NOT NULL")
+    ]

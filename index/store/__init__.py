@@ -40,10 +40,15 @@ if TYPE_CHECKING:
     from index.store.db import (
         open_reader as open_reader,
     )
+    from index.store.filters import SINCE_HELP as SINCE_HELP
     from index.store.filters import BadFilter as BadFilter
     from index.store.filters import Filters as Filters
     from index.store.filters import parse_since as parse_since
+    from index.store.filters import parse_ts as parse_ts
+    from index.store.filters import since_day as since_day
+    from index.store.filters import zone as zone
     from index.store.fts_query import Query as Query
+    from index.store.fts_query import snippet_terms as snippet_terms
     from index.store.ingest import run_index as run_index
     from index.store.lock import LOCK_NAME as LOCK_NAME
     from index.store.lock import IndexBusy as IndexBusy
@@ -80,6 +85,7 @@ if TYPE_CHECKING:
     )
     from index.store.scope import BadScope as BadScope
     from index.store.scope import stored_cwd as stored_cwd
+    from index.store.textstore import split_marks as split_marks
     from index.store.tx import transaction as transaction
     from index.store.userstate import PROMOTABLE as PROMOTABLE
     from index.store.userstate import load as load
@@ -99,6 +105,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "PROMOTABLE": ("userstate", "PROMOTABLE"),
     "Query": ("fts_query", "Query"),
     "Ranked": ("plugins", "Ranked"),
+    "SINCE_HELP": ("filters", "SINCE_HELP"),
     "access_problem": ("db", "access_problem"),
     "consolidate": ("manage", "consolidate"),
     "db_file": ("db", "db_file"),
@@ -110,16 +117,21 @@ _WHERE: dict[str, tuple[str, str]] = {
     "open_failure": ("db", "open_failure"),
     "open_reader": ("db", "open_reader"),
     "parse_since": ("filters", "parse_since"),
+    "parse_ts": ("filters", "parse_ts"),
     "promote": ("memories", "promote"),
     "reapply": ("manage", "reapply"),
     "register_vectors": ("plugins", "register_vectors"),
     "run_index": ("ingest", "run_index"),
     "session_transcript": ("manage", "session_transcript"),
     "sessions_for": ("manage", "sessions_for"),
+    "since_day": ("filters", "since_day"),
+    "snippet_terms": ("fts_query", "snippet_terms"),
+    "split_marks": ("textstore", "split_marks"),
     "stored_cwd": ("scope", "stored_cwd"),
     "transaction": ("tx", "transaction"),
     "unpromote": ("memories", "unpromote"),
     "writer_lock": ("lock", "writer_lock"),
+    "zone": ("filters", "zone"),
 }
 
 __all__ = [
@@ -136,6 +148,7 @@ __all__ = [
     "PROMOTABLE",
     "Query",
     "Ranked",
+    "SINCE_HELP",
     "access_problem",
     "consolidate",
     "db_file",
@@ -147,16 +160,21 @@ __all__ = [
     "open_failure",
     "open_reader",
     "parse_since",
+    "parse_ts",
     "promote",
     "reapply",
     "register_vectors",
     "run_index",
     "session_transcript",
     "sessions_for",
+    "since_day",
+    "snippet_terms",
+    "split_marks",
     "stored_cwd",
     "transaction",
     "unpromote",
     "writer_lock",
+    "zone",
 ]
 
 __getattr__ = lazy_api(__name__, _WHERE)

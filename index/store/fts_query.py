@@ -130,3 +130,9 @@ def parse(text: str, idents: bool = True) -> Query:
             add(_quote(tok), tok, False)
     words = [w for w in _TOKEN.findall(text) if w.lower() not in STOPWORDS]
     return Query(terms, exact, words)
+
+
+def snippet_terms(text: str) -> list[str]:
+    """The terms a search for `text` marks in its snippets (to find those marks again: `split_marks`)."""
+    q = parse(text)
+    return q.exact + q.words

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from functools import lru_cache
 
 _RAW, _ZLIB, _DEFLATE = b"\x00", b"\x01", b"\x02"  # _ZLIB: indexes written by 0.1.0 pre-releases
 _MIN_COMPRESS = 200  # below this, deflate saves little and its per-call setup dominates
@@ -42,15 +43,35 @@ def _needle(term: str) -> str:
     return r"(?<![^\W_])" + re.escape(stem) + r"[^\W_]*"
 
 
+@lru_cache(maxsize=64)
+def _terms_rx(terms: tuple[str, ...]) -> re.Pattern[str] | None:
+    needles = sorted({t for t in terms if len(t) > 1}, key=len, reverse=True)
+    return re.compile("|".join(_needle(n) for n in needles), re.I) if needles else None
+
+
+def split_marks(marked: str, terms: list[str]) -> list[tuple[str, bool]]:
+    """A `snippet` as (piece, is_match) pairs without its [marks]; brackets of the text itself stay
+    (`[[x]]` around a match of `x` is the text's `[x]`)."""
+    rx = _terms_rx(tuple(terms))
+    if rx is None:
+        return [(marked, False)]
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    for m in re.finditer(r"\[((?:" + rx.pattern + r"))\]", marked, re.I):
+        out += [(marked[pos : m.start()], False), (m.group(1), True)]
+        pos = m.end()
+    out.append((marked[pos:], False))
+    return [p for p in out if p[0]]
+
+
 def snippet(text: str, terms: list[str], width: int = 220) -> str:
     """A window of `text` around the densest run of query terms, terms in [brackets]."""
     flat = " ".join(text.split())
     if not flat:
         return ""
-    needles = sorted({t for t in terms if len(t) > 1}, key=len, reverse=True)
-    if not needles:
+    rx = _terms_rx(tuple(terms))
+    if rx is None:
         return flat[:width] + ("…" if len(flat) > width else "")
-    rx = re.compile("|".join(_needle(n) for n in needles), re.I)
     positions = [m.start() for _, m in zip(range(400), rx.finditer(flat))]
     if not positions:
         return flat[:width] + ("…" if len(flat) > width else "")

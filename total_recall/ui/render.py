@@ -22,7 +22,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from lib.project import display_name
-from total_recall.cmd_metrics import _n as tokens  # the CLI's token counts: 1.2k, 3.4M
+from total_recall.render import compact as tokens  # the CLI's token counts: 45.6 k, 1.23 M
 
 HIGHLIGHT_MAX = 40_000  # chars of one code block worth highlighting; longer ones stay plain (and fast)
 CLIP_TOOL = 20_000  # chars of one tool input or output shown inline
