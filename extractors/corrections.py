@@ -19,6 +19,7 @@ from extractors.cues import (
     FAIL_STILL,
     FAIL_WORDS,
     PROPOSAL,
+    REVIEW_RELAY,
     Cue,
     claims_success,
     cues,
@@ -38,7 +39,7 @@ _OPENERS = cues(
         r"that is not|this isn'?t|that isn'?t|it'?s not|it isn'?t|not what|not like that)\b",
         1.2,
     ),
-    (r"^(?:wait|hold on|hang on|stop|oops|whoops|whoa|uh+|um+|erm+|ugh|wtf|hmm+|huh|err+)\b", 0.6),
+    (r"^(?:wait|hold on|hold up|hang on|stop|oops|whoops|whoa|u+[hm]+|e+r+m*|ugh|wtf|h+m+|huh)\b", 0.6),
     (r"^(?:actually|but|well|so)\b", 0.3),
     (r"^(?:oh|ah+|ok(?:ay)?)[.,!]*\s+(?:no|but|uh|um|hm+|wait|hold)\b", 0.6),
 )
@@ -69,11 +70,10 @@ _BODY = cues(
         0.9,
     ),
     (r"\bare you sure\b|\bis that (?:right|correct|true)\b|\bdid you (?:actually|really|even)\b", 1.0),
-    # Pasted review feedback ("Review: ...", "In src/x.ts around lines 3 to 9, ...", "coderabbit flagged
-    # ..."), not a request that merely mentions review comments ("reply to each PR comment").
+    # Pasted or relayed review feedback ("Review: ...", "In src/x.ts around lines 3 to 9, ...", "the
+    # reviewer flagged ..."), not a request that merely mentions review comments ("reply to each PR comment").
     (
-        r"\b(?:coderabbit|copilot|reviewer'?s?|the review)\s+(?:says|said|flagged|notes|points out|found|"
-        r"suggests)\b|^(?:review|feedback|pr feedback|code review)\s*:|"
+        REVIEW_RELAY + r"|^(?:review|feedback|pr feedback|code review)\s*:|"
         r"^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b",
         1.2,
     ),
@@ -107,11 +107,22 @@ _BODY = cues(
         r"(?:way|approach|solution|fix|option)\b",
         0.6,
     ),
+    # Finding fault with a quality, whatever the quality: "too faded", "still too hard", "not gold
+    # enough", "doesn't seem to end in the right colour", "that has already been fixed".
     (
-        r"\btoo (?:much|many|big|small|long|short|complex|complicated|verbose|slow|noisy|dark|bright|"
-        r"busy|pedantic|strict|aggressive|generic|vague)\b",
+        r"\btoo (?!(?:please|and|but|so|then|as|if|i|we|you|is|are|was|were|it|that|this|the|a|an|to|of|in|"
+        r"on|at|for|with|by|from|now|here|there|though|btw)\b)[a-z]{3,}",
         0.8,
     ),
+    (r"\bnot (?:\w+ ){1,2}enough\b", 0.8),
+    (
+        r"\b(?:not|n't)\b[^.?!\n]{0,30}?\b(?:correct(?:ly)?|right|properly)\b|"
+        r"\b(?:doesn'?t|does not|don'?t|do not|didn'?t|isn'?t|aren'?t) (?:seem|appear) to\b|"
+        r"\b(?:seems?|appears?) to (?:be )?(?:gone|broken|missing|wrong|off|lost|ignored)\b",
+        0.8,
+    ),
+    (r"\balready (?:been )?(?:fixed|done|there|exists?|implemented|merged|handled|solved|in place)\b", 0.7),
+    (r"\bwhy (?:are|were|do|did|is) we\b|\bi don'?t (?:get|understand) (?:that|it|this|why)\b", 0.7),
     (
         r"\b(?:doesn'?t|does not|don'?t|didn'?t) (?:look|sound|feel|seem) (?:right|good|correct|like)\b|"
         r"\bsounds? the same\b|\blooks? (?:wrong|off|weird|broken|bad|ugly|identical|the same)\b|"
@@ -198,12 +209,12 @@ _DELEGATED = Cue(
 _FIX_BROKEN = Cue(r"\b(?:fix|repair|restore)\s+(?:the\s+|all\s+(?:the\s+)?|any\s+|those\s+)?broken\b")
 # Hesitation before a statement ("umm, we have changes in our working copy") or a "but ...?" question
 # ("but this is a CLI, so what cache could be stale?") pushes back on what was just said or done.
-_HESITANT = re.compile(r"^(?:uh+|um+|erm+|hmm+|huh)\b[^?]*$")
+_HESITANT = re.compile(r"^(?:u+[hm]+|e+r+m*|h+m+|huh)\b[^?]*$")
 _BUT_QUESTION = re.compile(r"^(?:but|and yet|then how|then why)\b[^\n]{0,300}\?")
 # Asking to act on review comments is a task, not a correction of the assistant.
 _REVIEW_TASK = Cue(
     r"\b(?:respond|reply|answer|address|resolve|go through|look at|check|handle|fix|read|review|triage)\b"
-    r"[^.?!\n]{0,40}?\b(?:review|pr|copilot|coderabbit)? ?comments?\b",
+    r"[^.?!\n]{0,40}?\b(?:review |pr )?comments?\b",
     need="comment comments",
 )
 _DECLINE = re.compile(r"^(?:no+|nope|nah|don'?t|do not|please don'?t|not now|not yet|never mind|nevermind)\b")

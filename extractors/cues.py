@@ -224,7 +224,7 @@ FAIL_NOT_ING = Cue(
 FAIL_STILL = Cue(
     r"\bstill\b[^.?!\n]{0,50}?(?:\bfail|\bbroken|\berror|\bnot\b|n't\b|\bsame\b|\bwrong|\bmissing|"
     r"\bhappen|\bcrash|\bgetting\b|\bshowing\b|\bshows\b|\bgrouped\b|\bthere\b|\bno\b|\bempty\b|"
-    r"\bcurrent situation|\bstuck|\bhang|\btimes? ?out|\bred\b)"
+    r"\bcurrent situation|\bstuck|\bhang|\btimes? ?out|\bred\b|\btoo\b)"
 )
 FAIL_BROKE = Cue(
     r"\b(?:broke|broken|breaks|regress(?:ed|ion)|stopped working|no longer works?|"
@@ -245,12 +245,21 @@ def fails(low: str, tokens: frozenset[str]) -> bool:
     return _FAILS.first(low, tokens) is not None
 
 
+# Review feedback relayed by the user, whoever wrote it (a person, a review bot, a linter): "the reviewer
+# flagged ...", "@someone says ...", "valid points raised by <anyone> on the PR". The structure, not the
+# reviewer's name: a cue naming one review tool would fit the teams that use it and nobody else.
+REVIEW_RELAY = (
+    r"(?:\b(?:reviewer'?s?|the review|(?:the |review |ai )?bot)|@[\w\-]+)\s+(?:says|said|flagged|notes|points out|"
+    r"found|suggests|comments?)\b|"
+    r"\b(?:comments?|points?|feedback|remarks?|findings?|suggestions?|concerns?) (?:raised |left |made |posted )?"
+    r"(?:by|from) @?[\w\-]+ (?:on|in) (?:the |this |that |our )?(?:[\w\-]+ )?(?:pr|mr|pull request|review)\b"
+)
 # Pasted code-review feedback ("PR feedback: ...", "In src/x.ts around lines 76 to 82, ..."): its "avoid X" /
 # "don't X" are remarks about the code under review, not the user's standing instructions.
 REVIEW_PASTE = re.compile(
     r"^(?:pr |code )?(?:feedback|review|review comments?)\s*:|^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b|"
-    r"\b(?:coderabbit|copilot|reviewer'?s?) (?:says|said|flagged|comments?|suggests?|notes?)\b|"
-    r"\b(?:pr|code|reviewer'?s?) (?:feedback|review comments?|comments)\b",
+    + REVIEW_RELAY
+    + r"|\b(?:pr|code|reviewer'?s?) (?:feedback|review comments?|comments)\b",
     re.A,
 )
 

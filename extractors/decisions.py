@@ -17,6 +17,7 @@ import re
 from extractors.cues import OFFERS_LIST, Cue, cues, offers_choice, weigh
 from extractors.gate import tokens_of
 from extractors.patterns import Hit, View, clip, normalise, sentence_at, squash, tail
+from lib.text import STOPWORDS
 
 THRESHOLD = 1.0
 
@@ -114,49 +115,8 @@ _REFERS_TO_LIST = re.compile(r"\b(?:which|these|those|one of|option|options|abov
 _PATH_REPLY = re.compile(r"^['\"`]?(?:~?/|[a-z]:\\|https?://|\d\.\s+(?:~?/|[a-z]:\\))\S*")
 _INFO_OPENER = re.compile(r"^(?:what|why|how|where|who|which|is|are|does|do|did|has|have)\b")
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
-_STOP = frozenset(
-    [
-        "this",
-        "that",
-        "with",
-        "from",
-        "have",
-        "will",
-        "would",
-        "like",
-        "your",
-        "what",
-        "when",
-        "then",
-        "them",
-        "they",
-        "there",
-        "these",
-        "those",
-        "want",
-        "need",
-        "make",
-        "sure",
-        "just",
-        "please",
-        "also",
-        "into",
-        "should",
-        "could",
-        "about",
-        "over",
-        "after",
-        "before",
-        "here",
-        "more",
-        "some",
-        "only",
-        "each",
-        "which",
-        "while",
-        "where",
-    ]
-)
+# Words that name nothing offered: the shared function words plus the verbs of wanting.
+_STOP = STOPWORDS | frozenset(("like", "want", "need", "sure"))
 
 # Assistant side: what is being chosen or switched to ...
 _SWITCH = cues(

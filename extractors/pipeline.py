@@ -25,7 +25,7 @@ from extractors.corrections import THRESHOLD as CORRECTION_THRESHOLD
 from extractors.corrections import correction_score, extract_corrections, pasted_failure
 from extractors.decisions import assistant_decision, user_decision
 from extractors.facts import extract_facts
-from extractors.features import assistant_features, short_step, user_features
+from extractors.features import assistant_features, offer_voice, short_step, user_features
 from extractors.goals import extract_goal, extract_user_failed, extract_user_progress
 from extractors.model import Extraction, Utterance
 from extractors.patterns import Hit, View, make_view
@@ -94,8 +94,9 @@ def _user(u: Utterance, v: View) -> Analysis:
         # "yes" / "go ahead" to the one thing the assistant proposed chooses nothing (eval README
         # convention: a bare approval of a single proposal is not a decision; picking an option is).
         hits = [h for h in hits if h.kind != "decision"]
-    if short_step(v):
-        # A short imperative step is a goal only when the goal cues say so, never on the model's word.
+    if short_step(v) or offer_voice(v):
+        # A short imperative step, or an offer in the assistant's voice, is a goal only when the goal
+        # cues say so, never on the model's word.
         hits = [h for h in hits if h.kind != "goal" or h.raw >= HEURISTIC_THRESHOLD]
     return Analysis("user", hits, evidence, feats)
 
