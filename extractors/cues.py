@@ -246,12 +246,14 @@ def fails(low: str, tokens: frozenset[str]) -> bool:
 
 
 # Review feedback relayed by the user, whoever wrote it (a person, a review bot, a linter): "the reviewer
-# flagged ...", "@someone says ...", "valid points raised by <anyone> on the PR". The structure, not the
+# flagged ...", "@someone says ...", "valid points raised by <anyone> on the PR" (endorsed: a bare "there's a
+# comment from X on the PR" asks to look at it). The structure, not the
 # reviewer's name: a cue naming one review tool would fit the teams that use it and nobody else.
 REVIEW_RELAY = (
     r"(?:\b(?:reviewer'?s?|the review|(?:the |review |ai )?bot)|@[\w\-]+)\s+(?:says|said|flagged|notes|points out|"
     r"found|suggests|comments?)\b|"
-    r"\b(?:comments?|points?|feedback|remarks?|findings?|suggestions?|concerns?) (?:raised |left |made |posted )?"
+    r"\b(?:valid|good|fair|great|important|real|legit|legitimate|solid|useful|relevant) (?:comments?|points?|"
+    r"feedback|remarks?|findings?|suggestions?|concerns?) (?:raised |left |made |posted )?"
     r"(?:by|from) @?[\w\-]+ (?:on|in) (?:the |this |that |our )?(?:[\w\-]+ )?(?:pr|mr|pull request|review)\b"
 )
 # Pasted code-review feedback ("PR feedback: ...", "In src/x.ts around lines 76 to 82, ..."): its "avoid X" /

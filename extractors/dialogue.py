@@ -16,6 +16,7 @@ import re
 from extractors.patterns import View, tail
 from lib.text import STOPWORDS
 
+DIALOGUE_PREFIX = "dlg:"
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
 _NEG = re.compile(r"\b(?:not|no|never|nothing|none|nowhere)\b|n't\b|\bdont\b|\bdoesnt\b|\bisnt\b|\bcant\b")
 # Finding fault with a quality, whatever the quality is: "too faded", "not gold enough", "a little

@@ -1,0 +1,66 @@
+"""Pushback without cue words and review feedback named by its structure (issue 11, extraction part):
+what the operator's turn does to the assistant's last one, read from small transcripts the tests write."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from test_extract_families import _kinds, _prompts, _session
+
+from extractors.dialogue import dialogue_features
+from extractors.patterns import make_view
+
+SHOWN = "I made the header gold, the title bigger and the footer match the header. Reload to see it."
+
+
+def test_finding_fault_with_a_quality_is_a_correction(tmp_path: Path) -> None:
+    pushback = [
+        "still too dark.",
+        "its also a little too faded",
+        "the gold is not gold enough, it looks dull",
+        "The footer does not seem to end in the right colour.",
+        "uuum, that has already been fixed",
+    ]
+    _session(tmp_path, [(SHOWN, p) for p in pushback], "quality")
+    got = _prompts(tmp_path)
+    for p in pushback:
+        assert "correction" in _kinds(got[p]), p
+
+
+def test_review_feedback_is_recognised_by_its_structure_whoever_wrote_it(tmp_path: Path) -> None:
+    relayed = [
+        "some very valid points raised by zorblint on the PR. Please make the docs consistent.",
+        "some very valid points raised by qwerty-reviewer on the PR. Please make the docs consistent.",
+        "the reviewer flagged a race in the loader cache, fix that before merging",
+    ]
+    asks = ["ok there's a comment from zorblint on pr 12. please respond to it"]
+    _session(tmp_path, [(SHOWN, t) for t in relayed + asks], "relay")
+    got = _prompts(tmp_path)
+    for t in relayed:
+        assert "correction" in _kinds(got[t]), t
+    for t in asks:
+        assert "correction" not in _kinds(got[t]), t
+
+
+def test_no_cue_names_a_review_tool() -> None:
+    """A cue that names one review bot fits the teams that use it and nobody else."""
+    root = Path(__file__).resolve().parent.parent / "extractors"
+    named = re.compile(r"coderabbit|copilot|dependabot|sonarqube", re.I)
+    for path in root.glob("*.py"):
+        if path.name.startswith("scrub") or path.name == "secret_patterns.py":
+            continue
+        assert not named.search(path.read_text(encoding="utf-8")), path.name
+
+
+def test_dialogue_features_read_the_reply_against_the_last_turn() -> None:
+    prev = "I changed the footer colour to match the header and pushed the branch."
+    fault = dialogue_features(make_view("no, the footer colour still does not match the header", prev))
+    assert fault["dlg:fault_prev"] == 1.0 and fault["dlg:overlap"] >= 0.5
+    fresh = dialogue_features(make_view("please write a parser for the vendor invoice export files", prev))
+    assert "dlg:fault_prev" not in fresh and fresh["dlg:new_topic"] == 1.0
+    order = dialogue_features(make_view("update them and push", "Should I also update the tests?"))
+    assert order["dlg:order_after_q"] == 1.0 and order["dlg:imperative"] == 1.0
+    why = dialogue_features(make_view("why are we using a second cache here?", prev))
+    assert why["dlg:why_q"] == 1.0 and "dlg:info_q" not in why
+    assert "dlg:overlap" not in dialogue_features(make_view("still too dark", None))
