@@ -116,13 +116,23 @@ _BODY = cues(
     ),
     (r"\bnot (?:\w+ ){1,2}enough\b", 0.8),
     (
-        r"\b(?:not|n't)\b[^.?!\n]{0,30}?\b(?:correct(?:ly)?|right|properly)\b|"
+        r"(?:\bnot\b|n't\b)[^.?!\n]{0,30}?\b(?:correct(?:ly)?|right|properly)\b|"
         r"\b(?:doesn'?t|does not|don'?t|do not|didn'?t|isn'?t|aren'?t) (?:seem|appear) to\b|"
-        r"\b(?:seems?|appears?) to (?:be )?(?:gone|broken|missing|wrong|off|lost|ignored)\b",
+        r"\b(?:seems?|appears?) to (?:not\b|(?:be )?(?:gone|broken|missing|wrong|off|lost|ignored)\b)",
         0.8,
     ),
+    (
+        r"\b(?:pretty|very|really|quite|kind of|kinda|a bit|a little|so|rather|way too|too) (?:harsh|ugly|dull|"
+        r"bland|faded|weird|confusing|cluttered|crowded|messy|hard|clunky|awkward|jarring|boring|flat|off)\b",
+        0.7,
+    ),
+    (r"\bshould be (?:more|less|a (?:little|bit) \w+|\w{3,}er)\b", 0.5),
     (r"\balready (?:been )?(?:fixed|done|there|exists?|implemented|merged|handled|solved|in place)\b", 0.7),
-    (r"\bwhy (?:are|were|do|did|is) we\b|\bi don'?t (?:get|understand) (?:that|it|this|why)\b", 0.7),
+    (
+        r"\bwhy (?:are|were|do|did|is|don'?t|aren'?t|didn'?t|can'?t|wouldn'?t) we\b|"
+        r"\bi don'?t (?:get|understand) (?:that|it|this|why)\b",
+        0.7,
+    ),
     (
         r"\b(?:doesn'?t|does not|don'?t|didn'?t) (?:look|sound|feel|seem) (?:right|good|correct|like)\b|"
         r"\bsounds? the same\b|\blooks? (?:wrong|off|weird|broken|bad|ugly|identical|the same)\b|"

@@ -21,6 +21,11 @@ def test_finding_fault_with_a_quality_is_a_correction(tmp_path: Path) -> None:
         "the gold is not gold enough, it looks dull",
         "The footer does not seem to end in the right colour.",
         "uuum, that has already been fixed",
+        "When hovering, the badge colour also isn't correctly blended with the header.",
+        "the title seems to not pick up the new font",
+        "the border between the panels is pretty harsh",
+        "the footer still has a different colour than the header",
+        "Why don't we reuse the header component for the footer instead?",
     ]
     _session(tmp_path, [(SHOWN, p) for p in pushback], "quality")
     got = _prompts(tmp_path)
