@@ -69,3 +69,15 @@ def test_dialogue_features_read_the_reply_against_the_last_turn() -> None:
     why = dialogue_features(make_view("why are we using a second cache here?", prev))
     assert why["dlg:why_q"] == 1.0 and "dlg:info_q" not in why
     assert "dlg:overlap" not in dialogue_features(make_view("still too dark", None))
+
+
+def test_a_change_asked_as_a_question_is_a_goal(tmp_path: Path) -> None:
+    """ "Can we adjust X by ...?" / "could you also add X" state the work, like "please add X"."""
+    asks = [
+        "Can we adjust the landing page by replacing the tagline with the product name in bold and a larger font?",
+        "could you also add a schema evolution document, similar to the metadata evolution document we wrote",
+    ]
+    _session(tmp_path, [(SHOWN, a) for a in asks], "ask")
+    got = _prompts(tmp_path)
+    for a in asks:
+        assert "goal" in _kinds(got[a]), a
