@@ -81,3 +81,19 @@ def test_a_change_asked_as_a_question_is_a_goal(tmp_path: Path) -> None:
     got = _prompts(tmp_path)
     for a in asks:
         assert "goal" in _kinds(got[a]), a
+
+
+def test_purpose_clauses_and_questions_state_no_standing_rule(tmp_path: Path) -> None:
+    """ "... so we only have larger commits" is what one change should achieve; "is it that you always
+    have to ..." asks. Neither is an instruction meant to hold beyond the step."""
+    loose = [
+        "Rework the branch so we only have larger commits grouped by topic.",
+        "the last segment should follow the gradient so that it's always correct when printed",
+        "is it that you always have to run the explain step first",
+    ]
+    rule = "always run the linter before you commit"
+    _session(tmp_path, [(SHOWN, t) for t in [*loose, rule]], "purpose")
+    got = _prompts(tmp_path)
+    for t in loose:
+        assert not _kinds(got[t]) & {"ban", "standing_decision"}, t
+    assert "standing_decision" in _kinds(got[rule])
