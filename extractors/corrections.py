@@ -228,6 +228,9 @@ _REVIEW_TASK = Cue(
     need="comment comments",
 )
 _DECLINE = re.compile(r"^(?:no+|nope|nah|don'?t|do not|please don'?t|not now|not yet|never mind|nevermind)\b")
+# A hypothesis offered as a question ("could it be that the gradients are too far apart?") investigates
+# with the assistant; it does not reject what the assistant did.
+_HYPOTHESIS_Q = re.compile(r"^(?:could|can|might|may|would|is) it (?:be|have been) (?:that|because|due to)\b")
 _INFO_Q = re.compile(
     r"^(?:what (?:is|are|does)|how (?:do|does|can|would)|where (?:is|are|do)|is there|can you explain)\b"
 )
@@ -306,6 +309,8 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
         score -= 0.8
     if _INFO_Q.match(low) and score < 1.5:
         score -= 0.4
+    if _HYPOTHESIS_Q.match(low):
+        score -= 0.6
     return score, pos
 
 

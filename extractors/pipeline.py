@@ -47,6 +47,9 @@ _MACHINE_OPEN = re.compile(
     r"^\s*<(?:task-notification|local-command-\w+|command-(?:name|message|args)|bash-(?:input|stdout|stderr)|"
     r"system-reminder|user-prompt-submit-hook)>"
 )
+# A pasted conversation ("User: ...\nAssistant: ...", what a summariser is handed): its turns are other
+# people's words, whatever instruction opens it.
+_PASTED_DIALOGUE = re.compile(r"^(?:user|human): .+\n(?:.*\n)*?(?:assistant|agent|claude|ai): ", re.M | re.I)
 # Kinds whose heuristics answer yes or no (a cue matched) rather than with a graded score.
 _BINARY = frozenset(("ban", "standing_decision", "implicit_preference", "domain_fact"))
 
@@ -131,8 +134,8 @@ def analyse(u: Utterance) -> Analysis | None:
     if not text or not text.strip():
         return None
     if u.role == "user":
-        if u.is_sidechain or _MACHINE_OPEN.match(text):
-            return None  # a subagent's prompt or a tool's report: not typed by the user
+        if u.is_sidechain or _MACHINE_OPEN.match(text) or _PASTED_DIALOGUE.search(text[:4000]):
+            return None  # a subagent's prompt, a tool's report or a pasted conversation: not the user's voice
         return _user(u, make_view(text, u.prev_assistant_text))
     if u.role == "assistant":
         return _assistant(u, make_view(text, None, human=False))

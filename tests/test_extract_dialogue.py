@@ -9,7 +9,9 @@ from pathlib import Path
 from test_extract_families import _kinds, _prompts, _session
 
 from extractors.dialogue import dialogue_features
+from extractors.model import Utterance
 from extractors.patterns import make_view
+from extractors.pipeline import analyse
 
 SHOWN = "I made the header gold, the title bigger and the footer match the header. Reload to see it."
 
@@ -97,3 +99,23 @@ def test_purpose_clauses_and_questions_state_no_standing_rule(tmp_path: Path) ->
     for t in loose:
         assert not _kinds(got[t]) & {"ban", "standing_decision"}, t
     assert "standing_decision" in _kinds(got[rule])
+
+
+def test_a_hypothesis_asked_as_a_question_is_not_a_correction(tmp_path: Path) -> None:
+    ask = "Could it be that the two colour stops are too far apart, so the blend cannot be computed here?"
+    _session(tmp_path, [(SHOWN, ask)], "hypothesis")
+    assert "correction" not in _kinds(_prompts(tmp_path)[ask])
+
+
+def test_a_pasted_conversation_is_not_the_users_voice(tmp_path: Path) -> None:
+    """What a summariser is handed ("Summarize ...\nUser: ...\nAgent: ...") holds other people's turns:
+    no candidate of any kind, whatever the model would make of them."""
+    pasted = (
+        "Summarize this part of a conversation in two sentences.\n\nUser: I want to add hooks that write a "
+        "summary for every session\nAgent: I'll add the hook and a test.\nUser: no, that's wrong, the hook "
+        "must run at the end\nAgent: You're right."
+    )
+    _session(tmp_path, [(SHOWN, pasted)], "pasted")
+    assert not _kinds(_prompts(tmp_path)[pasted])
+    u = Utterance("u-1", "s-1", "user", pasted, "2026-01-01T00:00:00Z", "/repo", prev_assistant_text=SHOWN)
+    assert analyse(u) is None
