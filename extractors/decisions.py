@@ -183,6 +183,18 @@ _SWITCH = cues(
         r"\bwait,? (?:i think )?(?:the )?(?:better|simpler|right)\b|\bactually,? (?:a )?(?:better|simpler)\b",
         0.8,
     ),
+    # A choice announced as settled, whatever is chosen: "Linear style it is.", "Decided approach",
+    # "the pinned decision", something kept, dropped or parked, "X, not Y".
+    (
+        r"\b\w+ it is(?:[.!]|$|, (?:since|because|then)\b)|\b(?:decided|chosen|agreed|pinned|locked|settled) (?:approach|decision|design|plan|option)\b",
+        0.9,
+    ),
+    (
+        r"\b(?:scrapped|scrapping|dropped|dropping|parked|parking|shelved|abandoned|abandoning|ditched|ditching)\b|"
+        r"\b(?:which )?i (?:kept|left|dropped|skipped)\b",
+        0.6,
+    ),
+    (r"\b(?:rather than|instead of)\b|[^.\n]{3,60}, not (?:by |with |in |the |a )", 0.4),
 )
 # ... and why.
 _REASON = cues(

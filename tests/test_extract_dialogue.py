@@ -11,7 +11,7 @@ from test_extract_families import _kinds, _prompts, _session
 from extractors.dialogue import dialogue_features
 from extractors.model import Utterance
 from extractors.patterns import make_view
-from extractors.pipeline import analyse
+from extractors.pipeline import analyse, extract
 
 SHOWN = "I made the header gold, the title bigger and the footer match the header. Reload to see it."
 
@@ -119,3 +119,16 @@ def test_a_pasted_conversation_is_not_the_users_voice(tmp_path: Path) -> None:
     assert not _kinds(_prompts(tmp_path)[pasted])
     u = Utterance("u-1", "s-1", "user", pasted, "2026-01-01T00:00:00Z", "/repo", prev_assistant_text=SHOWN)
     assert analyse(u) is None
+
+
+def test_the_assistant_announcing_a_settled_choice_is_a_decision() -> None:
+    """A choice said as settled, whatever is chosen: "X it is", a decided approach, something dropped."""
+    asked = "Which layout do you want for the settings page, the sidebar one or the tabbed one?"
+    said = [
+        "Good pick, the tabbed layout it is, since it keeps every setting on one screen.",
+        "Decided approach: one shared loader with a per-file cache, because both pages read the same files.",
+        "Scrapped the standalone sidebar because it duplicated the tabs, and kept the tabbed layout.",
+    ]
+    for text in said:
+        u = Utterance("a-1", "s-1", "assistant", text, prev_user_text=asked)
+        assert "decision" in {e.kind for e in extract(u)}, text
