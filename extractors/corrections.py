@@ -115,6 +115,9 @@ _BODY = cues(
         0.8,
     ),
     (r"\bnot (?:\w+ ){1,2}enough\b", 0.8),
+    # The output is still not as asked ("still too hard", "still has a different colour"): a correction
+    # of the result, not a report that an attempt failed.
+    (r"\bstill\b[^.?!\n]{0,30}?\b(?:too|different|the same)\b", 0.8),
     (
         r"(?:\bnot\b|n't\b)[^.?!\n]{0,30}?\b(?:correct(?:ly)?|right|properly)\b|"
         r"\b(?:doesn'?t|does not|don'?t|do not|didn'?t|isn'?t|aren'?t) (?:seem|appear) to\b|"

@@ -224,7 +224,7 @@ FAIL_NOT_ING = Cue(
 FAIL_STILL = Cue(
     r"\bstill\b[^.?!\n]{0,50}?(?:\bfail|\bbroken|\berror|\bnot\b|n't\b|\bsame\b|\bwrong|\bmissing|"
     r"\bhappen|\bcrash|\bgetting\b|\bshowing\b|\bshows\b|\bgrouped\b|\bthere\b|\bno\b|\bempty\b|"
-    r"\bcurrent situation|\bstuck|\bhang|\btimes? ?out|\bred\b|\btoo\b|\bdifferent\b)"
+    r"\bcurrent situation|\bstuck|\bhang|\btimes? ?out|\bred\b)"
 )
 FAIL_BROKE = Cue(
     r"\b(?:broke|broken|breaks|regress(?:ed|ion)|stopped working|no longer works?|"
