@@ -8,6 +8,7 @@ from pathlib import Path
 
 from test_extract_families import _kinds, _prompts, _session
 
+from extractors.cues import fails
 from extractors.dialogue import dialogue_features
 from extractors.model import Utterance
 from extractors.patterns import make_view
@@ -33,6 +34,11 @@ def test_finding_fault_with_a_quality_is_a_correction(tmp_path: Path) -> None:
     got = _prompts(tmp_path)
     for p in pushback:
         assert "correction" in _kinds(got[p]), p
+    # The result is still not as asked: a correction of the output, not a report that an attempt failed.
+    assert "failed_attempt" not in _kinds(got["still too dark."])
+    for p in ("still too dark.", "the footer still has a different colour than the header"):
+        v = make_view(p, SHOWN)
+        assert not fails(v.low, v.tok), p
 
 
 def test_review_feedback_is_recognised_by_its_structure_whoever_wrote_it(tmp_path: Path) -> None:
