@@ -11,11 +11,17 @@ from test_extract_families import _kinds, _prompts, _session
 from extractors.corrections import correction_score
 from extractors.cues import fails
 from extractors.dialogue import dialogue_features
-from extractors.model import Utterance
+from extractors.model import Extraction, Utterance
 from extractors.patterns import make_view
 from extractors.pipeline import analyse, extract
 
 SHOWN = "I made the header gold, the title bigger and the footer match the header. Reload to see it."
+
+
+def _after_shown(tmp_path: Path, prompts: list[str], name: str) -> dict[str, list[Extraction]]:
+    """Extractions per prompt, each prompt answering the assistant's report :data:`SHOWN`."""
+    _session(tmp_path, [(SHOWN, p) for p in prompts], name)
+    return _prompts(tmp_path)
 
 
 def test_finding_fault_with_a_quality_is_a_correction(tmp_path: Path) -> None:
@@ -30,8 +36,7 @@ def test_finding_fault_with_a_quality_is_a_correction(tmp_path: Path) -> None:
         "the footer still has a different colour than the header",
         "Why don't we reuse the header component for the footer instead?",
     ]
-    _session(tmp_path, [(SHOWN, p) for p in pushback], "quality")
-    got = _prompts(tmp_path)
+    got = _after_shown(tmp_path, pushback, "quality")
     for p in pushback:
         assert "correction" in _kinds(got[p]), p
     # A degree word before a fault ("pretty harsh") is evidence too, though on its own below the
@@ -52,8 +57,7 @@ def test_review_feedback_is_recognised_by_its_structure_whoever_wrote_it(tmp_pat
         "the reviewer flagged a race in the loader cache, fix that before merging",
     ]
     asks = ["ok there's a comment from zorblint on pr 12. please respond to it"]
-    _session(tmp_path, [(SHOWN, t) for t in relayed + asks], "relay")
-    got = _prompts(tmp_path)
+    got = _after_shown(tmp_path, relayed + asks, "relay")
     for t in relayed:
         assert "correction" in _kinds(got[t]), t
     for t in asks:
@@ -89,8 +93,7 @@ def test_a_change_asked_as_a_question_is_a_goal(tmp_path: Path) -> None:
         "Can we adjust the landing page by replacing the tagline with the product name in bold and a larger font?",
         "could you also add a schema evolution document, similar to the metadata evolution document we wrote",
     ]
-    _session(tmp_path, [(SHOWN, a) for a in asks], "ask")
-    got = _prompts(tmp_path)
+    got = _after_shown(tmp_path, asks, "ask")
     for a in asks:
         assert "goal" in _kinds(got[a]), a
 
@@ -104,8 +107,7 @@ def test_purpose_clauses_and_questions_state_no_standing_rule(tmp_path: Path) ->
         "is it that you always have to run the explain step first",
     ]
     rule = "always run the linter before you commit"
-    _session(tmp_path, [(SHOWN, t) for t in [*loose, rule]], "purpose")
-    got = _prompts(tmp_path)
+    got = _after_shown(tmp_path, [*loose, rule], "purpose")
     for t in loose:
         assert not _kinds(got[t]) & {"ban", "standing_decision"}, t
     assert "standing_decision" in _kinds(got[rule])
@@ -113,8 +115,7 @@ def test_purpose_clauses_and_questions_state_no_standing_rule(tmp_path: Path) ->
 
 def test_a_hypothesis_asked_as_a_question_is_not_a_correction(tmp_path: Path) -> None:
     ask = "Could it be that the two colour stops are too far apart, so the blend cannot be computed here?"
-    _session(tmp_path, [(SHOWN, ask)], "hypothesis")
-    assert "correction" not in _kinds(_prompts(tmp_path)[ask])
+    assert "correction" not in _kinds(_after_shown(tmp_path, [ask], "hypothesis")[ask])
 
 
 def test_a_pasted_conversation_is_not_the_users_voice(tmp_path: Path) -> None:
@@ -125,8 +126,7 @@ def test_a_pasted_conversation_is_not_the_users_voice(tmp_path: Path) -> None:
         "summary for every session\nAgent: I'll add the hook and a test.\nUser: no, that's wrong, the hook "
         "must run at the end\nAgent: You're right."
     )
-    _session(tmp_path, [(SHOWN, pasted)], "pasted")
-    assert not _kinds(_prompts(tmp_path)[pasted])
+    assert not _kinds(_after_shown(tmp_path, [pasted], "pasted")[pasted])
     u = Utterance("u-1", "s-1", "user", pasted, "2026-01-01T00:00:00Z", "/repo", prev_assistant_text=SHOWN)
     assert analyse(u) is None
 
