@@ -76,6 +76,7 @@ _BODY = cues(
         REVIEW_RELAY + r"|^(?:review|feedback|pr feedback|code review)\s*:|"
         r"^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b",
         1.2,
+        "says said flagged notes points found suggests comment comments pr mr pull review feedback in",
     ),
     (
         r"\b(?:is|are|was|were) not (?:correct|right|accurate|true|how)\b|\b(?:isn'?t|aren'?t|wasn'?t) (?:correct|"
@@ -123,6 +124,7 @@ _BODY = cues(
         r"\b(?:doesn'?t|does not|don'?t|do not|didn'?t|isn'?t|aren'?t) (?:seem|appear) to\b|"
         r"\b(?:seems?|appears?) to (?:not\b|(?:be )?(?:gone|broken|missing|wrong|off|lost|ignored)\b)",
         0.8,
+        "correct correctly right properly seem appear seems appears",
     ),
     (
         r"\b(?:pretty|very|really|quite|kind of|kinda|a bit|a little|so|rather|way too|too) (?:harsh|ugly|dull|"

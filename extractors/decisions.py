@@ -186,15 +186,17 @@ _SWITCH = cues(
     # A choice announced as settled, whatever is chosen: "Linear style it is.", "Decided approach",
     # "the pinned decision", something kept, dropped or parked, "X, not Y".
     (
-        r"\b\w+ it is(?:[.!]|$|, (?:since|because|then)\b)|\b(?:decided|chosen|agreed|pinned|locked|settled) (?:approach|decision|design|plan|option)\b",
+        r"\b\w+ it is(?:[.!]|$|, (?:since|because|then)\b)|"
+        r"\b(?:decided|chosen|agreed|pinned|locked|settled) (?:approach|decision|design|plan|option)\b",
         0.9,
+        "it decided chosen agreed pinned locked settled",
     ),
     (
         r"\b(?:scrapped|scrapping|dropped|dropping|parked|parking|shelved|abandoned|abandoning|ditched|ditching)\b|"
         r"\b(?:which )?i (?:kept|left|dropped|skipped)\b",
         0.6,
     ),
-    (r"\b(?:rather than|instead of)\b|[^.\n]{3,60}, not (?:by |with |in |the |a )", 0.4),
+    (r"\b(?:rather than|instead of)\b|\w, not (?:by|with|in|the|a)\b", 0.4, "rather instead not"),
 )
 # ... and why.
 _REASON = cues(

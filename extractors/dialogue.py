@@ -18,7 +18,7 @@ from lib.text import STOPWORDS
 
 DIALOGUE_PREFIX = "dlg:"
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
-_NEG = re.compile(r"\b(?:not|no|never|nothing|none|nowhere)\b|n't\b|\bdont\b|\bdoesnt\b|\bisnt\b|\bcant\b")
+_NEG_WORDS = frozenset("not no never nothing none nowhere dont doesnt isnt cant".split())
 # Finding fault with a quality, whatever the quality is: "too faded", "not gold enough", "a little
 # bigger", "still 17px", "should be wider", "X instead".
 _DEFICIENT = re.compile(
@@ -50,6 +50,14 @@ _IMPERATIVE = re.compile(
     r"open|read|look|find|replace|put|give|tell|go|do|set|switch|implement|investigate|research|ignore|"
     r"document|log|pull|clean|refactor|rework|apply|let|proceed|wait|hold)\b"
 )
+# (feature name, pattern, the words one of which it needs)
+_VOICE: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
+    ("dlg:observed", _OBSERVED, frozenset(("i", "now"))),
+    ("dlg:you_did", _YOU_DID, frozenset(("you",))),
+    ("dlg:wish", _WISH, frozenset("want wanna need like love wish".split())),
+    ("dlg:plan", _PLAN, frozenset("let lets we we'll go".split())),
+    ("dlg:hedge", _HEDGE, frozenset("think feel guess suppose wonder maybe perhaps probably idk".split())),
+)
 _SENTENCE = re.compile(r"[.!?\n]+")  # (a plain run: a trailing-context test would backtrack on "!!!…")
 
 
@@ -57,26 +65,24 @@ def _content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text) if w not in STOPWORDS}
 
 
+def _any(tok: frozenset[str], words: frozenset[str]) -> bool:
+    return not words.isdisjoint(tok)
+
+
 def dialogue_features(v: View) -> dict[str, float]:
-    """Features of how the prompt answers the assistant's previous turn (empty parts are omitted)."""
-    low = v.low[:1200]
+    """Features of how the prompt answers the assistant's previous turn (empty parts are omitted).
+    Each regex runs only when the prompt holds one of the words it needs (a token-set look-up)."""
+    low, tok = v.low[:1200], v.tok
     f: dict[str, float] = {}
-    neg = _NEG.search(low) is not None
+    neg = "n't" in low or _any(tok, _NEG_WORDS)
     deficient = _DEFICIENT.search(low) is not None
     if neg:
         f["dlg:neg"] = 1.0
     if deficient:
         f["dlg:deficient"] = 1.0
-    if _OBSERVED.search(low):
-        f["dlg:observed"] = 1.0
-    if _YOU_DID.search(low):
-        f["dlg:you_did"] = 1.0
-    if _WISH.search(low):
-        f["dlg:wish"] = 1.0
-    if _PLAN.search(low):
-        f["dlg:plan"] = 1.0
-    if _HEDGE.search(low):
-        f["dlg:hedge"] = 1.0
+    for name, rx, need in _VOICE:
+        if _any(tok, need) and rx.search(low):
+            f[name] = 1.0
     imperative = _IMPERATIVE.match(low) is not None
     if imperative:
         f["dlg:imperative"] = 1.0
@@ -90,8 +96,7 @@ def dialogue_features(v: View) -> dict[str, float]:
     if not v.prev:
         return f
     words = _content_words(low)
-    prev_words = _content_words(tail(v.prev, 1500))
-    shared = len(words & prev_words) / len(words) if words else 0.0
+    shared = len(words & v.prev_tok) / len(words) if words else 0.0
     f["dlg:overlap"] = shared
     asked = "?" in tail(v.prev, 300)
     if (neg or deficient) and shared >= 0.2:
