@@ -19,6 +19,7 @@ from extractors.cues import (
     FAIL_STILL,
     FAIL_WORDS,
     PROPOSAL,
+    REVIEW_RELAY,
     Cue,
     claims_success,
     cues,
@@ -38,7 +39,7 @@ _OPENERS = cues(
         r"that is not|this isn'?t|that isn'?t|it'?s not|it isn'?t|not what|not like that)\b",
         1.2,
     ),
-    (r"^(?:wait|hold on|hang on|stop|oops|whoops|whoa|uh+|um+|erm+|ugh|wtf|hmm+|huh|err+)\b", 0.6),
+    (r"^(?:wait|hold on|hold up|hang on|stop|oops|whoops|whoa|u+[hm]+|e+r+m*|ugh|wtf|h+m+|huh)\b", 0.6),
     (r"^(?:actually|but|well|so)\b", 0.3),
     (r"^(?:oh|ah+|ok(?:ay)?)[.,!]*\s+(?:no|but|uh|um|hm+|wait|hold)\b", 0.6),
 )
@@ -69,13 +70,13 @@ _BODY = cues(
         0.9,
     ),
     (r"\bare you sure\b|\bis that (?:right|correct|true)\b|\bdid you (?:actually|really|even)\b", 1.0),
-    # Pasted review feedback ("Review: ...", "In src/x.ts around lines 3 to 9, ...", "coderabbit flagged
-    # ..."), not a request that merely mentions review comments ("reply to each PR comment").
+    # Pasted or relayed review feedback ("Review: ...", "In src/x.ts around lines 3 to 9, ...", "the
+    # reviewer flagged ..."), not a request that merely mentions review comments ("reply to each PR comment").
     (
-        r"\b(?:coderabbit|copilot|reviewer'?s?|the review)\s+(?:says|said|flagged|notes|points out|found|"
-        r"suggests)\b|^(?:review|feedback|pr feedback|code review)\s*:|"
+        REVIEW_RELAY + r"|^(?:review|feedback|pr feedback|code review)\s*:|"
         r"^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b",
         1.2,
+        "says said flagged notes points found suggests comment comments pr mr pull review feedback in",
     ),
     (
         r"\b(?:is|are|was|were) not (?:correct|right|accurate|true|how)\b|\b(?:isn'?t|aren'?t|wasn'?t) (?:correct|"
@@ -107,10 +108,35 @@ _BODY = cues(
         r"(?:way|approach|solution|fix|option)\b",
         0.6,
     ),
+    # Finding fault with a quality, whatever the quality: "too faded", "still too hard", "not gold
+    # enough", "doesn't seem to end in the right colour", "that has already been fixed".
     (
-        r"\btoo (?:much|many|big|small|long|short|complex|complicated|verbose|slow|noisy|dark|bright|"
-        r"busy|pedantic|strict|aggressive|generic|vague)\b",
+        r"\btoo (?!(?:please|and|but|so|then|as|if|i|we|you|is|are|was|were|it|that|this|the|a|an|to|of|in|"
+        r"on|at|for|with|by|from|now|here|there|though|btw)\b)[a-z]{3,}",
         0.8,
+    ),
+    (r"\bnot (?:\w+ ){1,2}enough\b", 0.8),
+    # The output is still not as asked ("still too hard", "still has a different colour"): a correction
+    # of the result, not a report that an attempt failed.
+    (r"\bstill\b[^.?!\n]{0,30}?\b(?:too|different|the same)\b", 0.8),
+    (
+        r"(?:\bnot\b|n't\b)[^.?!\n]{0,30}?\b(?:correct(?:ly)?|right|properly)\b|"
+        r"\b(?:doesn'?t|does not|don'?t|do not|didn'?t|isn'?t|aren'?t) (?:seem|appear) to\b|"
+        r"\b(?:seems?|appears?) to (?:not\b|(?:be )?(?:gone|broken|missing|wrong|off|lost|ignored)\b)",
+        0.8,
+        "correct correctly right properly seem appear seems appears",
+    ),
+    (
+        r"\b(?:pretty|very|really|quite|kind of|kinda|a bit|a little|so|rather|way too|too) (?:harsh|ugly|dull|"
+        r"bland|faded|weird|confusing|cluttered|crowded|messy|hard|clunky|awkward|jarring|boring|flat|off)\b",
+        0.7,
+    ),
+    (r"\bshould be (?:more|less|a (?:little|bit) \w+|\w{3,}er)\b", 0.5),
+    (r"\balready (?:been )?(?:fixed|done|there|exists?|implemented|merged|handled|solved|in place)\b", 0.7),
+    (
+        r"\bwhy (?:are|were|do|did|is|don'?t|aren'?t|didn'?t|can'?t|wouldn'?t) we\b|"
+        r"\bi don'?t (?:get|understand) (?:that|it|this|why)\b",
+        0.7,
     ),
     (
         r"\b(?:doesn'?t|does not|don'?t|didn'?t) (?:look|sound|feel|seem) (?:right|good|correct|like)\b|"
@@ -198,15 +224,18 @@ _DELEGATED = Cue(
 _FIX_BROKEN = Cue(r"\b(?:fix|repair|restore)\s+(?:the\s+|all\s+(?:the\s+)?|any\s+|those\s+)?broken\b")
 # Hesitation before a statement ("umm, we have changes in our working copy") or a "but ...?" question
 # ("but this is a CLI, so what cache could be stale?") pushes back on what was just said or done.
-_HESITANT = re.compile(r"^(?:uh+|um+|erm+|hmm+|huh)\b[^?]*$")
+_HESITANT = re.compile(r"^(?:u+[hm]+|e+r+m*|h+m+|huh)\b[^?]*$")
 _BUT_QUESTION = re.compile(r"^(?:but|and yet|then how|then why)\b[^\n]{0,300}\?")
 # Asking to act on review comments is a task, not a correction of the assistant.
 _REVIEW_TASK = Cue(
     r"\b(?:respond|reply|answer|address|resolve|go through|look at|check|handle|fix|read|review|triage)\b"
-    r"[^.?!\n]{0,40}?\b(?:review|pr|copilot|coderabbit)? ?comments?\b",
+    r"[^.?!\n]{0,40}?\b(?:review |pr )?comments?\b",
     need="comment comments",
 )
 _DECLINE = re.compile(r"^(?:no+|nope|nah|don'?t|do not|please don'?t|not now|not yet|never mind|nevermind)\b")
+# A hypothesis offered as a question ("could it be that the gradients are too far apart?") investigates
+# with the assistant; it does not reject what the assistant did.
+_HYPOTHESIS_Q = re.compile(r"^(?:could|can|might|may|would|is) it (?:be|have been) (?:that|because|due to)\b")
 _INFO_Q = re.compile(
     r"^(?:what (?:is|are|does)|how (?:do|does|can|would)|where (?:is|are|do)|is there|can you explain)\b"
 )
@@ -285,6 +314,8 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
         score -= 0.8
     if _INFO_Q.match(low) and score < 1.5:
         score -= 0.4
+    if _HYPOTHESIS_Q.match(low):
+        score -= 0.6
     return score, pos
 
 

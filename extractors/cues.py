@@ -245,12 +245,23 @@ def fails(low: str, tokens: frozenset[str]) -> bool:
     return _FAILS.first(low, tokens) is not None
 
 
+# Review feedback relayed by the user, whoever wrote it (a person, a review bot, a linter): "the reviewer
+# flagged ...", "@someone says ...", "valid points raised by <anyone> on the PR" (endorsed: a bare "there's a
+# comment from X on the PR" asks to look at it). The structure, not the
+# reviewer's name: a cue naming one review tool would fit the teams that use it and nobody else.
+REVIEW_RELAY = (
+    r"(?:\b(?:reviewer'?s?|the review|(?:the |review |ai )?bot)|@[\w\-]+)\s+(?:says|said|flagged|notes|points out|"
+    r"found|suggests|comments?)\b|"
+    r"\b(?:valid|good|fair|great|important|real|legit|legitimate|solid|useful|relevant) (?:comments?|points?|"
+    r"feedback|remarks?|findings?|suggestions?|concerns?) (?:raised |left |made |posted )?"
+    r"(?:by|from) @?[\w\-]+ (?:on|in) (?:the |this |that |our )?(?:[\w\-]+ )?(?:pr|mr|pull request|review)\b"
+)
 # Pasted code-review feedback ("PR feedback: ...", "In src/x.ts around lines 76 to 82, ..."): its "avoid X" /
 # "don't X" are remarks about the code under review, not the user's standing instructions.
 REVIEW_PASTE = re.compile(
     r"^(?:pr |code )?(?:feedback|review|review comments?)\s*:|^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b|"
-    r"\b(?:coderabbit|copilot|reviewer'?s?) (?:says|said|flagged|comments?|suggests?|notes?)\b|"
-    r"\b(?:pr|code|reviewer'?s?) (?:feedback|review comments?|comments)\b",
+    + REVIEW_RELAY
+    + r"|\b(?:pr|code|reviewer'?s?) (?:feedback|review comments?|comments)\b",
     re.A,
 )
 

@@ -17,6 +17,7 @@ import re
 from extractors.cues import OFFERS_LIST, Cue, cues, offers_choice, weigh
 from extractors.gate import tokens_of
 from extractors.patterns import Hit, View, clip, normalise, sentence_at, squash, tail
+from lib.text import STOPWORDS
 
 THRESHOLD = 1.0
 
@@ -114,49 +115,8 @@ _REFERS_TO_LIST = re.compile(r"\b(?:which|these|those|one of|option|options|abov
 _PATH_REPLY = re.compile(r"^['\"`]?(?:~?/|[a-z]:\\|https?://|\d\.\s+(?:~?/|[a-z]:\\))\S*")
 _INFO_OPENER = re.compile(r"^(?:what|why|how|where|who|which|is|are|does|do|did|has|have)\b")
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
-_STOP = frozenset(
-    [
-        "this",
-        "that",
-        "with",
-        "from",
-        "have",
-        "will",
-        "would",
-        "like",
-        "your",
-        "what",
-        "when",
-        "then",
-        "them",
-        "they",
-        "there",
-        "these",
-        "those",
-        "want",
-        "need",
-        "make",
-        "sure",
-        "just",
-        "please",
-        "also",
-        "into",
-        "should",
-        "could",
-        "about",
-        "over",
-        "after",
-        "before",
-        "here",
-        "more",
-        "some",
-        "only",
-        "each",
-        "which",
-        "while",
-        "where",
-    ]
-)
+# Words that name nothing offered: the shared function words plus the verbs of wanting.
+_STOP = STOPWORDS | frozenset(("like", "want", "need", "sure"))
 
 # Assistant side: what is being chosen or switched to ...
 _SWITCH = cues(
@@ -223,6 +183,20 @@ _SWITCH = cues(
         r"\bwait,? (?:i think )?(?:the )?(?:better|simpler|right)\b|\bactually,? (?:a )?(?:better|simpler)\b",
         0.8,
     ),
+    # A choice announced as settled, whatever is chosen: "Linear style it is.", "Decided approach",
+    # "the pinned decision", something kept, dropped or parked, "X, not Y".
+    (
+        r"\b\w+ it is(?:[.!]|$|, (?:since|because|then)\b)|"
+        r"\b(?:decided|chosen|agreed|pinned|locked|settled) (?:approach|decision|design|plan|option)\b",
+        0.9,
+        "it decided chosen agreed pinned locked settled",
+    ),
+    (
+        r"\b(?:scrapped|scrapping|dropped|dropping|parked|parking|shelved|abandoned|abandoning|ditched|ditching)\b|"
+        r"\b(?:which )?i (?:kept|left|dropped|skipped)\b",
+        0.6,
+    ),
+    (r"\b(?:rather than|instead of)\b|\w, not (?:by|with|in|the|a)\b", 0.4, "rather instead not"),
 )
 # ... and why.
 _REASON = cues(

@@ -16,6 +16,7 @@ import math
 import re
 
 from extractors.cues import PROPOSAL, claims_success, offers_choice
+from extractors.dialogue import dialogue_features
 from extractors.gate import wordset
 from extractors.model import Utterance
 from extractors.patterns import View, tail
@@ -79,6 +80,16 @@ def _acts(v: View, prev_offers: bool) -> dict[str, float]:
     return f
 
 
+# An offer in the assistant's voice ("would you like me to ...?") typed or pasted as a prompt: the
+# assistant's words, not an objective the operator set.
+_OFFER_VOICE = re.compile(r"^\W*(?:would you like me to|do you want me to|(?:shall|should) i|want me to)\b")
+
+
+def offer_voice(v: View) -> bool:
+    """The prompt is an offer phrased the way the assistant phrases them."""
+    return _OFFER_VOICE.match(v.low) is not None
+
+
 def short_step(v: View) -> bool:
     """A short imperative step ("please fix these lint errors", "push it"): an instruction, not an
     objective (eval README: mechanical steps are not goals)."""
@@ -118,6 +129,7 @@ def user_features(u: Utterance, v: View, evidence: dict[str, float]) -> dict[str
         f["prev_long"] = float(len(v.prev_raw) > 1500)
     f.update(_acts(v, bool(f.get("prev_offers"))))
     f["tool_error"] = float(any(t.is_error for t in u.recent_tools))
+    f.update(dialogue_features(v))
     for w in RULE_WORDS.intersection(v.tok):
         f[WORD_PREFIX + w] = 1.0
     return f

@@ -19,7 +19,7 @@ from extractors.patterns import Hit, View, clip, sentence_at, squash
 THRESHOLD = 1.0
 
 _OPENER = (
-    r"^(?:please |pls |can you (?:please )?|could you (?:please )?|would you (?:please )?|let'?s |now |"
+    r"^(?:please |pls |(?:can|could|would) (?:you|we) (?:please )?(?:also )?|let'?s |now |"
     r"ok(?:ay)?[,.]? (?:now |so )?|so[,.]? |i need you to |go ahead and |next,? )?"
 )
 _GOAL = cues(
@@ -93,7 +93,7 @@ _GOAL = cues(
     ),
     (
         _OPENER + r"(?:create|add|make|fix|perform|generate|write|rewrite|improve|review|convert|enable|"
-        r"support|document|execute|deploy|extend|replace|scrub|purge|sanitize|propose|plan|draft|simplify|"
+        r"adjust|support|document|execute|deploy|extend|replace|scrub|purge|sanitize|propose|plan|draft|simplify|"
         r"split|extract|recreate)\b",
         0.8,
     ),

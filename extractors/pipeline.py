@@ -25,7 +25,7 @@ from extractors.corrections import THRESHOLD as CORRECTION_THRESHOLD
 from extractors.corrections import correction_score, extract_corrections, pasted_failure
 from extractors.decisions import assistant_decision, user_decision
 from extractors.facts import extract_facts
-from extractors.features import assistant_features, short_step, user_features
+from extractors.features import assistant_features, offer_voice, short_step, user_features
 from extractors.goals import extract_goal, extract_user_failed, extract_user_progress
 from extractors.model import Extraction, Utterance
 from extractors.patterns import Hit, View, make_view
@@ -47,6 +47,9 @@ _MACHINE_OPEN = re.compile(
     r"^\s*<(?:task-notification|local-command-\w+|command-(?:name|message|args)|bash-(?:input|stdout|stderr)|"
     r"system-reminder|user-prompt-submit-hook)>"
 )
+# A pasted conversation ("User: ...\nAssistant: ...", what a summariser is handed): its turns are other
+# people's words, whatever instruction opens it.
+_PASTED_DIALOGUE = re.compile(r"^(?:user|human): .+\n(?:.*\n)*?(?:assistant|agent|claude|ai): ", re.M | re.I)
 # Kinds whose heuristics answer yes or no (a cue matched) rather than with a graded score.
 _BINARY = frozenset(("ban", "standing_decision", "implicit_preference", "domain_fact"))
 
@@ -94,8 +97,9 @@ def _user(u: Utterance, v: View) -> Analysis:
         # "yes" / "go ahead" to the one thing the assistant proposed chooses nothing (eval README
         # convention: a bare approval of a single proposal is not a decision; picking an option is).
         hits = [h for h in hits if h.kind != "decision"]
-    if short_step(v):
-        # A short imperative step is a goal only when the goal cues say so, never on the model's word.
+    if short_step(v) or offer_voice(v):
+        # A short imperative step, or an offer in the assistant's voice, is a goal only when the goal
+        # cues say so, never on the model's word.
         hits = [h for h in hits if h.kind != "goal" or h.raw >= HEURISTIC_THRESHOLD]
     return Analysis("user", hits, evidence, feats)
 
@@ -130,8 +134,8 @@ def analyse(u: Utterance) -> Analysis | None:
     if not text or not text.strip():
         return None
     if u.role == "user":
-        if u.is_sidechain or _MACHINE_OPEN.match(text):
-            return None  # a subagent's prompt or a tool's report: not typed by the user
+        if u.is_sidechain or _MACHINE_OPEN.match(text) or _PASTED_DIALOGUE.search(text[:4000]):
+            return None  # a subagent's prompt, a tool's report or a pasted conversation: not the user's voice
         return _user(u, make_view(text, u.prev_assistant_text))
     if u.role == "assistant":
         return _assistant(u, make_view(text, None, human=False))

@@ -31,6 +31,14 @@ _DANGLING = frozenset(
 # A hypothetical ("the easiest would be to ... and we always ...") proposes; it does not rule.
 _HYPOTHETICAL = re.compile(r"\b(?:would be (?:to|if)|theoretically|in theory|hypothetically|what if)\b", re.A)
 
+# A cue inside a purpose clause ("rework the branch so we only have larger commits", "so that it's always
+# correct") describes the result one change should have, not a rule; a sentence in question form asks.
+_PURPOSE = re.compile(r"\bso (?:that )?(?:[\w']+ ){0,3}$", re.A)
+_QUESTION_FORM = re.compile(
+    r"^\W*(?:is|are|do|does|did|can|could|should|would|will|was|were) (?:it|you|we|this|that|there|they|i)\b",
+    re.A,
+)
+
 # Starts only at the first space of a run ((?<!\s)): from every space of a long run it is quadratic.
 _TRAILING_TIME = re.compile(
     r"(?<!\s)\s+(?:(?:last|this|next) \w+|recently|yesterday|today|now|already|a while ago)\s*$"
@@ -124,7 +132,9 @@ def extract_rules(v: View) -> list[Hit]:
         break
     for _, m in _STANDING.matches(low, tok):
         sentence = sentence_at(v.prose, m.start())
-        if v.question and sentence.rstrip().endswith("?"):
+        if v.question and sentence.rstrip().endswith("?") or _QUESTION_FORM.match(sentence.lower()):
+            continue
+        if _PURPOSE.search(low[max(0, m.start() - 40) : m.start()]):
             continue
         if _ONE_OFF.search(sentence.lower()) or _HYPOTHETICAL.search(sentence.lower()):
             continue

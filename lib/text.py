@@ -1,7 +1,5 @@
 """Plain-text helpers every layer shares (lib/ imports nothing above it): squash whitespace, clip
-to a character budget at a word boundary, and the English function words that carry no topic.
-`extractors/decisions.py` still keeps its own short stopword list (its option-overlap feature was
-trained with it; changing it means retraining the confidence model)."""
+to a character budget at a word boundary, and the English function words that carry no topic."""
 
 from __future__ import annotations
 
