@@ -171,7 +171,12 @@ class Carry:
     source: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"last_uuid": self.last_uuid, "threads": self.threads, "inline": self.inline, "source": self.source}
+        return {
+            "last_uuid": self.last_uuid,
+            "threads": self.threads,
+            "inline": self.inline,
+            "source": self.source,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> Carry:

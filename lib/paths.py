@@ -55,12 +55,3 @@ def projects_roots(
         return [Path(p).expanduser() for p in e["TOTAL_RECALL_PROJECTS"].split(os.pathsep) if p]
     config = e.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
     return [Path(config).expanduser() / "projects"]
-
-
-def other_agent_roots(env: Mapping[str, str] | None = None) -> list[tuple[str, Path, str]]:
-    """Other agents' transcript homes (S7) as (agent, root, file glob): detected, not indexed yet."""
-    e = _env(env)
-    home = Path.home()
-    codex = Path(e.get("CODEX_HOME") or str(home / ".codex")).expanduser() / "sessions"
-    gemini = Path(e.get("GEMINI_HOME") or str(home / ".gemini")).expanduser() / "tmp"
-    return [("codex", codex, "rollout-*.jsonl"), ("gemini", gemini, "session-*.json")]

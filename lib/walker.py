@@ -28,7 +28,9 @@ def parse_file(path: str, start: int, carry: Carry, info: FileInfo) -> FileChunk
     return chunk
 
 
-def read_lines(path: str, start: int, chunk: FileChunk, record: Callable[[dict[str, Any], int], None]) -> None:
+def read_lines(
+    path: str, start: int, chunk: FileChunk, record: Callable[[dict[str, Any], int], None]
+) -> None:
     """Decode every line of an append-only JSONL file from byte `start` and hand each record to
     `record(rec, offset)`; damaged lines are counted in `chunk.bad_lines` and skipped, and
     `chunk.end` becomes the byte cursor (a final line still being written is left for next run).

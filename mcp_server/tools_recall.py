@@ -140,6 +140,10 @@ def search_messages(
     ] = None,
     role: Annotated[Literal["user", "assistant", "system"] | None, Field(description="Message role.")] = None,
     session_id: Annotated[str | None, Field(description="Only this session (id or prefix).")] = None,
+    agent: Annotated[
+        Literal["claude", "codex", "gemini", "copilot", "opencode"] | None,
+        Field(description="Only this coding agent's sessions (default: every agent)."),
+    ] = None,
     scope: ScopeArg = "this_project",
     cwd: CwdArg = None,
     since: SinceArg = None,
@@ -177,7 +181,11 @@ def search_messages(
         raise invalid(f"unknown message kind {kind!r}", "use one of: " + ", ".join(MESSAGE_KINDS))
     n = rt.limit(limit, meta)
     base = Filters(
-        since=rt.since(since), role=role, kind=kind, session=session_id.strip() if session_id else None
+        since=rt.since(since),
+        role=role,
+        kind=kind,
+        session=session_id.strip() if session_id else None,
+        agent=agent,
     )
     res = search_scoped(conn, query, scope, rt.where(cwd), base, n)
     if mode == "index":

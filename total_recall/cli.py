@@ -26,8 +26,10 @@ from index.store import (
 )
 from lib.paths import db_path
 from lib.project import display_name
+from lib.sources import AGENTS
 from lib.text import clip
-from total_recall.output import cell, checked_roots, console, emit_json, fail, label, short, terminal_safe
+from total_recall.cmd_sources import index_roots
+from total_recall.output import cell, console, emit_json, fail, label, short, terminal_safe
 from vec import register as register_vectors
 from vec.store import VecError
 
@@ -112,18 +114,28 @@ def cli(ctx: click.Context, db: str | None, verbose: bool) -> None:
     type=click.FloatRange(0, 3600),
     help="Seconds to wait for another index run (e.g. one a hook started) to finish.",
 )
+@click.option("--agent", type=click.Choice(AGENTS), help="Index only this coding agent's sessions.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: float, as_json: bool) -> None:
-    """Index new transcript bytes (incremental; O(appended bytes))."""
+def index(
+    obj: Ctx,
+    roots: tuple[str, ...],
+    full: bool,
+    jobs: int | None,
+    wait: float,
+    agent: str | None,
+    as_json: bool,
+) -> None:
+    """Index new transcript bytes (incremental; O(appended bytes)): Claude Code's, and every enabled
+    agent's (`total-recall sources`) unless --projects-root names the roots to read."""
     from hooks.spawn import lower_priority
     from index.store import run_index
 
     lower_priority()  # batch work: hooks that start meanwhile get the CPU first
     jobs = jobs or min(4, os.cpu_count() or 1)
-    paths = checked_roots(roots)
+    paths, agents = index_roots(obj.db, roots, agent)
     if as_json or not sys.stderr.isatty():
-        report = run_index(obj.db, paths, full=full, jobs=jobs, wait=wait)
+        report = run_index(obj.db, paths, full=full, jobs=jobs, wait=wait, agents=agents)
     else:
         from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
@@ -145,7 +157,7 @@ def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: 
                     description=f"indexing {label(Path(path).parent.name[:30])}",
                 )
 
-            report = run_index(obj.db, paths, full=full, jobs=jobs, progress=tick, wait=wait)
+            report = run_index(obj.db, paths, full=full, jobs=jobs, progress=tick, wait=wait, agents=agents)
     if as_json:
         emit_json(report.to_json())
         return
@@ -166,8 +178,11 @@ def _filters(
     role: str | None,
     kind: str | None,
     session: str | None,
+    agent: str | None = None,
 ) -> Filters:
-    return Filters(project=project, cwd=cwd, since=parse_since(since), role=role, kind=kind, session=session)
+    return Filters(
+        project=project, cwd=cwd, since=parse_since(since), role=role, kind=kind, session=session, agent=agent
+    )
 
 
 @cli.command()
@@ -179,6 +194,7 @@ def _filters(
 @click.option("--role", type=click.Choice(["user", "assistant", "system"]))
 @click.option("--kind", help="Message kind: prompt, text, tool_use, tool_result, …")
 @click.option("--session", help="Session id (or prefix).")
+@click.option("--agent", type=click.Choice(AGENTS), help="Only this coding agent's sessions.")
 @click.option("--sessions", "by_session", is_flag=True, help="Rank whole sessions.")
 @click.option(
     "--mode",
@@ -199,6 +215,7 @@ def search(
     role: str | None,
     kind: str | None,
     session: str | None,
+    agent: str | None,
     by_session: bool,
     mode: str,
     as_json: bool,
@@ -206,7 +223,7 @@ def search(
     """Full-text (and, with vectors, hybrid) search over past messages."""
     from index.retrieval import search_messages, search_sessions
 
-    f = _filters(project, cwd, since, role, kind, session)
+    f = _filters(project, cwd, since, role, kind, session, agent)
     conn = open_reader(obj.db)
     text = " ".join(query)
     hybrid = {"auto": None, "fts": False, "hybrid": True}[mode]

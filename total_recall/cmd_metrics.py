@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from lib.paths import other_agent_roots
+from lib.sources import AGENTS
 from total_recall.output import emit_json, fail, short
 
 _since = click.option(
@@ -154,11 +154,12 @@ def summary(obj: Any, since: str | None, rates: tuple[str, ...], top: int, as_js
 @_since
 @_rate
 @click.option("--by", type=click.Choice(["day", "week", "month"]), default="day", show_default=True)
-@click.option("--group", type=click.Choice(["model", "project"]), default="model", show_default=True)
+@click.option("--group", type=click.Choice(["model", "project", "agent"]), default="model", show_default=True)
 @_json
 @click.pass_obj
 def cost(obj: Any, since: str | None, rates: tuple[str, ...], by: str, group: str, as_json: bool) -> None:
-    """Tokens and cost per model or project, per day, week (Monday) or month (UTC)."""
+    """Tokens and cost per model, project or coding agent (and its models), per day, week (Monday) or
+    month (UTC)."""
     from index.stats import cost_report
 
     conn, cat, s = _open(obj, rates, since)
@@ -170,7 +171,9 @@ def cost(obj: Any, since: str | None, rates: tuple[str, ...], by: str, group: st
     rows = [
         [
             r["period"],
-            r[group] if group == "model" else _proj(r[group]),
+            _proj(r[group])
+            if group == "project"
+            else r[group] + (f" {r['model']}" if group == "agent" else ""),
             f"{r['turns']:,}",
             _n(r["input_tokens"]),
             _n(r["output_tokens"]),
@@ -446,27 +449,27 @@ def _compact(d: dict[str, Any]) -> str:
     return orjson.dumps(d).decode()
 
 
-def _scan(root: Path, pattern: str) -> tuple[int, int]:
-    n = size = 0
-    for dirpath, _dirs, names in os.walk(root):
-        for name in names:
-            if Path(name).match(pattern):
-                try:
-                    size += os.stat(os.path.join(dirpath, name)).st_size
-                    n += 1
-                except OSError:
-                    continue
-    return n, size
-
-
 @click.command()
-@click.option("--projects-root", "roots", multiple=True, help="Transcript root (repeatable).")
+@click.option("--projects-root", "roots", multiple=True, help="Claude Code transcript root (repeatable).")
+@click.option("--enable", "enable", type=click.Choice(AGENTS), multiple=True, help="Index this agent again.")
+@click.option(
+    "--disable", "disable", type=click.Choice(AGENTS), multiple=True, help="Stop indexing this agent."
+)
 @_json
 @click.pass_obj
-def sources(obj: Any, roots: tuple[str, ...], as_json: bool) -> None:
-    """Which transcript sources exist, how big they are, and which are indexed."""
-    from lib.paths import projects_roots
+def sources(
+    obj: Any, roots: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...], as_json: bool
+) -> None:
+    """Each coding agent's transcripts: where, how many, how big, how many indexed, and whether
+    `index` reads them (`--enable` / `--disable AGENT`; kept beside the index)."""
+    from lib.paths import projects_roots, state_dir
+    from lib.sources import SOURCES, agent_roots, disabled, set_enabled
 
+    state = state_dir(obj.db)
+    for a in enable:
+        set_enabled(state, a, True)
+    for a in disable:
+        set_enabled(state, a, False)
     indexed: dict[str, int] = {}
     if obj.db.exists():
         from index.stats import indexed_files_by_root
@@ -476,34 +479,24 @@ def sources(obj: Any, roots: tuple[str, ...], as_json: bool) -> None:
             indexed = indexed_files_by_root(open_reader(obj.db))
         except IndexError_:
             indexed = {}
+    off = disabled(state)
+    homes = {"claude": projects_roots(roots), **agent_roots()}
     out: list[dict[str, Any]] = []
-    for r in projects_roots(roots):
-        n, size = _scan(r, "*.jsonl") if r.is_dir() else (0, 0)
-        out.append(
-            {
-                "agent": "claude-code",
-                "path": str(r),
-                "exists": r.is_dir(),
-                "files": n,
-                "bytes": size,
-                "enabled": True,
-                "indexed_files": indexed.get(str(r), 0),
-            }
-        )
-    for agent, path, pattern in other_agent_roots():
-        n, size = _scan(path, pattern) if path.is_dir() else (0, 0)
-        out.append(
-            {
-                "agent": agent,
-                "path": str(path),
-                "exists": path.is_dir(),
-                "files": n,
-                "bytes": size,
-                "enabled": False,
-                "indexed_files": 0,
-                "note": "detected, not indexed yet",
-            }
-        )
+    for agent, paths in homes.items():
+        for r in paths:
+            found = list(SOURCES[agent].discover([Path(os.path.realpath(r))])) if r.is_dir() else []
+            out.append(
+                {
+                    "agent": agent,
+                    "label": SOURCES[agent].label,
+                    "path": str(r),
+                    "exists": r.is_dir(),
+                    "files": len(found),
+                    "bytes": sum(f.size for f in found),
+                    "enabled": agent not in off,
+                    "indexed_files": indexed.get(os.path.realpath(r), 0),
+                }
+            )
     if as_json:
         emit_json({"db": str(obj.db), "sources": out})
         return
@@ -518,7 +511,7 @@ def sources(obj: Any, roots: tuple[str, ...], as_json: bool) -> None:
                 s["files"],
                 _n(s["bytes"]) + "B",
                 s["indexed_files"],
-                "yes" if s["enabled"] else "no (" + s.get("note", "") + ")",
+                "yes" if s["enabled"] else "no",
             ]
             for s in out
         ],

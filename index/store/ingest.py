@@ -96,7 +96,9 @@ def plan(
         if size == f.size and mtime_ns == f.mtime_ns and inode == f.inode and not missing:
             continue
         if f.info.whole or inode != f.inode or f.size < offset or not fingerprint_matches(key, hh):
-            tasks[key] = _task(f, 0, None, reset=True)  # one document changed; rotated, truncated or rewritten
+            tasks[key] = _task(
+                f, 0, None, reset=True
+            )  # one document changed; rotated, truncated or rewritten
             resets.add(fid)
         elif f.size == offset:
             # touched but nothing new: just refresh its stat
@@ -202,7 +204,9 @@ def run_index(
     what was committed before stays consistent, and the next run resumes from there."""
     try:
         with writer_lock(db, wait=wait):
-            return _run_index(db, canonical_roots(roots), full=full, jobs=jobs, progress=progress, agents=agents)
+            return _run_index(
+                db, canonical_roots(roots), full=full, jobs=jobs, progress=progress, agents=agents
+            )
     except (sqlite3.Error, OSError, IndexCorrupt) as exc:
         # opening may fail for want of space or rights too, not only for damage
         cause = exc.__cause__ if isinstance(exc, IndexCorrupt) else exc
@@ -213,7 +217,13 @@ def run_index(
 
 
 def _run_index(
-    db: Path, roots: list[Path], *, full: bool, jobs: int, progress: Progress | None, agents: AgentRoots | None
+    db: Path,
+    roots: list[Path],
+    *,
+    full: bool,
+    jobs: int,
+    progress: Progress | None,
+    agents: AgentRoots | None,
 ) -> IndexReport:
     started = time.perf_counter()
     conn = open_writer(db)

@@ -12,6 +12,7 @@ line; their user messages are the prompts.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -35,12 +36,19 @@ _ITEM_TYPES = frozenset(
         "tool_search_output",
     }
 )
-_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"})
+_CALLS = frozenset(
+    {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"}
+)
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 # The IDE extension wraps the typed request: mentioned files first, then this heading.
 _REQUEST = "## My request for Codex:"
 _EXIT = re.compile(r"(?:exited with code|Exit code:)\s*(-?\d+)")
-_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions instructions>")
+_INJECTED = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<permissions instructions>",
+)
 
 
 def parse(path: str, start: int, carry: Carry, info: FileInfo) -> FileChunk:
@@ -83,7 +91,9 @@ class _Reader:
     def _meta(self, p: dict[str, Any]) -> None:
         if "sid" not in self.em.ctx:  # a fork repeats its parent's meta later on: the first is the file's
             self.em.set(sid=p.get("id"))
-        self.em.set(cwd=p.get("cwd"), version=p.get("cli_version"), branch=as_dict(p.get("git")).get("branch"))
+        self.em.set(
+            cwd=p.get("cwd"), version=p.get("cli_version"), branch=as_dict(p.get("git")).get("branch")
+        )
 
     def _uuid(self, offset: int, n: int = 0) -> str:
         return f"{self.em.sid}:{offset}" + (f":{n}" if n else "")
@@ -108,10 +118,8 @@ class _Reader:
             name = str(p.get("name") or kind.removesuffix("_call"))
             args: Any = p.get("arguments", p.get("input", p.get("action")))
             if isinstance(args, str) and kind == "function_call":
-                try:
+                with contextlib.suppress(orjson.JSONDecodeError):  # else kept as the text it is
                     args = orjson.loads(args)
-                except orjson.JSONDecodeError:
-                    pass  # kept as the text it is
             call_id = str(p.get("call_id") or p.get("id") or uuid)
             self.em.tool_call(uuid, ts, name, args, call_id, offset)
         elif kind in _OUTPUTS:
@@ -158,9 +166,7 @@ class _Reader:
 
 def _content_text(content: Any) -> str:
     if isinstance(content, list):
-        return "\n".join(
-            str(b.get("text") or "") for b in content if isinstance(b, dict) and "text" in b
-        )
+        return "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict) and "text" in b)
     return as_text(content)
 
 

@@ -36,12 +36,18 @@ class _Reader:
         t = rec.get("type")
         d = as_dict(rec.get("data"))
         ts = rec.get("timestamp")
-        uuid = rec.get("id") if isinstance(rec.get("id"), str) else f"{self.em.sid}:{offset}"
+        rid = rec.get("id")
+        uuid = rid if isinstance(rid, str) else f"{self.em.sid}:{offset}"
         side = rec.get("agentId") if isinstance(rec.get("agentId"), str) else None
         em = self.em
         if t == "session.start":
             ctx = as_dict(d.get("context"))
-            em.set(sid=d.get("sessionId"), cwd=ctx.get("cwd"), branch=ctx.get("branch"), version=d.get("copilotVersion"))
+            em.set(
+                sid=d.get("sessionId"),
+                cwd=ctx.get("cwd"),
+                branch=ctx.get("branch"),
+                version=d.get("copilotVersion"),
+            )
         elif t == "session.context_changed":
             em.set(cwd=d.get("cwd"), branch=d.get("branch"))
         elif t == "session.model_change":
@@ -59,12 +65,25 @@ class _Reader:
             for i, req in enumerate(d.get("toolRequests") or []):
                 if isinstance(req, dict):
                     call = str(req.get("toolCallId") or f"{uuid}:{i}")
-                    em.tool_call(f"{uuid}:t{i}", ts, str(req.get("name") or "?"), req.get("arguments"), call, offset, model=model, side=side)
-            em.usage(uuid, ts, model=model, input_tokens=0, output_tokens=num(d.get("outputTokens")), side=side)
+                    em.tool_call(
+                        f"{uuid}:t{i}",
+                        ts,
+                        str(req.get("name") or "?"),
+                        req.get("arguments"),
+                        call,
+                        offset,
+                        model=model,
+                        side=side,
+                    )
+            em.usage(
+                uuid, ts, model=model, input_tokens=0, output_tokens=num(d.get("outputTokens")), side=side
+            )
         elif t == "tool.execution_complete":
             ok = d.get("success") is not False
             body = as_dict(d.get("result")).get("content") if ok else as_dict(d.get("error")).get("message")
-            em.tool_result(uuid, ts, str(d.get("toolCallId") or ""), as_text(body), offset, error=not ok, side=side)
+            em.tool_result(
+                uuid, ts, str(d.get("toolCallId") or ""), as_text(body), offset, error=not ok, side=side
+            )
         elif t == "abort":
             em.interrupt(uuid, ts, offset)
         else:

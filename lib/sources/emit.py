@@ -18,8 +18,16 @@ from lib.records import RecordState
 
 # Tool names of other agents that do what a Claude Code tool does: the digest, the continuation
 # packet and the profiles count edits and shell commands by the Claude Code name.
-SHELL_TOOLS = frozenset({"shell", "exec_command", "local_shell", "run_shell_command", "bash", "shell_command"})
-EDIT_TOOLS = {"replace": "Edit", "edit": "Edit", "str_replace": "Edit", "write_file": "Write", "write": "Write"}
+SHELL_TOOLS = frozenset(
+    {"shell", "exec_command", "local_shell", "run_shell_command", "bash", "shell_command"}
+)
+EDIT_TOOLS = {
+    "replace": "Edit",
+    "edit": "Edit",
+    "str_replace": "Edit",
+    "write_file": "Write",
+    "write": "Write",
+}
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 INTERRUPT = "[Request interrupted by user]"
 
@@ -46,8 +54,13 @@ def tool_input(name: str, args: Any) -> tuple[str, Any]:
             return "Bash", {"command": str(cmd or ""), "description": str(args.get("description") or "")}
         if low in EDIT_TOOLS:
             path = args.get("file_path") or args.get("filePath") or args.get("path")
-            body = args.get("new_string") or args.get("newString") or args.get("new_str") or args.get("content")
-            out = {"file_path": str(path or ""), "new_string" if EDIT_TOOLS[low] == "Edit" else "content": body}
+            body = (
+                args.get("new_string") or args.get("newString") or args.get("new_str") or args.get("content")
+            )
+            out = {
+                "file_path": str(path or ""),
+                "new_string" if EDIT_TOOLS[low] == "Edit" else "content": body,
+            }
             return EDIT_TOOLS[low], out
         return name, args
     if isinstance(args, str) and low == "apply_patch":
@@ -93,7 +106,9 @@ class Emitter:
             rec["isSidechain"], rec["agentId"] = True, side
         return rec
 
-    def user(self, uuid: str, ts: Any, text: str, offset: int, *, meta: bool = False, side: str | None = None) -> None:
+    def user(
+        self, uuid: str, ts: Any, text: str, offset: int, *, meta: bool = False, side: str | None = None
+    ) -> None:
         """A user turn: the human's prompt, or (`meta`) text the tool put there (context, reminders)."""
         if not text.strip():
             return
@@ -103,20 +118,39 @@ class Emitter:
             rec["isMeta"] = True
         self.state.record(rec, offset)
 
-    def text(self, uuid: str, ts: Any, text: str, offset: int, *, model: str | None = None, side: str | None = None) -> None:
+    def text(
+        self, uuid: str, ts: Any, text: str, offset: int, *, model: str | None = None, side: str | None = None
+    ) -> None:
         if not text.strip():
             return
         self._assistant(uuid, ts, [{"type": "text", "text": text}], offset, model, side)
 
     def tool_call(
-        self, uuid: str, ts: Any, name: str, args: Any, call_id: str, offset: int, *, model: str | None = None, side: str | None = None
+        self,
+        uuid: str,
+        ts: Any,
+        name: str,
+        args: Any,
+        call_id: str,
+        offset: int,
+        *,
+        model: str | None = None,
+        side: str | None = None,
     ) -> None:
         cc_name, inp = tool_input(name or "?", args)
         block = {"type": "tool_use", "id": call_id, "name": cc_name, "input": inp}
         self._assistant(uuid, ts, [block], offset, model, side)
 
     def tool_result(
-        self, uuid: str, ts: Any, call_id: str, output: str, offset: int, *, error: bool = False, side: str | None = None
+        self,
+        uuid: str,
+        ts: Any,
+        call_id: str,
+        output: str,
+        offset: int,
+        *,
+        error: bool = False,
+        side: str | None = None,
     ) -> None:
         rec = self._rec("user", uuid, ts, side)
         block = {"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": error}
@@ -129,7 +163,9 @@ class Emitter:
     def compaction(self, uuid: str, ts: Any, summary: str, offset: int) -> None:
         """The agent compacted its context: a boundary, then its summary (when it wrote one)."""
         rec = self._rec("system", uuid, ts, None)
-        rec.update(subtype="compact_boundary", content="Conversation compacted", compactMetadata={"trigger": "auto"})
+        rec.update(
+            subtype="compact_boundary", content="Conversation compacted", compactMetadata={"trigger": "auto"}
+        )
         self.state.record(rec, offset)
         if summary.strip():
             rec = self._rec("user", uuid + ":summary", ts, None)
@@ -178,10 +214,21 @@ class Emitter:
             self.state.session(self.sid).models.add(model)
 
     def _assistant(
-        self, uuid: str, ts: Any, blocks: list[dict[str, Any]], offset: int, model: str | None, side: str | None
+        self,
+        uuid: str,
+        ts: Any,
+        blocks: list[dict[str, Any]],
+        offset: int,
+        model: str | None,
+        side: str | None,
     ) -> None:
         rec = self._rec("assistant", uuid, ts, side)
-        rec["message"] = {"id": uuid, "role": "assistant", "model": model or self.ctx.get("model"), "content": blocks}
+        rec["message"] = {
+            "id": uuid,
+            "role": "assistant",
+            "model": model or self.ctx.get("model"),
+            "content": blocks,
+        }
         self.state.record(rec, offset)
 
     def finish(self) -> FileChunk:
@@ -207,7 +254,9 @@ def as_text(v: Any) -> str:
     if isinstance(v, str):
         return v
     if isinstance(v, list):
-        return "\n".join(as_text(x.get("text", x.get("output", ""))) if isinstance(x, dict) else as_text(x) for x in v)
+        return "\n".join(
+            as_text(x.get("text", x.get("output", ""))) if isinstance(x, dict) else as_text(x) for x in v
+        )
     if isinstance(v, dict):
         return as_text(v.get("text", v.get("output", v.get("content", ""))))
     return "" if v is None else str(v)

@@ -57,9 +57,19 @@ def _message(em: Emitter, m: dict[str, Any], offset: int) -> None:
             if not isinstance(call, dict):
                 continue
             cid = str(call.get("id") or f"{uuid}:{i}")
-            em.tool_call(f"{uuid}:t{i}", call.get("timestamp") or ts, str(call.get("name") or "?"), call.get("args"), cid, offset, model=model)
+            em.tool_call(
+                f"{uuid}:t{i}",
+                call.get("timestamp") or ts,
+                str(call.get("name") or "?"),
+                call.get("args"),
+                cid,
+                offset,
+                model=model,
+            )
             error = call.get("status") not in (None, "success")
-            em.tool_result(f"{uuid}:r{i}", call.get("timestamp") or ts, cid, _result(call), offset, error=error)
+            em.tool_result(
+                f"{uuid}:r{i}", call.get("timestamp") or ts, cid, _result(call), offset, error=error
+            )
         tok = as_dict(m.get("tokens"))
         cached = num(tok.get("cached"))
         em.usage(

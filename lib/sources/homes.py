@@ -66,7 +66,9 @@ def set_enabled(state: Path, agent: str, enabled: bool) -> set[str]:
     return off
 
 
-def enabled_roots(state: Path, only: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, list[Path]]:
+def enabled_roots(
+    state: Path, only: str | None = None, env: Mapping[str, str] | None = None
+) -> dict[str, list[Path]]:
     """The other agents' existing roots to index: all enabled ones, or just `only`."""
     off = disabled(state)
     return {

@@ -41,8 +41,16 @@ def _message(em: Emitter, info: dict[str, Any], parts: list[dict[str, Any]], off
     times = as_dict(info.get("time"))
     ts = iso(times.get("created"))
     if info.get("role") == "user":
-        typed = [as_text(p.get("text")) for p in parts if p.get("type") == "text" and not p.get("synthetic") and not p.get("ignored")]
-        added = [as_text(p.get("text")) for p in parts if p.get("type") == "text" and (p.get("synthetic") or p.get("ignored"))]
+        typed = [
+            as_text(p.get("text"))
+            for p in parts
+            if p.get("type") == "text" and not p.get("synthetic") and not p.get("ignored")
+        ]
+        added = [
+            as_text(p.get("text"))
+            for p in parts
+            if p.get("type") == "text" and (p.get("synthetic") or p.get("ignored"))
+        ]
         em.user(mid, ts, "\n".join(typed), offset)
         em.user(mid + ":context", ts, "\n".join(added), offset, meta=True)
         return
