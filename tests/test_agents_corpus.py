@@ -24,7 +24,10 @@ from index.store.ingest import run_index
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("TOTAL_RECALL_TEST_AGENTS_CORPUS") or REPO.parent / "shared" / "agents-corpus")
 FOLDERS = {"codex": "codex", "copilot": "copilot-cli", "gemini": "gemini-cli", "opencode": "opencode"}
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"agents corpus not found at {CORPUS}")
+pytestmark = [
+    pytest.mark.corpus,
+    pytest.mark.skipif(not CORPUS.is_dir(), reason=f"agents corpus not found at {CORPUS}"),
+]
 
 
 def _files(agent: str) -> list[Path]:

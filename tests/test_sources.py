@@ -17,6 +17,9 @@ from fixtures.agents import (
     MODEL_CODEX,
     THOUGHT,
     codex_records,
+    copilot_records,
+    gemini_doc,
+    opencode_doc,
     write_codex,
     write_copilot,
     write_gemini,
@@ -264,3 +267,105 @@ def test_codex_records_fixture_has_the_quirks() -> None:
     assert sum(isinstance(r, bytes) for r in recs) == 1
     counts = [r for r in recs if isinstance(r, dict) and r["payload"].get("type") == "token_count"]
     assert len(counts) == 2 and counts[0] == counts[1]
+
+
+def test_codex_legacy_rollout(tmp_path: Path) -> None:
+    """Rollouts from before the `{timestamp, type, payload}` envelope: bare items after a header line;
+    their user messages are the prompts, the injected context is meta."""
+    root = tmp_path / "codex"
+    recs: list[dict[str, object]] = [
+        {"id": "legacy-0001", "timestamp": "2025-06-01T10:00:00Z", "instructions": "be brief"},
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "<environment_context>x</environment_context>"}],
+        },
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "list the migrations"}],
+        },
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": THOUGHT}]},
+        {
+            "type": "function_call",
+            "name": "shell",
+            "arguments": json.dumps({"command": ["ls", "migrations"]}),
+            "call_id": "c1",
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": json.dumps({"output": "no such dir", "metadata": {"exit_code": 2}}),
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "There is no migrations folder."}],
+        },
+    ]
+    path = root / "rollout-2025-06-01-legacy.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    conn = _index(tmp_path, "codex", root)
+    assert [k for k, _, _ in _texts(conn)] == ["meta", "prompt", "tool_use", "tool_result", "text"]
+    assert conn.execute("SELECT tool_target FROM messages WHERE kind='tool_use'").fetchone() == (
+        "ls migrations",
+    )
+    assert conn.execute("SELECT is_error FROM messages WHERE kind='tool_result'").fetchone() == (1,)
+    assert conn.execute("SELECT session_id FROM sessions").fetchone() == ("legacy-0001",)
+    _no_thought(conn)
+
+
+def test_other_agents_store_no_secret(tmp_path: Path) -> None:
+    """Every string of every agent's rows goes through the one scrubber in the worker, the carried
+    reader state (cwd, session facts) included."""
+    from test_secrets_everywhere import SECRETS, _all_text, _leaks
+
+    roots = {a: tmp_path / a for a in ("codex", "copilot", "gemini", "opencode")}
+    for i, p in enumerate(SECRETS):
+        cwd = f"{CWD}/{p.text}"
+        said = p.text
+        sid = f"5ec{i:05d}-0000-4000-8000-00000000000"  # + one digit per agent: ids never collide
+        codex = [r for r in codex_records(cwd, sid + "1") if isinstance(r, dict)]
+        codex.append(
+            {
+                "timestamp": "2026-10-01T10:01:00.000Z",
+                "type": "event_msg",
+                "payload": {"type": "user_message", "message": said},
+            }
+        )
+        (roots["codex"] / f"{i}.jsonl").parent.mkdir(parents=True, exist_ok=True)
+        (roots["codex"] / f"{i}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in codex))
+        cop = [r for r in copilot_records(cwd, sid + "2") if isinstance(r, dict)]
+        cop.append(
+            {
+                "type": "tool.execution_complete",
+                "id": f"{sid}-out",
+                "data": {"toolCallId": "tc1", "success": True, "result": {"content": said}},
+            }
+        )
+        (roots["copilot"] / f"{i}.jsonl").parent.mkdir(parents=True, exist_ok=True)
+        (roots["copilot"] / f"{i}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in cop))
+        g = gemini_doc(cwd)
+        g["sessionId"] = sid + "3"
+        for m in g["messages"]:
+            m["id"] = f"{sid}3-{m['id']}"
+        g["messages"].append({"id": f"{sid}3-said", "type": "user", "content": [{"text": said}]})
+        (roots["gemini"] / f"{i}.json").parent.mkdir(parents=True, exist_ok=True)
+        (roots["gemini"] / f"{i}.json").write_text(json.dumps(g))
+        o = opencode_doc(cwd)
+        o["info"]["id"] = "ses_" + sid + "4"
+        o["info"]["title"] = said
+        for m in o["messages"]:
+            m["info"]["id"] = f"{sid}4-{m['info']['id']}"
+            for part in m["parts"]:
+                part["id"] = f"{sid}4-{part['id']}"
+        (roots["opencode"] / f"{i}.json").parent.mkdir(parents=True, exist_ok=True)
+        (roots["opencode"] / f"{i}.json").write_text(json.dumps(o))
+    db = tmp_path / "s.db"
+    assert run_index(db, [], agents={a: [r] for a, r in roots.items()}).errors == []
+    conn = sqlite3.connect(db)
+    assert dict(conn.execute("SELECT agent, count(*) FROM sessions GROUP BY agent").fetchall()) == {
+        a: len(SECRETS) for a in roots
+    }
+    assert _leaks(_all_text(conn)) == []

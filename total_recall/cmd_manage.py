@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from total_recall.output import checked_roots, emit_json, fail, json_text
+from total_recall.cmd_sources import index_roots
+from total_recall.output import emit_json, fail, json_text
 
 wait_option = click.option(
     "--wait",
@@ -111,13 +112,13 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
 
     if not yes:
         fail("rebuild deletes the index", "re-run with --yes to confirm")
-    paths = checked_roots(roots)
+    paths, agents = index_roots(obj.db, roots, None)  # every enabled agent's sessions, as `index` reads them
     load(obj.db)  # a damaged user-state file stops us before anything is deleted
     with writer_lock(obj.db, wait=wait):
         had_vectors = store_exists(obj.db)
         for suffix in ("", "-wal", "-shm"):
             Path(str(obj.db) + suffix).unlink(missing_ok=True)
-        report = run_index(obj.db, paths, full=True, jobs=jobs)
+        report = run_index(obj.db, paths, full=True, jobs=jobs, agents=agents)
         applied = reapply(obj.db)
     out = {**report.to_json(), "reapplied": applied}
     if had_vectors:
