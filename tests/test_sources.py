@@ -221,7 +221,7 @@ def test_search_filter_cost_and_bundle_across_agents(tmp_path: Path) -> None:
     db, _ = _all_agents(tmp_path)
     run = CliRunner()
     hits = json.loads(run.invoke(cli, ["--db", str(db), "search", CODEX_PHRASE, "--json"]).stdout)
-    assert hits and "quokka" in json.dumps(hits[0])
+    assert hits and "quokka" in json.dumps(hits[0]) and hits[0]["agent"] == "codex"
     only = run.invoke(cli, ["--db", str(db), "search", CODEX_PHRASE, "--agent", "gemini", "--json"])
     assert only.exit_code == 0 and json.loads(only.stdout) == []
     cost = json.loads(

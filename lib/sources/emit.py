@@ -21,7 +21,7 @@ from lib.records import RecordState
 SHELL_TOOLS = frozenset(
     {"shell", "exec_command", "local_shell", "run_shell_command", "bash", "shell_command"}
 )
-EDIT_TOOLS = {
+EDIT_NAMES = {
     "replace": "Edit",
     "edit": "Edit",
     "str_replace": "Edit",
@@ -52,16 +52,16 @@ def tool_input(name: str, args: Any) -> tuple[str, Any]:
             if isinstance(cmd, list):
                 cmd = " ".join(str(c) for c in cmd)
             return "Bash", {"command": str(cmd or ""), "description": str(args.get("description") or "")}
-        if low in EDIT_TOOLS:
+        if low in EDIT_NAMES:
             path = args.get("file_path") or args.get("filePath") or args.get("path")
             body = (
                 args.get("new_string") or args.get("newString") or args.get("new_str") or args.get("content")
             )
             out = {
                 "file_path": str(path or ""),
-                "new_string" if EDIT_TOOLS[low] == "Edit" else "content": body,
+                "new_string" if EDIT_NAMES[low] == "Edit" else "content": body,
             }
-            return EDIT_TOOLS[low], out
+            return EDIT_NAMES[low], out
         return name, args
     if isinstance(args, str) and low == "apply_patch":
         files = _PATCH_FILE.findall(args)
