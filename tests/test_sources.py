@@ -229,6 +229,8 @@ def test_search_filter_cost_and_bundle_across_agents(tmp_path: Path) -> None:
     )
     rows = {(r["agent"], r["model"]): r for r in cost["rows"]}
     assert rows[("codex", MODEL_CODEX)]["cost_usd"] > 0 and rows[("gemini", "gemini-2.5-pro")]["cost_usd"] > 0
+    # Copilot's dotted Claude versions are priced; it records output tokens only
+    assert rows[("copilot", "claude-sonnet-4.5")]["cost_usd"] > 0
     assert {a for a, _ in rows} == {"claude", "codex", "copilot", "gemini", "opencode"}
     # the decision told to Gemini CLI is in Claude Code's SessionStart bundle for the same project
     conn = open_reader(db)
