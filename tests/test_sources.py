@@ -371,3 +371,25 @@ def test_other_agents_store_no_secret(tmp_path: Path) -> None:
         a: len(SECRETS) for a in roots
     }
     assert _leaks(_all_text(conn)) == []
+
+
+def test_index_reads_every_enabled_agent(tmp_path: Path) -> None:
+    """`index` without --projects-root reads Claude Code and each enabled agent's home; a disabled
+    agent is left alone."""
+    import os
+
+    write_codex(Path(os.environ["CODEX_HOME"]) / "sessions", CWD)
+    write_past_session(Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects", CWD)
+    db = str(tmp_path / "i.db")
+    run = CliRunner()
+    assert run.invoke(cli, ["--db", db, "sources", "--disable", "codex", "--json"]).exit_code == 0
+    assert run.invoke(cli, ["--db", db, "index", "--json"]).exit_code == 0
+
+    def agents() -> set[str]:
+        return {a for (a,) in open_reader(Path(db)).execute("SELECT DISTINCT agent FROM sessions")}
+
+    assert agents() == {"claude"}
+    assert run.invoke(cli, ["--db", db, "sources", "--enable", "codex", "--json"]).exit_code == 0
+    res = run.invoke(cli, ["--db", db, "index", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["files_unchanged"] == 1
+    assert agents() == {"claude", "codex"}
