@@ -363,6 +363,7 @@ def _register() -> None:
         cmd_memories,
         cmd_metrics,
         cmd_refine,
+        cmd_sources,
         cmd_vec,
     )
     from total_recall.cmd_eval import eval_group
@@ -376,6 +377,7 @@ def _register() -> None:
     cmd_manage.register(cli)
     cmd_memories.register(cli)
     cmd_metrics.register(cli)
+    cmd_sources.register(cli)
     cmd_vec.register(cli)
     cmd_install.register(cli)
     cmd_context.register(cli)

@@ -1,11 +1,10 @@
-"""`total-recall metrics …`, `tail` and `sources` (T3, C1). Thin: the numbers come from index.stats.metrics.
+"""`total-recall metrics …` and `tail` (T3, C1). Thin: the numbers come from index.stats.metrics.
 
 Heavy imports (rich, the index modules) happen inside the commands so `--json` stays fast.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from collections.abc import Callable
@@ -14,7 +13,6 @@ from typing import Any
 
 import click
 
-from lib.sources import AGENTS
 from total_recall.output import emit_json, fail, short
 
 _since = click.option(
@@ -449,79 +447,7 @@ def _compact(d: dict[str, Any]) -> str:
     return orjson.dumps(d).decode()
 
 
-@click.command()
-@click.option("--projects-root", "roots", multiple=True, help="Claude Code transcript root (repeatable).")
-@click.option("--enable", "enable", type=click.Choice(AGENTS), multiple=True, help="Index this agent again.")
-@click.option(
-    "--disable", "disable", type=click.Choice(AGENTS), multiple=True, help="Stop indexing this agent."
-)
-@_json
-@click.pass_obj
-def sources(
-    obj: Any, roots: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...], as_json: bool
-) -> None:
-    """Each coding agent's transcripts: where, how many, how big, how many indexed, and whether
-    `index` reads them (`--enable` / `--disable AGENT`; kept beside the index)."""
-    from lib.paths import projects_roots, state_dir
-    from lib.sources import SOURCES, agent_roots, disabled, set_enabled
-
-    state = state_dir(obj.db)
-    for a in enable:
-        set_enabled(state, a, True)
-    for a in disable:
-        set_enabled(state, a, False)
-    indexed: dict[str, int] = {}
-    if obj.db.exists():
-        from index.stats import indexed_files_by_root
-        from index.store import IndexError_, open_reader
-
-        try:
-            indexed = indexed_files_by_root(open_reader(obj.db))
-        except IndexError_:
-            indexed = {}
-    off = disabled(state)
-    homes = {"claude": projects_roots(roots), **agent_roots()}
-    out: list[dict[str, Any]] = []
-    for agent, paths in homes.items():
-        for r in paths:
-            found = list(SOURCES[agent].discover([Path(os.path.realpath(r))])) if r.is_dir() else []
-            out.append(
-                {
-                    "agent": agent,
-                    "label": SOURCES[agent].label,
-                    "path": str(r),
-                    "exists": r.is_dir(),
-                    "files": len(found),
-                    "bytes": sum(f.size for f in found),
-                    "enabled": agent not in off,
-                    "indexed_files": indexed.get(os.path.realpath(r), 0),
-                }
-            )
-    if as_json:
-        emit_json({"db": str(obj.db), "sources": out})
-        return
-    _table(
-        "transcript sources",
-        ["agent", "path", "exists", "files", "size", "indexed", "enabled"],
-        [
-            [
-                s["agent"],
-                s["path"],
-                "yes" if s["exists"] else "no",
-                s["files"],
-                _n(s["bytes"]) + "B",
-                s["indexed_files"],
-                "yes" if s["enabled"] else "no",
-            ]
-            for s in out
-        ],
-        {3, 4, 5},
-        wrap=1,
-    )
-
-
 def register(cli: click.Group) -> None:
-    """Add `metrics`, `tail` and `sources` to the top-level CLI."""
+    """Add `metrics` and `tail` to the top-level CLI."""
     cli.add_command(metrics_group)
     cli.add_command(tail)
-    cli.add_command(sources)

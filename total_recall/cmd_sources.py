@@ -1,13 +1,18 @@
-"""Which roots an `index` run reads, per coding agent (S7): Claude Code's projects roots and every
-enabled agent's session roots (`lib.sources`)."""
+"""`total-recall sources`, and which roots an `index` run reads, per coding agent (S7): Claude Code's
+projects roots and every enabled agent's session roots (`lib.sources`)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
+
+import click
 
 from lib.paths import projects_roots, state_dir
-from lib.sources import SOURCES, agent_roots, disabled, enabled_roots
-from total_recall.output import checked_roots, fail
+from lib.sources import AGENTS, SOURCES, agent_roots, disabled, enabled_roots, set_enabled
+from total_recall.cmd_metrics import _json, _n, _table
+from total_recall.output import checked_roots, emit_json, fail
 
 
 def index_roots(
@@ -35,3 +40,75 @@ def index_roots(
     if others:  # a machine with another agent and no Claude Code yet indexes that agent
         return [r for r in projects_roots() if r.is_dir()], others
     return checked_roots(given), others
+
+
+@click.command()
+@click.option("--projects-root", "roots", multiple=True, help="Claude Code transcript root (repeatable).")
+@click.option("--enable", "enable", type=click.Choice(AGENTS), multiple=True, help="Index this agent again.")
+@click.option(
+    "--disable", "disable", type=click.Choice(AGENTS), multiple=True, help="Stop indexing this agent."
+)
+@_json
+@click.pass_obj
+def sources(
+    obj: Any, roots: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...], as_json: bool
+) -> None:
+    """Each coding agent's transcripts: where, how many, how big, how many indexed, and whether
+    `index` reads them (`--enable` / `--disable AGENT`; kept beside the index)."""
+    state = state_dir(obj.db)
+    for a in enable:
+        set_enabled(state, a, True)
+    for a in disable:
+        set_enabled(state, a, False)
+    indexed: dict[str, int] = {}
+    if obj.db.exists():
+        from index.stats import indexed_files_by_root
+        from index.store import IndexError_, open_reader
+
+        try:
+            indexed = indexed_files_by_root(open_reader(obj.db))
+        except IndexError_:
+            indexed = {}
+    off = disabled(state)
+    homes = {"claude": projects_roots(roots), **agent_roots()}
+    out: list[dict[str, Any]] = []
+    for agent, paths in homes.items():
+        for r in paths:
+            found = list(SOURCES[agent].discover([Path(os.path.realpath(r))])) if r.is_dir() else []
+            out.append(
+                {
+                    "agent": agent,
+                    "label": SOURCES[agent].label,
+                    "path": str(r),
+                    "exists": r.is_dir(),
+                    "files": len(found),
+                    "bytes": sum(f.size for f in found),
+                    "enabled": agent not in off,
+                    "indexed_files": indexed.get(os.path.realpath(r), 0),
+                }
+            )
+    if as_json:
+        emit_json({"db": str(obj.db), "sources": out})
+        return
+    _table(
+        "transcript sources",
+        ["agent", "path", "exists", "files", "size", "indexed", "enabled"],
+        [
+            [
+                s["agent"],
+                s["path"],
+                "yes" if s["exists"] else "no",
+                s["files"],
+                _n(s["bytes"]) + "B",
+                s["indexed_files"],
+                "yes" if s["enabled"] else "no",
+            ]
+            for s in out
+        ],
+        {3, 4, 5},
+        wrap=1,
+    )
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(sources)
