@@ -393,3 +393,42 @@ def test_index_reads_every_enabled_agent(tmp_path: Path) -> None:
     res = run.invoke(cli, ["--db", db, "index", "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["files_unchanged"] == 1
     assert agents() == {"claude", "codex"}
+
+
+def test_other_agents_tools_named_as_claude_codes() -> None:
+    """Shells, edits and file arguments of other agents read like Claude Code's (digest, packet, profiles)."""
+    from lib.content import tool_summary
+    from lib.sources.emit import tool_input
+
+    assert tool_input("shell", {"command": ["bash", "-lc", "ls"]}) == (
+        "Bash",
+        {"command": "bash -lc ls", "description": ""},
+    )
+    assert tool_input("create", {"path": "x.py", "file_text": "print()"}) == (
+        "Write",
+        {"file_path": "x.py", "content": "print()"},
+    )
+    name, inp = tool_input("apply_patch", {"input": "*** Begin Patch\n*** Add File: n.py\n+x\n*** End Patch"})
+    assert (name, inp["file_path"]) == ("Edit", "n.py")
+    assert tool_summary(*tool_input("read", {"filePath": "/a/b.ts"}))[0] == "/a/b.ts"
+
+
+def test_gemini_project_root_file(tmp_path: Path) -> None:
+    """Newer Gemini CLI keeps the project root in `.project_root` beside `chats/`: it wins."""
+    root = tmp_path / "tmp"
+    path = write_gemini(root, CWD)
+    doc = json.loads(path.read_text())
+    for m in doc["messages"]:
+        m.pop("toolCalls", None)  # no path anywhere in the session
+    path.write_text(json.dumps(doc))
+    (path.parent.parent / ".project_root").write_text("/srv/elsewhere\n")
+    conn = _index(tmp_path, "gemini", root)
+    assert conn.execute("SELECT cwd FROM sessions").fetchone() == ("/srv/elsewhere",)
+
+
+def test_prior_sessions_name_their_agent(tmp_path: Path) -> None:
+    from index.retrieval import recent_sessions
+
+    db, _ = _all_agents(tmp_path)
+    got = recent_sessions(open_reader(db), scope="this_cwd", cwd=CWD, since=None, limit=10)
+    assert {s["agent"] for s in got.items} == {"claude", "codex", "copilot", "gemini", "opencode"}

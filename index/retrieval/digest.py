@@ -269,7 +269,7 @@ def recent_sessions(
         extra = "e.last_ts >= ?" if since else ""
         rows = conn.execute(
             f"""SELECT e.session_id, e.title, e.first_ts, e.last_ts, e.project_key, e.cwd, e.git_branch,
-                       e.n_prompts, e.n_messages, e.first_prompt
+                       e.n_prompts, e.n_messages, e.first_prompt, e.agent
                 FROM sessions e WHERE e.n_prompts > 0 {and_where(where, extra)}
                 ORDER BY e.last_ts DESC LIMIT ?""",
             [*args, *([since] if since else []), limit],
@@ -286,6 +286,7 @@ def recent_sessions(
                 "prompts": r[7],
                 "messages": r[8],
                 "first_prompt": clip(r[9] or "", 200),
+                "agent": r[10],
             }
             for r in rows
         ]

@@ -27,6 +27,7 @@ EDIT_NAMES = {
     "str_replace": "Edit",
     "write_file": "Write",
     "write": "Write",
+    "create": "Write",
 }
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 INTERRUPT = "[Request interrupted by user]"
@@ -46,6 +47,8 @@ def tool_input(name: str, args: Any) -> tuple[str, Any]:
     """(Claude Code tool name, input) for another agent's tool call: shells become `Bash` with a
     `command`, edits `Edit`/`Write` with a `file_path`, an apply_patch an `Edit` of its first file."""
     low = name.lower()
+    if isinstance(args, dict) and low == "apply_patch" and isinstance(args.get("input"), str):
+        args = args["input"]  # older Codex: a function call whose JSON arguments hold the patch
     if isinstance(args, dict):
         if low in SHELL_TOOLS:
             cmd = args.get("command", args.get("cmd"))
@@ -54,14 +57,21 @@ def tool_input(name: str, args: Any) -> tuple[str, Any]:
             return "Bash", {"command": str(cmd or ""), "description": str(args.get("description") or "")}
         if low in EDIT_NAMES:
             path = args.get("file_path") or args.get("filePath") or args.get("path")
-            body = (
-                args.get("new_string") or args.get("newString") or args.get("new_str") or args.get("content")
+            body = next(
+                (
+                    args[k]
+                    for k in ("new_string", "newString", "new_str", "content", "file_text")
+                    if args.get(k)
+                ),
+                None,
             )
             out = {
                 "file_path": str(path or ""),
                 "new_string" if EDIT_NAMES[low] == "Edit" else "content": body,
             }
             return EDIT_NAMES[low], out
+        if isinstance(args.get("filePath"), str) and "file_path" not in args:  # OpenCode's spelling
+            return name, {"file_path": args["filePath"], **args}
         return name, args
     if isinstance(args, str) and low == "apply_patch":
         files = _PATCH_FILE.findall(args)
