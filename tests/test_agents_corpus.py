@@ -133,6 +133,23 @@ def test_incremental_equals_full(indexed: sqlite3.Connection, agent: str, tmp_pa
     shutil.rmtree(work)
 
 
+@pytest.mark.parametrize("agent", ["gemini", "opencode"])
+def test_whole_documents_reread_equal_full(indexed: sqlite3.Connection, agent: str, tmp_path: Path) -> None:
+    """A document caught mid-write is one bad line; once whole, re-reading it gives the rows of one pass."""
+    work = tmp_path / agent
+    work.mkdir()
+    db = tmp_path / "doc.db"
+    for f in _files(agent):
+        (work / f.name).write_bytes(f.read_bytes()[: f.stat().st_size // 2])
+    first = run_index(db, [], agents={agent: [work]})
+    assert first.errors == [] and first.bad_lines["invalid_json"] == len(_files(agent))
+    for f in _files(agent):
+        shutil.copyfile(f, work / f.name)
+    assert run_index(db, [], agents={agent: [work]}).errors == []
+    q = "SELECT uuid, parent_uuid, kind, body, tool_name, is_error FROM messages WHERE agent=? ORDER BY uuid"
+    assert open_reader(db).execute(q, (agent,)).fetchall() == indexed.execute(q, (agent,)).fetchall()
+
+
 def test_search_finds_a_codex_phrase(indexed: sqlite3.Connection) -> None:
     f = _files("codex")[0]
     prompt = next(

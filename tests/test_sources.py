@@ -26,6 +26,7 @@ from fixtures.agents import (
     write_opencode,
 )
 from test_e2e_claude import write_past_session
+from test_hooks import context_of, hook
 
 from index.briefing.bundle import operator_context
 from index.store.db import open_reader
@@ -236,6 +237,10 @@ def test_search_filter_cost_and_bundle_across_agents(tmp_path: Path) -> None:
     conn = open_reader(db)
     oc = operator_context(conn, CWD, now=datetime.now(timezone.utc))
     assert GEMINI_DECISION in oc.text and "tomllib" in oc.text
+    # and through the real SessionStart hook of a new Claude Code session there
+    start = {"session_id": "live-1", "cwd": CWD, "hook_event_name": "SessionStart", "source": "startup"}
+    text = context_of(hook("session-start", start, db, tmp_path / "projects"), "SessionStart")
+    assert GEMINI_DECISION in text
     held = conn.execute(
         "SELECT status FROM standing_decisions WHERE content = ?", (GEMINI_DECISION,)
     ).fetchone()
