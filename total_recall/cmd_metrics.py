@@ -171,7 +171,7 @@ def cost(obj: Any, since: str | None, rates: tuple[str, ...], by: str, group: st
             r["period"],
             _proj(r[group])
             if group == "project"
-            else r[group] + (f" {r['model']}" if group == "agent" else ""),
+            else r[group] + (f" / {r['model']}" if group == "agent" else ""),
             f"{r['turns']:,}",
             _n(r["input_tokens"]),
             _n(r["output_tokens"]),
@@ -196,9 +196,19 @@ def cost(obj: Any, since: str | None, rates: tuple[str, ...], by: str, group: st
     )
     _table(
         f"cost by {by} and {group} (rates as of {data['rates_as_of']})",
-        [label, group, "resp.", "input", "output", "c.write", "c.read", "cost"],
+        [
+            label,
+            "agent / model" if group == "agent" else group,
+            "resp.",
+            "input",
+            "output",
+            "c.write",
+            "c.read",
+            "cost",
+        ],
         rows,
         {2, 3, 4, 5, 6, 7},
+        wrap=1,
     )
     if t["unknown_models"]:
         click.echo(
