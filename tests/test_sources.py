@@ -8,6 +8,7 @@ import json
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -191,7 +192,10 @@ def test_agent_homes_per_platform() -> None:
     assert linux["codex"][0] == Path("/home/u/.codex/sessions") and linux["gemini"] == [
         Path("/home/u/.gemini/tmp")
     ]
-    assert linux["opencode"] == [Path("/home/u/.local/share/opencode/export")]
+    assert linux["opencode"] == [
+        Path("/home/u/.local/share/opencode/storage"),
+        Path("/home/u/.local/share/opencode/export"),
+    ]
     win = agent_roots({"USERPROFILE": "C:/Users/u", "CODEX_HOME": "D:/codex"})
     assert win["codex"][0] == Path("D:/codex/sessions") and win["copilot"][0] == Path(
         "C:/Users/u/.copilot/session-state"
@@ -437,3 +441,51 @@ def test_prior_sessions_name_their_agent(tmp_path: Path) -> None:
     db, _ = _all_agents(tmp_path)
     got = recent_sessions(open_reader(db), scope="this_cwd", cwd=CWD, since=None, limit=10)
     assert {s["agent"] for s in got.items} == {"claude", "codex", "copilot", "gemini", "opencode"}
+
+
+def _storage(root: Path, doc: dict[str, Any]) -> Path:
+    """An OpenCode session laid out as OpenCode stores it: session, message and part files."""
+    sid = doc["info"]["id"]
+    (root / "session" / "proj1").mkdir(parents=True, exist_ok=True)
+    (root / "session" / "proj1" / f"{sid}.json").write_text(json.dumps(doc["info"]))
+    for m in doc["messages"]:
+        mid = m["info"]["id"]
+        (root / "message" / sid).mkdir(parents=True, exist_ok=True)
+        (root / "message" / sid / f"{mid}.json").write_text(json.dumps(m["info"]))
+        (root / "part" / mid).mkdir(parents=True, exist_ok=True)
+        for p in m["parts"]:
+            (root / "part" / mid / f"{p['id']}.json").write_text(json.dumps(p))
+    return root
+
+
+def test_opencode_own_storage_reads_like_its_export(tmp_path: Path) -> None:
+    """OpenCode's storage (one file per session, message and part) gives the rows of its export; a
+    new part re-reads the session whole; a damaged part is counted and skipped."""
+    export = (
+        _index(tmp_path, "opencode", tmp_path / "export", tmp_path / "e.db")
+        if write_opencode(tmp_path / "export", CWD)
+        else None
+    )
+    assert export is not None
+    store = _storage(tmp_path / "storage", opencode_doc(CWD))
+    db = tmp_path / "s.db"
+    conn = _index(tmp_path, "opencode", store, db)
+    rows = "SELECT uuid, parent_uuid, kind, body, tool_name, is_error FROM messages ORDER BY uuid"
+    assert conn.execute(rows).fetchall() == export.execute(rows).fetchall()
+    same = "SELECT session_id, cwd, title, models, n_prompts FROM sessions"
+    assert conn.execute(same).fetchall() == export.execute(same).fetchall()
+    assert conn.execute("SELECT count(*) FROM ingest_state").fetchone() == (1,)  # one session, one source
+    sid = "ses_0pen0000000000000000000001"
+    (store / "message" / sid / "msg_u2.json").write_text(
+        json.dumps({"id": "msg_u2", "role": "user", "time": {"created": 1790000009000}})
+    )
+    (store / "part" / "msg_u2").mkdir()
+    (store / "part" / "msg_u2" / "prt_9.json").write_text(
+        json.dumps({"id": "prt_9", "type": "text", "text": "now the signup test"})
+    )
+    (store / "part" / "msg_u2" / "prt_a.json").write_text("{cut mid-write")
+    report = run_index(db, [], agents={"opencode": [store]})
+    assert report.errors == [] and report.bad_lines["invalid_json"] == 1
+    conn = open_reader(db)
+    assert conn.execute("SELECT n_prompts FROM sessions").fetchone() == (2,)
+    assert conn.execute("SELECT count(*) - count(DISTINCT uuid) FROM messages").fetchone() == (0,)

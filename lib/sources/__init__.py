@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lib.discovery import Found, discover, path_key
 from lib.model import Carry, FileChunk, FileInfo
-from lib.sources import codex, copilot, gemini, opencode
+from lib.sources import codex, copilot, gemini, opencode, opencode_storage
 from lib.sources.homes import AGENTS, OTHER_AGENTS, agent_roots, disabled, enabled_roots, set_enabled
 from lib.walker import parse_file
 
@@ -51,7 +51,10 @@ class Source:
             yield from discover(roots)
             return
         for root in roots:
-            yield from self._walk(path_key(root), str(root), 0)
+            if self.name == "opencode" and opencode_storage.is_storage(root):
+                yield from opencode_storage.discover(root, FileInfo("main", "", agent=self.name, whole=True))
+            else:
+                yield from self._walk(path_key(root), str(root), 0)
 
     def _walk(self, root: str, d: str, depth: int) -> Iterator[Found]:
         try:

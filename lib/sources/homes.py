@@ -4,9 +4,8 @@ agents the user turned off.
 Claude Code's roots stay with `lib.paths.projects_roots`. The others: Codex
 `${CODEX_HOME:-~/.codex}/sessions` (and `archived_sessions`), Gemini CLI `~/.gemini/tmp` (its home
 moves with `GEMINI_CLI_HOME`), Copilot CLI `${COPILOT_HOME:-~/.copilot}/session-state` (and
-`history-session-state` of older versions), OpenCode exports in
-`${XDG_DATA_HOME:-~/.local/share}/opencode/export` (OpenCode's own storage is one file per message
-and part; `opencode export <id> > that folder/<id>.json` gives the document form). The home folder
+`history-session-state` of older versions), OpenCode `${XDG_DATA_HOME:-~/.local/share}/opencode/storage`
+(its own files) and `…/opencode/export` (documents `opencode export <id>` wrote there). The home folder
 is `HOME`, else `USERPROFILE` (Windows). `TOTAL_RECALL_<AGENT>_ROOTS` (os.pathsep-separated)
 replaces an agent's default roots.
 """
@@ -36,7 +35,7 @@ def agent_roots(env: Mapping[str, str] | None = None) -> dict[str, list[Path]]:
         "codex": [codex / "sessions", codex / "archived_sessions"],
         "gemini": [gemini / "tmp"],
         "copilot": [copilot / "session-state", copilot / "history-session-state"],
-        "opencode": [data / "opencode" / "export"],
+        "opencode": [data / "opencode" / "storage", data / "opencode" / "export"],
     }
     for agent in OTHER_AGENTS:
         given = e.get(f"TOTAL_RECALL_{agent.upper()}_ROOTS")

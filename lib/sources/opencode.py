@@ -1,5 +1,6 @@
-"""OpenCode session exports (`opencode export <session>`): one JSON document `{info, messages}`,
-re-read whole when it changes.
+"""OpenCode sessions: exports (`opencode export <session>`), one JSON document `{info, messages}`,
+or the same assembled from OpenCode's own storage (`lib.sources.opencode_storage`); re-read whole
+when they change.
 
 `info` holds the session (`ses_…` id, `directory`, `title`, `version`); each message is `{info,
 parts}`: `info.role` user or assistant (`modelID`, `path.cwd`, times in epoch ms); parts are `text`
@@ -10,9 +11,12 @@ parts}`: `info.role` user or assistant (`modelID`, `path.cwd`, times in epoch ms
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from lib.discovery import key_path
 from lib.model import Carry, FileChunk, FileInfo
+from lib.sources import opencode_storage
 from lib.sources.document import load
 from lib.sources.emit import Emitter, as_dict, as_text, iso, num
 
@@ -22,7 +26,12 @@ _DEFAULT_TITLE = ("New session - ", "Child session - ")
 def parse(path: str, start: int, carry: Carry, info: FileInfo) -> FileChunk:
     chunk = FileChunk(path=path, start=0, end=0, carry=Carry())
     em = Emitter(chunk, info)
-    doc = load(path, chunk)
+    storage = opencode_storage.storage_root(path)
+    if storage is not None:  # OpenCode's own storage: the session's files, assembled
+        doc = opencode_storage.assemble(storage, path, chunk)
+        chunk.end = os.stat(key_path(path)).st_size
+    else:
+        doc = load(path, chunk)
     if doc is None:
         return em.finish()
     head = as_dict(doc.get("info"))
