@@ -461,12 +461,8 @@ def _storage(root: Path, doc: dict[str, Any]) -> Path:
 def test_opencode_own_storage_reads_like_its_export(tmp_path: Path) -> None:
     """OpenCode's storage (one file per session, message and part) gives the rows of its export; a
     new part re-reads the session whole; a damaged part is counted and skipped."""
-    export = (
-        _index(tmp_path, "opencode", tmp_path / "export", tmp_path / "e.db")
-        if write_opencode(tmp_path / "export", CWD)
-        else None
-    )
-    assert export is not None
+    write_opencode(tmp_path / "export", CWD)
+    export = _index(tmp_path, "opencode", tmp_path / "export", tmp_path / "e.db")
     store = _storage(tmp_path / "storage", opencode_doc(CWD))
     db = tmp_path / "s.db"
     conn = _index(tmp_path, "opencode", store, db)

@@ -62,7 +62,7 @@ def assemble(root: Path, path: str, chunk: FileChunk) -> dict[str, Any] | None:
     if head is None:
         return None
     sid = str(head.get("id") or Path(key_path(path)).stem)
-    messages = []
+    messages: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     for m in _entries(str(root / "message" / sid), dirs=False):
         info = _load(Path(m.path), chunk)
         if info is None:
@@ -73,10 +73,10 @@ def assemble(root: Path, path: str, chunk: FileChunk) -> dict[str, Any] | None:
             for e in sorted(_entries(str(root / "part" / mid), dirs=False), key=lambda e: e.name)
             if (p := _load(Path(e.path), chunk))
         ]
-        messages.append({"info": info, "parts": parts})
+        messages.append((info, parts))
     # creation order: the message's own time, then its id (ids sort by time too)
-    messages.sort(key=lambda m: (_created(m["info"]), str(m["info"].get("id") or "")))
-    return {"info": head, "messages": messages}
+    messages.sort(key=lambda m: (_created(m[0]), str(m[0].get("id") or "")))
+    return {"info": head, "messages": [{"info": i, "parts": p} for i, p in messages]}
 
 
 def _created(info: dict[str, Any]) -> float:
