@@ -485,3 +485,12 @@ def test_opencode_own_storage_reads_like_its_export(tmp_path: Path) -> None:
     conn = open_reader(db)
     assert conn.execute("SELECT n_prompts FROM sessions").fetchone() == (2,)
     assert conn.execute("SELECT count(*) - count(DISTINCT uuid) FROM messages").fetchone() == (0,)
+
+
+def test_tail_follows_every_enabled_agent(tmp_path: Path) -> None:
+    import os
+
+    write_codex(Path(os.environ["CODEX_HOME"]) / "sessions", CWD)
+    res = CliRunner().invoke(cli, ["--db", str(tmp_path / "t.db"), "tail", "--once", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["messages_added"] > 0  # no Claude Code transcripts here: Codex alone

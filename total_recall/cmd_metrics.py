@@ -412,22 +412,26 @@ def rates_cmd(rates: tuple[str, ...], as_json: bool) -> None:
 def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: int, as_json: bool) -> None:
     """Watch mode: poll the transcripts and index what grew (Ctrl-C to stop)."""
     from index.store import run_index
-    from lib.paths import projects_roots
+    from lib.paths import projects_roots, state_dir
+    from lib.sources import enabled_roots
 
     paths = projects_roots(roots)
+    # other agents' sessions too, as `index` reads them, unless --projects-root names the roots
+    agents = {} if roots else {a: r for a, r in enabled_roots(state_dir(obj.db)).items() if r}
     missing = [str(p) for p in paths if not p.is_dir()]
-    if missing and len(missing) == len(paths):
+    if missing and len(missing) == len(paths) and not agents:
         fail(
             f"projects root {missing[0]} does not exist",
             "pass --projects-root DIR or set TOTAL_RECALL_PROJECTS",
         )
     say: Callable[[str], None] = (lambda m: click.echo(m, err=True)) if as_json else click.echo
     if not once:
-        say(f"watching {', '.join(map(str, paths))} every {interval:g}s (Ctrl-C to stop)")
+        watched = [*paths, *(r for rs in agents.values() for r in rs)]
+        say(f"watching {', '.join(map(str, watched))} every {interval:g}s (Ctrl-C to stop)")
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         while True:
-            report = run_index(obj.db, [p for p in paths if p.is_dir()], jobs=jobs)
+            report = run_index(obj.db, [p for p in paths if p.is_dir()], jobs=jobs, agents=agents)
             changed = report.files - report.files_unchanged
             if as_json and once:
                 emit_json(report.to_json())

@@ -16,9 +16,9 @@ from typing import Any
 
 from lib.discovery import key_path
 from lib.model import Carry, FileChunk, FileInfo
-from lib.sources import opencode_storage
 from lib.sources.document import load
 from lib.sources.emit import Emitter, as_dict, as_text, iso, num
+from lib.sources.opencode_storage import assemble, storage_root
 
 _DEFAULT_TITLE = ("New session - ", "Child session - ")
 
@@ -26,9 +26,9 @@ _DEFAULT_TITLE = ("New session - ", "Child session - ")
 def parse(path: str, start: int, carry: Carry, info: FileInfo) -> FileChunk:
     chunk = FileChunk(path=path, start=0, end=0, carry=Carry())
     em = Emitter(chunk, info)
-    storage = opencode_storage.storage_root(path)
+    storage = storage_root(path)
     if storage is not None:  # OpenCode's own storage: the session's files, assembled
-        doc = opencode_storage.assemble(storage, path, chunk)
+        doc = assemble(storage, path, chunk)
         chunk.end = os.stat(key_path(path)).st_size
     else:
         doc = load(path, chunk)
