@@ -237,6 +237,8 @@ def test_search_filter_cost_and_bundle_across_agents(tmp_path: Path) -> None:
     # Copilot's dotted Claude versions are priced; it records output tokens only
     assert rows[("copilot", "claude-sonnet-4.5")]["cost_usd"] > 0
     assert {a for a, _ in rows} == {"claude", "codex", "copilot", "gemini", "opencode"}
+    status = json.loads(run.invoke(cli, ["--db", str(db), "status", "--json"]).stdout)
+    assert status["sessions_by_agent"] == {"claude": 1, "codex": 1, "copilot": 1, "gemini": 1, "opencode": 1}
     # the decision told to Gemini CLI is in Claude Code's SessionStart bundle for the same project
     conn = open_reader(db)
     oc = operator_context(conn, CWD, now=datetime.now(timezone.utc))

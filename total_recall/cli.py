@@ -279,7 +279,7 @@ def status(obj: Ctx, as_json: bool) -> None:
 
     t = Table(box=None, show_header=False)
     for k, v in data.items():
-        if k == "extractions_by_kind":
+        if k in ("extractions_by_kind", "sessions_by_agent"):
             v = ", ".join(f"{a}={b}" for a, b in sorted(v.items())) or "none"
         t.add_row(cell(k), cell(v))
     console().print(t)
