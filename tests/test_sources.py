@@ -441,8 +441,13 @@ def test_prior_sessions_name_their_agent(tmp_path: Path) -> None:
     from index.retrieval import recent_sessions
 
     db, _ = _all_agents(tmp_path)
-    got = recent_sessions(open_reader(db), scope="this_cwd", cwd=CWD, since=None, limit=10)
+    conn = open_reader(db)
+    got = recent_sessions(conn, scope="this_cwd", cwd=CWD, since=None, limit=10)
     assert {s["agent"] for s in got.items} == {"claude", "codex", "copilot", "gemini", "opencode"}
+    one = recent_sessions(
+        conn, scope="this_cwd", cwd=CWD, since="2026-01-01T00:00:00Z", limit=10, agent="gemini"
+    )
+    assert [s["agent"] for s in one.items] == ["gemini"]
 
 
 def _storage(root: Path, doc: dict[str, Any]) -> Path:
