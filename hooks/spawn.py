@@ -170,10 +170,14 @@ def _passes(
 ) -> int:
     """Index passes while ticks keep arriving (each tick leaves `index.pending`)."""
     from index.store import run_index
+    from lib.sources import enabled_roots
     from vec import register as register_vectors
 
     register_vectors(settings)  # each pass embeds what it added when a vector store exists
     paths = roots or settings.projects_roots()
+    agents = (
+        None if roots else enabled_roots(state, settings.env)
+    )  # other coding agents' sessions, when not told the roots
     for n in range(MAX_PASSES):
         with contextlib.suppress(OSError):
             os.unlink(state / PENDING)
@@ -187,7 +191,7 @@ def _passes(
         }
         try:
             existing = [p for p in paths if p.is_dir()]
-            report = run_index(db, existing, full=full and n == 0, jobs=jobs)
+            report = run_index(db, existing, full=full and n == 0, jobs=jobs, agents=agents)
             rec.update(
                 ok=True,
                 files=report.files,

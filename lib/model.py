@@ -32,6 +32,8 @@ class FileInfo:
     layout: str  # main | flat | nested | compaction
     stem: str  # file name without .jsonl
     agent_id: str | None = None
+    agent: str = "claude"  # the coding agent that wrote the file (lib.sources)
+    whole: bool = False  # one JSON document: any change re-reads it whole (no byte cursor)
 
 
 @dataclass(slots=True)
@@ -59,6 +61,7 @@ class Message:
     parent_external: bool = False
     # compact_boundary only: used when the logical parent is written nowhere.
     fallback_parent: str | None = None
+    agent: str = "claude"  # the coding agent of the session (lib.sources)
 
 
 @dataclass(slots=True)
@@ -151,6 +154,7 @@ class SessionDelta:
     titles: dict[str, str] = field(default_factory=dict)  # source -> title (custom, ai)
     resumed_from: str | None = None
     is_agent_only: bool = False  # seen only through subagent records
+    agent: str = "claude"
 
 
 @dataclass(slots=True)
@@ -163,9 +167,16 @@ class Carry:
     # 1.0.x inline sidechains: the latest record uuids -> their inline agent id (a subagent's
     # records chain, so the tail is enough to attribute records appended later).
     inline: dict[str, str] = field(default_factory=dict)
+    # Another agent's reader state (session id, cwd, model… said once at the top of a file).
+    source: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"last_uuid": self.last_uuid, "threads": self.threads, "inline": self.inline}
+        return {
+            "last_uuid": self.last_uuid,
+            "threads": self.threads,
+            "inline": self.inline,
+            "source": self.source,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> Carry:
@@ -175,6 +186,7 @@ class Carry:
             last_uuid=data.get("last_uuid"),
             threads=dict(data.get("threads") or {}),
             inline=dict(data.get("inline") or {}),
+            source=dict(data.get("source") or {}),
         )
 
 

@@ -47,11 +47,3 @@ def projects_roots(cli_roots: Iterable[str | os.PathLike[str]] | None, env: Mapp
         return [Path(p).expanduser() for p in env["TOTAL_RECALL_PROJECTS"].split(os.pathsep) if p]
     config = env.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
     return [Path(config).expanduser() / "projects"]
-
-
-def other_agent_roots(env: Mapping[str, str]) -> list[tuple[str, Path, str]]:
-    """Other agents' transcript homes (S7) as (agent, root, file glob): detected, not indexed yet."""
-    home = Path.home()
-    codex = Path(env.get("CODEX_HOME") or str(home / ".codex")).expanduser() / "sessions"
-    gemini = Path(env.get("GEMINI_HOME") or str(home / ".gemini")).expanduser() / "tmp"
-    return [("codex", codex, "rollout-*.jsonl"), ("gemini", gemini, "session-*.json")]

@@ -66,7 +66,7 @@ class RecordState:
     def session(self, sid: str) -> SessionDelta:
         d = self.chunk.sessions.get(sid)
         if d is None:
-            d = self.chunk.sessions[sid] = SessionDelta(sid)
+            d = self.chunk.sessions[sid] = SessionDelta(sid, agent=self.info.agent)
         return d
 
     # ---- records ----------------------------------------------------------
@@ -138,7 +138,7 @@ class RecordState:
         v = rec.get("version")
         if isinstance(v, str):
             d.version = v
-        if self.info.layout == "main" and sid != self.info.stem:
+        if self.info.layout == "main" and sid != self.info.stem and self.info.agent == "claude":
             self.session(self.info.stem).resumed_from = self.session(self.info.stem).resumed_from or sid
 
     def _agent_for(self, rec: dict[str, Any], uuid: str, parent: str | None) -> tuple[str | None, bool]:
@@ -178,6 +178,7 @@ class RecordState:
             is_sidechain=side,
             version=rec.get("version") if isinstance(rec.get("version"), str) else None,
             byte_offset=offset,
+            agent=self.info.agent,
         )
         return m
 

@@ -8,17 +8,33 @@ and leaves what it cannot resolve to the writer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from lib.discovery import key_path
 from lib.model import Carry, FileChunk, FileInfo
 from lib.reader import decode, iter_lines
 from lib.records import RecordState, prompt_key
 
-__all__ = ["FileInfo", "parse_file", "prompt_key"]
+__all__ = ["FileInfo", "parse_file", "prompt_key", "read_lines"]
 
 
 def parse_file(path: str, start: int, carry: Carry, info: FileInfo) -> FileChunk:
+    """A Claude Code transcript (the reference source) from byte `start`."""
     chunk = FileChunk(path=path, start=start, end=start, carry=carry)
     state = RecordState(chunk, info)
+    read_lines(path, start, chunk, state.record)
+    state.finish()
+    return chunk
+
+
+def read_lines(
+    path: str, start: int, chunk: FileChunk, record: Callable[[dict[str, Any], int], None]
+) -> None:
+    """Decode every line of an append-only JSONL file from byte `start` and hand each record to
+    `record(rec, offset)`; damaged lines are counted in `chunk.bad_lines` and skipped, and
+    `chunk.end` becomes the byte cursor (a final line still being written is left for next run).
+    Every JSONL source (Claude Code, Codex, Copilot CLI) reads its files through here."""
     # The last run consumed a complete record that had no newline yet: what follows the cursor
     # finishes that line (its newline, or a record glued to it), it is not a new line.
     continues = start > 0 and _byte_before(path, start) != b"\n"
@@ -34,7 +50,7 @@ def parse_file(path: str, start: int, carry: Carry, info: FileInfo) -> FileChunk
             chunk.lines += not (continues and line.offset == start)
             chunk.repaired["no_final_newline"] += 1
             for rec in recs:
-                state.record(rec, line.offset)
+                record(rec, line.offset)
             chunk.end = line.offset + len(data)
             break
         chunk.end = line.offset + len(data) + 1
@@ -53,9 +69,7 @@ def parse_file(path: str, start: int, carry: Carry, info: FileInfo) -> FileChunk
         if repaired:
             chunk.repaired["glued" if len(recs) > 1 else "recovered"] += 1
         for rec in recs:
-            state.record(rec, line.offset)
-    state.finish()
-    return chunk
+            record(rec, line.offset)
 
 
 def _byte_before(path: str, offset: int) -> bytes:

@@ -81,6 +81,12 @@ SinceArg = Annotated[
     ),
 ]
 LimitArg = Annotated[int, Field(description=f"How many items at most (clamped to 1..{MAX_LIMIT}).")]
+AgentArg = Annotated[
+    Literal["claude", "codex", "gemini", "copilot", "opencode"] | None,
+    Field(
+        description="Only sessions of this coding agent (default: every agent: Claude Code, Codex, Gemini CLI, …)."
+    ),
+]
 KindArg = Annotated[
     str | None,
     Field(description=("Extraction kind(s), comma-separated: " + ", ".join(EXTRACTION_KINDS) + ".")),

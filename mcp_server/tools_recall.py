@@ -30,6 +30,7 @@ from index.store import Filters
 from lib.model import ASSISTANT_KINDS, SYSTEM_KINDS, USER_KINDS
 from lib.project import display_name
 from mcp_server.envelope import (
+    AgentArg,
     CwdArg,
     KindArg,
     LimitArg,
@@ -139,6 +140,7 @@ def search_messages(
     ] = None,
     role: Annotated[Literal["user", "assistant", "system"] | None, Field(description="Message role.")] = None,
     session_id: Annotated[str | None, Field(description="Only this session (id or prefix).")] = None,
+    agent: AgentArg = None,
     scope: ScopeArg = "this_project",
     cwd: CwdArg = None,
     since: SinceArg = None,
@@ -176,7 +178,11 @@ def search_messages(
         raise invalid(f"unknown message kind {kind!r}", "use one of: " + ", ".join(MESSAGE_KINDS))
     n = rt.limit(limit, meta)
     base = Filters(
-        since=rt.since(since), role=role, kind=kind, session=session_id.strip() if session_id else None
+        since=rt.since(since),
+        role=role,
+        kind=kind,
+        session=session_id.strip() if session_id else None,
+        agent=agent,
     )
     res = search_scoped(conn, query, scope, rt.where(cwd), base, n)
     if mode == "index":
@@ -203,6 +209,7 @@ def prior_sessions_for_cwd(
     ] = None,
     scope: ScopeArg = "this_cwd",
     since: SinceArg = None,
+    agent: AgentArg = None,
     limit: LimitArg = 10,
 ) -> CallToolResult:
     """List the past sessions run in this working directory (widening to the project, then everywhere),
@@ -212,7 +219,7 @@ def prior_sessions_for_cwd(
     n = rt.limit(limit, meta)
     where = rt.where(cwd)
     if topic and topic.strip():
-        res = sessions_scoped(rt.conn(), topic, scope, where, Filters(since=rt.since(since)), n)
+        res = sessions_scoped(rt.conn(), topic, scope, where, Filters(since=rt.since(since), agent=agent), n)
         items = [
             {
                 "session_id": s.session_id,
@@ -226,7 +233,7 @@ def prior_sessions_for_cwd(
             for s in res.items
         ]
     else:
-        res = recent_sessions(rt.conn(), scope=scope, cwd=where, since=rt.since(since), limit=n)
+        res = recent_sessions(rt.conn(), scope=scope, cwd=where, since=rt.since(since), limit=n, agent=agent)
         items = res.items
     return rt.answer({"cwd": where, "items": items}, _meta(scope, res.scope, res.note, **meta))
 

@@ -40,3 +40,7 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     monkeypatch.delenv("TOTAL_RECALL_DB", raising=False)
     monkeypatch.delenv("TOTAL_RECALL_PROJECTS", raising=False)
+    for var in ("CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME", "XDG_DATA_HOME"):  # other agents' homes
+        monkeypatch.setenv(var, str(tmp_path / "agents" / var.lower()))
+    for agent in ("CODEX", "GEMINI", "COPILOT", "OPENCODE"):
+        monkeypatch.delenv(f"TOTAL_RECALL_{agent}_ROOTS", raising=False)

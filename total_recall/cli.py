@@ -22,10 +22,11 @@ from index.store import (
     open_failure,
 )
 from lib.settings import Settings
+from lib.sources import AGENTS
 from lib.text import clip
+from total_recall.cmd_sources import index_roots
 from total_recall.options import json_option
 from total_recall.output import (
-    checked_roots,
     console,
     emit_json,
     fail,
@@ -150,18 +151,28 @@ def cli(ctx: click.Context, db: str | None, verbose: bool) -> None:
     type=click.FloatRange(0, 3600),
     help="Seconds to wait for another index run (e.g. one a hook started) to finish.",
 )
+@click.option("--agent", type=click.Choice(AGENTS), help="Index only this coding agent's sessions.")
 @json_option
 @click.pass_obj
-def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: float, as_json: bool) -> None:
-    """Index new transcript bytes (incremental; O(appended bytes))."""
+def index(
+    obj: Ctx,
+    roots: tuple[str, ...],
+    full: bool,
+    jobs: int | None,
+    wait: float,
+    agent: str | None,
+    as_json: bool,
+) -> None:
+    """Index new transcript bytes (incremental; O(appended bytes)): Claude Code's, and every enabled
+    agent's (`total-recall sources`) unless --projects-root names the roots to read."""
     from hooks.spawn import lower_priority
     from index.store import run_index
 
     lower_priority()  # batch work: hooks that start meanwhile get the CPU first
     jobs = jobs or min(4, os.cpu_count() or 1)
-    paths = checked_roots(roots, obj.settings)
+    paths, agents = index_roots(obj.db, roots, agent, obj.settings)
     if as_json or not sys.stderr.isatty():
-        report = run_index(obj.db, paths, full=full, jobs=jobs, wait=wait)
+        report = run_index(obj.db, paths, full=full, jobs=jobs, wait=wait, agents=agents)
     else:
         from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
@@ -183,7 +194,7 @@ def index(obj: Ctx, roots: tuple[str, ...], full: bool, jobs: int | None, wait: 
                     description=f"indexing {label(Path(path).parent.name[:30])}",
                 )
 
-            report = run_index(obj.db, paths, full=full, jobs=jobs, progress=tick, wait=wait)
+            report = run_index(obj.db, paths, full=full, jobs=jobs, progress=tick, wait=wait, agents=agents)
     if as_json:
         emit_json(report.to_json())
         return
@@ -220,6 +231,7 @@ def _register() -> None:
         cmd_search,
         cmd_server,
         cmd_shell,
+        cmd_sources,
         cmd_team,
         cmd_ui,
         cmd_vec,
@@ -235,6 +247,7 @@ def _register() -> None:
     cmd_manage.register(cli)
     cmd_memories.register(cli)
     cmd_metrics.register(cli)
+    cmd_sources.register(cli)
     cmd_vec.register(cli)
     cmd_install.register(cli)
     cmd_context.register(cli)

@@ -47,7 +47,9 @@ def status(obj: Any, fmt: str | None, as_json: bool) -> None:
     kinds = sorted(d["extractions_by_kind"].items(), key=lambda kv: -kv[1])
     rows = [
         ("index", f"{d['db']} ({size(d['db_bytes'])}, schema {d['schema_version']})"),
-        ("sessions", f"{number(d['sessions'])} in {plural(d['projects'], 'project')}"),
+        ("sessions", f"{number(d['sessions'])} in {plural(d['projects'], 'project')}"
+         + (" (" + ", ".join(f"{a} {n:,}" for a, n in sorted(d["sessions_by_agent"].items())) + ")"
+            if len(d["sessions_by_agent"]) > 1 else "")),
         ("messages", f"{number(d['messages'])} ({plural(d['prompts'], 'prompt')})"),
         ("extractions", f"{number(d['extractions'])}" + (": " + ", ".join(f"{k} {n:,}" for k, n in kinds) if kinds else "")),
         ("subagents", number(d["subagents"])),

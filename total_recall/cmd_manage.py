@@ -9,8 +9,9 @@ from typing import Any
 
 import click
 
+from total_recall.cmd_sources import index_roots
 from total_recall.options import json_option, yes_option
-from total_recall.output import checked_roots, confirm, emit_json, fail, json_text
+from total_recall.output import confirm, emit_json, fail, json_text
 from total_recall.render import duration, plural, say, text_of
 
 wait_option = click.option(
@@ -117,14 +118,14 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
     from vec.backfill import backfill, store_exists
     from vec.embed import model_config
 
-    paths = checked_roots(roots, obj.settings)
+    paths, agents = index_roots(obj.db, roots, None, obj.settings)  # every enabled agent's, as `index` reads
     confirm(f"Delete the index at {obj.db} and rebuild it from the transcripts?", yes)
     load(obj.db)  # a damaged user-state file stops us before anything is deleted
     with writer_lock(obj.db, wait=wait):
         had_vectors = store_exists(obj.db)
         for suffix in ("", "-wal", "-shm"):
             Path(str(obj.db) + suffix).unlink(missing_ok=True)
-        report = run_index(obj.db, paths, full=True, jobs=jobs)
+        report = run_index(obj.db, paths, full=True, jobs=jobs, agents=agents)
         applied = reapply(obj.db)
     out = {**report.to_json(), "reapplied": applied}
     if had_vectors:

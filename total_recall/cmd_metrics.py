@@ -1,20 +1,17 @@
-"""`total-recall metrics …`, `tail` and `sources` (T3, C1). Thin: the numbers come from index.stats.metrics.
+"""`total-recall metrics …` and `tail` (T3, C1). Thin: the numbers come from index.stats.metrics.
 
 Heavy imports (rich, the index modules) happen inside the commands so `--json` stays fast.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
 
-from lib.paths import other_agent_roots
 from total_recall.options import since as read_since
 from total_recall.options import since_option, timezone_option
 from total_recall.output import emit_json, fail, short
@@ -172,7 +169,7 @@ def summary(
 @_since
 @_rate
 @click.option("--by", type=click.Choice(["day", "week", "month"]), default="day", show_default=True)
-@click.option("--group", type=click.Choice(["model", "project"]), default="model", show_default=True)
+@click.option("--group", type=click.Choice(["model", "project", "agent"]), default="model", show_default=True)
 @_json
 @click.pass_obj
 def cost(
@@ -185,8 +182,8 @@ def cost(
     fmt: str | None,
     as_json: bool,
 ) -> None:
-    """Tokens and cost per model or project, per day, week (Monday) or month of --timezone (default:
-    the local zone; UTC for days as ccusage --timezone UTC counts them)."""
+    """Tokens and cost per model, project or coding agent (and its models), per day, week (Monday) or
+    month of --timezone (default: the local zone; UTC for days as ccusage --timezone UTC counts them)."""
     from index.stats import cost_report
     from index.store import zone
 
@@ -201,7 +198,11 @@ def cost(
     rows = [
         [
             r["period"],
-            r[group] if group == "model" else label(r[group]),
+            r[group]
+            if group == "model"
+            else label(r[group])
+            if group == "project"
+            else f"{r[group]} / {r['model']}",
             f"{r['turns']:,}",
             compact(r["input_tokens"]),
             compact(r["output_tokens"]),
@@ -227,9 +228,19 @@ def cost(
     _table(
         fmt,
         f"cost by {by} and {group} (rates as of {data['rates_as_of']})",
-        [period, group, "resp.", "input", "output", "c.write", "c.read", "cost"],
+        [
+            period,
+            "agent / model" if group == "agent" else group,
+            "resp.",
+            "input",
+            "output",
+            "c.write",
+            "c.read",
+            "cost",
+        ],
         rows,
         {2, 3, 4, 5, 6, 7},
+        wrap=1,
     )
     if t["unknown_models"]:
         click.echo(
@@ -466,21 +477,28 @@ def rates_cmd(rates: tuple[str, ...], fmt: str | None, as_json: bool) -> None:
 def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: int, as_json: bool) -> None:
     """Watch mode: poll the transcripts and index what grew (Ctrl-C to stop)."""
     from index.store import run_index
+    from lib.paths import state_dir
+    from lib.sources import enabled_roots
 
     paths = obj.settings.projects_roots(roots)
+    # other agents' sessions too, as `index` reads them, unless --projects-root names the roots
+    agents = (
+        {} if roots else {a: r for a, r in enabled_roots(state_dir(obj.db), obj.settings.env).items() if r}
+    )
     missing = [str(p) for p in paths if not p.is_dir()]
-    if missing and len(missing) == len(paths):
+    if missing and len(missing) == len(paths) and not agents:
         fail(
             f"projects root {missing[0]} does not exist",
             "pass --projects-root DIR or set TOTAL_RECALL_PROJECTS",
         )
     tell: Callable[[str], None] = (lambda m: click.echo(m, err=True)) if as_json else click.echo
     if not once:
-        tell(f"watching {', '.join(map(str, paths))} every {interval:g}s (Ctrl-C to stop)")
+        watched = [*paths, *(r for rs in agents.values() for r in rs)]
+        tell(f"watching {', '.join(map(str, watched))} every {interval:g}s (Ctrl-C to stop)")
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         while True:
-            report = run_index(obj.db, [p for p in paths if p.is_dir()], jobs=jobs)
+            report = run_index(obj.db, [p for p in paths if p.is_dir()], jobs=jobs, agents=agents)
             changed = report.files - report.files_unchanged
             if as_json and once:
                 emit_json(report.to_json())
@@ -510,89 +528,7 @@ def _compact(d: dict[str, Any]) -> str:
     return orjson.dumps(d).decode()
 
 
-def _scan(root: Path, pattern: str) -> tuple[int, int]:
-    n = size = 0
-    for dirpath, _dirs, names in os.walk(root):
-        for name in names:
-            if Path(name).match(pattern):
-                try:
-                    size += os.stat(os.path.join(dirpath, name)).st_size
-                    n += 1
-                except OSError:
-                    continue
-    return n, size
-
-
-@click.command()
-@click.option("--projects-root", "roots", multiple=True, help="Transcript root (repeatable).")
-@_json
-@click.pass_obj
-def sources(obj: Any, roots: tuple[str, ...], fmt: str | None, as_json: bool) -> None:
-    """Which transcript sources exist, how big they are, and which are indexed."""
-    indexed: dict[str, int] = {}
-    if obj.db.exists():
-        from index.stats import indexed_files_by_root
-        from index.store import IndexError_, open_reader
-
-        try:
-            indexed = indexed_files_by_root(open_reader(obj.db))
-        except IndexError_:
-            indexed = {}
-    out: list[dict[str, Any]] = []
-    for r in obj.settings.projects_roots(roots):
-        n, nbytes = _scan(r, "*.jsonl") if r.is_dir() else (0, 0)
-        out.append(
-            {
-                "agent": "claude-code",
-                "path": str(r),
-                "exists": r.is_dir(),
-                "files": n,
-                "bytes": nbytes,
-                "enabled": True,
-                "indexed_files": indexed.get(str(r), 0),
-            }
-        )
-    for agent, path, pattern in other_agent_roots(obj.settings.env):
-        n, nbytes = _scan(path, pattern) if path.is_dir() else (0, 0)
-        out.append(
-            {
-                "agent": agent,
-                "path": str(path),
-                "exists": path.is_dir(),
-                "files": n,
-                "bytes": nbytes,
-                "enabled": False,
-                "indexed_files": 0,
-                "note": "detected, not indexed yet",
-            }
-        )
-    fmt = pick_format(fmt, as_json)
-    if fmt == "json":
-        emit_json({"db": str(obj.db), "sources": out})
-        return
-    _table(
-        fmt,
-        "transcript sources",
-        ["agent", "path", "exists", "files", "size", "indexed", "enabled"],
-        [
-            [
-                s["agent"],
-                s["path"],
-                "yes" if s["exists"] else "no",
-                s["files"],
-                size(s["bytes"]),
-                s["indexed_files"],
-                "yes" if s["enabled"] else "no (" + s.get("note", "") + ")",
-            ]
-            for s in out
-        ],
-        {3, 4, 5},
-        wrap=1,
-    )
-
-
 def register(cli: click.Group) -> None:
-    """Add `metrics`, `tail` and `sources` to the top-level CLI."""
+    """Add `metrics` and `tail` to the top-level CLI."""
     cli.add_command(metrics_group)
     cli.add_command(tail)
-    cli.add_command(sources)

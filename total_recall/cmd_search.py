@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from lib.sources import AGENTS
 from total_recall.options import (
     cwd_option,
     json_option,
@@ -60,6 +61,7 @@ def when(ts: str | None) -> str:
 @click.option("--role", type=click.Choice(["user", "assistant", "system"]), help="Only this speaker.")
 @click.option("--kind", type=click.Choice(MESSAGE_KINDS), help="Only this kind of message.")
 @click.option("--session", help="Only this session (id or prefix).")
+@click.option("--agent", type=click.Choice(AGENTS), help="Only this coding agent's sessions.")
 @click.option("--sessions", "by_session", is_flag=True, help="Rank whole sessions (with the resume line).")
 @click.option(
     "--mode",
@@ -81,6 +83,7 @@ def search(
     role: str | None,
     kind: str | None,
     session: str | None,
+    agent: str | None,
     by_session: bool,
     mode: str,
     fmt: str | None,
@@ -92,7 +95,13 @@ def search(
     from total_recall.options import since as read_since
 
     f = Filters(
-        project=project, cwd=cwd, since=read_since(since, tz_name), role=role, kind=kind, session=session
+        project=project,
+        cwd=cwd,
+        since=read_since(since, tz_name),
+        role=role,
+        kind=kind,
+        session=session,
+        agent=agent,
     )
     conn = open_reader(obj.db)
     text = " ".join(query)

@@ -261,18 +261,27 @@ def digest_markdown(d: dict[str, Any], chars: int = 220) -> str:
 
 
 def recent_sessions(
-    conn: sqlite3.Connection, *, scope: str, cwd: str | None, since: str | None, limit: int
+    conn: sqlite3.Connection,
+    *,
+    scope: str,
+    cwd: str | None,
+    since: str | None,
+    limit: int,
+    agent: str | None = None,
 ) -> Scoped:
-    """Sessions in scope, newest first, with their first prompt (`prior_sessions_for_cwd`)."""
+    """Sessions in scope, newest first, with their first prompt (`prior_sessions_for_cwd`); `agent`
+    keeps one coding agent's."""
 
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:
-        extra = "e.last_ts >= ?" if since else ""
+        extra = " AND ".join(
+            c for c in ("e.last_ts >= ?" if since else "", "e.agent = ?" if agent else "") if c
+        )
         rows = conn.execute(
             f"""SELECT e.session_id, e.title, e.first_ts, e.last_ts, e.project_key, e.cwd, e.git_branch,
-                       e.n_prompts, e.n_messages, e.first_prompt
+                       e.n_prompts, e.n_messages, e.first_prompt, e.agent
                 FROM sessions e WHERE e.n_prompts > 0 {and_where(where, extra)}
                 ORDER BY e.last_ts DESC LIMIT ?""",
-            [*args, *([since] if since else []), limit],
+            [*args, *([since] if since else []), *([agent] if agent else []), limit],
         ).fetchall()
         return [
             {
@@ -286,6 +295,7 @@ def recent_sessions(
                 "prompts": r[7],
                 "messages": r[8],
                 "first_prompt": clip(r[9] or "", 200),
+                "agent": r[10],
             }
             for r in rows
         ]

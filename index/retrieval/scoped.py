@@ -48,7 +48,7 @@ def and_where(where: str, extra: str = "") -> str:
 
 
 def _filters(name: str, args: list[object], base: Filters) -> Filters:
-    f = Filters(since=base.since, role=base.role, kind=base.kind, session=base.session)
+    f = Filters(since=base.since, role=base.role, kind=base.kind, session=base.session, agent=base.agent)
     if name == "this_cwd":
         f.cwd = str(args[0])
     elif name == "this_project":

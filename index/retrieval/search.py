@@ -75,6 +75,7 @@ class Hit:
     source_file: str | None
     is_sidechain: bool = False
     on_main: bool = True
+    agent: str = "claude"  # the coding agent the session ran in
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,7 +100,7 @@ class SessionHit:
 
 # In `Candidate`'s field order, then the rank and the body (`Candidate._make` refuses any other count).
 _COLUMNS = """m.id, m.session_id, m.uuid, m.ts, m.role, m.kind, s.cwd, s.project_key, f.path,
-               m.is_sidechain, m.on_main"""
+               m.is_sidechain, m.on_main, m.agent"""
 _JOINS = """LEFT JOIN sessions s ON s.session_id = m.session_id
         LEFT JOIN ingest_state f ON f.id = m.file_id"""
 
@@ -355,6 +356,7 @@ def _hit(r: Candidate, score: float, snippet: str) -> Hit:
         source_file=r.source_file,
         is_sidechain=bool(r.is_sidechain),
         on_main=bool(r.on_main),
+        agent=r.agent,
     )
 
 

@@ -50,6 +50,7 @@ def hit_index(conn: sqlite3.Connection, hits: list[Hit], preview: int = 100) -> 
                 "session_id": h.session_id,
                 "date": (h.ts or "")[:10] or None,
                 "project": display_name(h.project) if h.project else None,
+                "agent": h.agent,
                 "role": h.role,
                 "kind": h.kind,
                 "title": clip(titles.get(h.session_id) or "", 60) or None,

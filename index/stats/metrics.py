@@ -163,6 +163,10 @@ def session_projects(conn: sqlite3.Connection) -> dict[str, str]:
     return {sid: p or "?" for sid, p in conn.execute("SELECT session_id, project_key FROM sessions")}
 
 
+def session_agents(conn: sqlite3.Connection) -> dict[str, str]:
+    return {sid: a for sid, a in conn.execute("SELECT session_id, agent FROM sessions")}
+
+
 def period_of(day: str, by: str) -> str:
     if by == "day" or not day:
         return day
@@ -184,17 +188,21 @@ def cost_report(
     group: str = "model",
     tz: tzinfo | None = None,
 ) -> dict[str, Any]:
-    """Usage and cost per period (day/week/month of zone `tz`, default UTC) and group (model/project),
-    plus totals."""
-    if group not in ("model", "project"):
-        raise ValueError("group by model or project")
-    cells: dict[tuple[str, str], Usage] = defaultdict(Usage)
+    """Usage and cost per period (day/week/month of zone `tz`, default UTC) and group (model/project, or
+    agent: each coding agent's models), plus totals."""
+    if group not in ("model", "project", "agent"):
+        raise ValueError("group by model, project or agent")
+    cells: dict[tuple[str, str, str], Usage] = defaultdict(Usage)
     total = Usage()
-    projects = session_projects(conn) if group == "project" else {}
-    for day, sid, model, u in usage_rows(conn, cat, since, by_day=True, by_session=group == "project", tz=tz):
-        cells[(period_of(day, by), model if group == "model" else projects.get(sid, "?"))].add(u)
+    owner = session_projects(conn) if group == "project" else session_agents(conn) if group == "agent" else {}
+    for day, sid, model, u in usage_rows(conn, cat, since, by_day=True, by_session=group != "model", tz=tz):
+        key = model if group == "model" else owner.get(sid, "?")
+        cells[(period_of(day, by), key, model if group == "agent" else "")].add(u)
         total.add(u)
-    rows = [{"period": p, group: k, **u.to_json()} for (p, k), u in sorted(cells.items())]
+    rows = [
+        {"period": p, group: k, **({"model": m} if group == "agent" else {}), **u.to_json()}
+        for (p, k, m), u in sorted(cells.items())
+    ]
     return {
         "since": since,
         "by": by,

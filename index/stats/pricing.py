@@ -123,6 +123,7 @@ _DATE_SUFFIX = re.compile(r"(?:-\d{8}|@\d{8}|-\d{4}-\d{2}-\d{2})$")
 _BEDROCK = re.compile(r"^(?:[a-z]{2,4}\.)?anthropic\.")
 _BEDROCK_VERSION = re.compile(r"-v\d+(?::\d+)?$")
 _CONTEXT_SUFFIX = re.compile(r"\[[^\[\]]*\]$")  # no [ inside: a run of [ would be rescanned from each
+_CLAUDE_DOT = re.compile(r"^(claude-[a-z]+-\d+)\.(\d+)")  # Copilot CLI: claude-sonnet-4.5
 
 
 def normalize_model(name: str) -> str:
@@ -130,13 +131,14 @@ def normalize_model(name: str) -> str:
 
     Drops a context-window suffix (`[1m]`), provider prefixes (`anthropic/`, `openai/`, `models/`,
     Bedrock `us.anthropic.` and `-v1:0`), and date suffixes (`-20250514`, `@20250514`, `-2025-08-07`).
+    Copilot CLI's dotted Claude versions (`claude-sonnet-4.5`) are Anthropic's `claude-sonnet-4-5`.
     """
     n = _CONTEXT_SUFFIX.sub("", name.strip().lower()).strip()
     n = n.rsplit("/", 1)[-1]
     n = _BEDROCK.sub("", n)
     n = _BEDROCK_VERSION.sub("", n)
     n = _DATE_SUFFIX.sub("", n)
-    return n
+    return _CLAUDE_DOT.sub(r"\1-\2", n)
 
 
 def _rate(d: Mapping[str, Any], inherit: Rate | None, provider: str, where: str) -> Rate:

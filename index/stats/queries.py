@@ -29,6 +29,9 @@ def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
         "schema_version": current_version(conn),
         "db_bytes": size,
         "sessions": one("SELECT count(*) FROM sessions"),
+        "sessions_by_agent": dict(
+            conn.execute("SELECT agent, count(*) FROM sessions GROUP BY agent").fetchall()
+        ),
         "projects": one("SELECT count(DISTINCT project_key) FROM sessions"),
         "messages": one("SELECT count(*) FROM messages"),
         "prompts": one("SELECT count(*) FROM messages WHERE kind='prompt'"),

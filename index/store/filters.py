@@ -126,6 +126,7 @@ class Filters:
     kind: str | None = None
     session: str | None = None
     include_sidechains: bool = True
+    agent: str | None = None  # claude | codex | gemini | copilot | opencode (lib.sources.AGENTS)
 
     def sql(self, m: str = "m", s: str = "s") -> tuple[str, list[object]]:
         """WHERE fragments over messages alias `m` joined to sessions alias `s`."""
@@ -153,4 +154,7 @@ class Filters:
             args.append(self.session + "%")
         if not self.include_sidechains:
             where.append(f"{m}.is_sidechain = 0")
+        if self.agent:
+            where.append(f"{m}.agent = ?")
+            args.append(self.agent)
         return (" AND ".join(where), args)

@@ -9,7 +9,7 @@ import signal
 import sqlite3
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -27,7 +27,10 @@ from index.store.tasks import Task, fingerprint_matches
 from index.store.tx import rollback, transaction
 from index.store.userstate import sync_tombstones
 from index.store.writer import Prepared, write_chunk
-from lib.discovery import Found, canonical_roots, discover, key_path
+from lib.discovery import Found, canonical_roots, key_path
+from lib.sources import SOURCES
+
+AgentRoots = Mapping[str, list[Path]]  # other agents' session roots (lib.sources.enabled_roots)
 
 Progress = Callable[[int, int, str], None]  # (bytes_done, bytes_total, path)
 Outcome = Prepared | tuple[Task, str]  # a parsed chunk, or the task and why it could not be read
@@ -61,7 +64,9 @@ class IndexReport:
         }
 
 
-def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[Task], int, set[str]]:
+def plan(
+    conn: sqlite3.Connection, roots: list[Path], full: bool, agents: AgentRoots | None = None
+) -> tuple[list[Task], int, set[str]]:
     """Compare the disk with ingest_state; return (tasks, unchanged count, paths seen).
 
     A file is re-read from the start when it shrank (truncated), got a new inode (rotated), or no
@@ -75,7 +80,7 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
         )
     }
     found: dict[str, Found] = {}
-    for f in discover(roots):
+    for f in _discover(roots, agents):
         found.setdefault(f.path, f)  # nested roots reach a file twice: one key, one task
     tasks: dict[str, Task] = {}
     dups = drop_duplicates(conn, state, found)
@@ -90,8 +95,10 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
         _, size, mtime_ns, inode, offset, hh, carry, missing, fid = st
         if size == f.size and mtime_ns == f.mtime_ns and inode == f.inode and not missing:
             continue
-        if inode != f.inode or f.size < offset or not fingerprint_matches(key, hh):
-            tasks[key] = _task(f, 0, None, reset=True)  # rotated, truncated or rewritten
+        if f.info.whole or inode != f.inode or f.size < offset or not fingerprint_matches(key, hh):
+            tasks[key] = _task(
+                f, 0, None, reset=True
+            )  # one document changed; rotated, truncated or rewritten
             resets.add(fid)
         elif f.size == offset:
             # touched but nothing new: just refresh its stat
@@ -112,6 +119,13 @@ def plan(conn: sqlite3.Connection, roots: list[Path], full: bool) -> tuple[list[
     # Big files first so workers stay busy.
     out.sort(key=lambda t: t.size - t.start, reverse=True)
     return out, len(found) - len(out), set(found)
+
+
+def _discover(roots: list[Path], agents: AgentRoots | None) -> Iterator[Found]:
+    """Claude Code's transcripts under `roots`, then each other agent's under its own roots."""
+    yield from SOURCES["claude"].discover(roots)
+    for agent, paths in (agents or {}).items():
+        yield from SOURCES[agent].discover(canonical_roots(paths))
 
 
 def _task(f: Found, start: int, carry: dict[str, Any] | None, reset: bool) -> Task:
@@ -182,6 +196,7 @@ def run_index(
     jobs: int = 1,
     progress: Progress | None = None,
     wait: float = 120.0,
+    agents: AgentRoots | None = None,
 ) -> IndexReport:
     """Index what is new under `roots`; one run at a time (waits up to `wait` s for another).
 
@@ -189,7 +204,9 @@ def run_index(
     what was committed before stays consistent, and the next run resumes from there."""
     try:
         with writer_lock(db, wait=wait):
-            return _run_index(db, canonical_roots(roots), full=full, jobs=jobs, progress=progress)
+            return _run_index(
+                db, canonical_roots(roots), full=full, jobs=jobs, progress=progress, agents=agents
+            )
     except (sqlite3.Error, OSError, IndexCorrupt) as exc:
         # opening may fail for want of space or rights too, not only for damage
         cause = exc.__cause__ if isinstance(exc, IndexCorrupt) else exc
@@ -200,7 +217,13 @@ def run_index(
 
 
 def _run_index(
-    db: Path, roots: list[Path], *, full: bool, jobs: int, progress: Progress | None
+    db: Path,
+    roots: list[Path],
+    *,
+    full: bool,
+    jobs: int,
+    progress: Progress | None,
+    agents: AgentRoots | None,
 ) -> IndexReport:
     started = time.perf_counter()
     conn = open_writer(db)
@@ -208,7 +231,7 @@ def _run_index(
     report = IndexReport()
     try:
         with transaction(conn):  # planning may drop rows (resets): all or nothing
-            tasks, report.files_unchanged, seen = plan(conn, roots, full)
+            tasks, report.files_unchanged, seen = plan(conn, roots, full, agents)
         report.files = len(tasks) + report.files_unchanged
         total = sum(t.size - t.start for t in tasks)
         done = 0
@@ -228,7 +251,8 @@ def _run_index(
             if progress:
                 progress(done, total, c.path)
         batch.close()
-        report.files_missing = _mark_missing(conn, roots, seen)
+        every = roots + [r for paths in (agents or {}).values() for r in canonical_roots(paths)]
+        report.files_missing = _mark_missing(conn, every, seen)
         finalize(conn)
         report.elapsed_s = time.perf_counter() - started
         _record_run(conn, report, jobs, "full" if full else "incremental")

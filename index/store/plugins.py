@@ -34,6 +34,7 @@ class Candidate(NamedTuple):
     source_file: str | None
     is_sidechain: int
     on_main: int
+    agent: str  # the coding agent of its session (lib.sources)
     rank: float  # bm25 (lower is better); 0.0 for rows found by vectors
     body: Any  # packed text (index/store/textstore.py)
 

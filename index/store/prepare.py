@@ -26,13 +26,13 @@ from index.store.writer import Prepared, fts_fields
 from lib.context import Context, iter_contexts
 from lib.model import Carry, FileChunk, Message
 from lib.project import project_key
-from lib.walker import parse_file
+from lib.sources import parse
 
 FIRST_PROMPT_CHARS = 300  # as lib/records.py keeps it
 
 
 def prepare(task: Task) -> Prepared:
-    chunk = parse_file(task.path, task.start, Carry.from_json(task.carry), task.info)
+    chunk = parse(task.path, task.start, Carry.from_json(task.carry), task.info)
     if task.forgotten:
         _drop_sessions(chunk, task.forgotten)
     scrub_chunk(chunk)
@@ -51,6 +51,7 @@ def prepare(task: Task) -> Prepared:
         inode=task.inode,
         head_hash=head_hash(task.path, chunk.end),
         reset=task.reset,
+        agent=task.info.agent,
         extractions=rows,
         bodies=bodies,
         counters=[(p, scrub_text(k), v) for (p, k), v in counters.items()],
@@ -187,4 +188,5 @@ def scrub_chunk(chunk: FileChunk) -> None:
         d.titles = {k: scrub_text(v) for k, v in d.titles.items()}
     chunk.summaries = [(scrub_text(leaf), scrub_text(title)) for leaf, title in chunk.summaries]
     chunk.carry.threads = scrub_obj(chunk.carry.threads)
+    chunk.carry.source = scrub_obj(chunk.carry.source)
     chunk.carry.inline = {scrub_text(k): scrub_text(v) for k, v in chunk.carry.inline.items()}

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from index.store.tx import transaction
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT);
@@ -235,6 +235,15 @@ CREATE TRIGGER IF NOT EXISTS session_docs_gone AFTER DELETE ON sessions BEGIN
 END;
 """
 
+# v7: the coding agent of each message, session and file (lib.sources: claude, codex, gemini, copilot,
+# opencode). Rows written before it are Claude Code's, the only source there was.
+_V7 = """
+ALTER TABLE messages ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude';
+ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude';
+ALTER TABLE ingest_state ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude';
+CREATE INDEX IF NOT EXISTS sessions_agent ON sessions(agent, last_ts);
+"""
+
 # Every FTS5 index: forget merges them all so no deleted term survives in an old segment.
 FTS_TABLES = ("messages_fts", "extractions_fts", "session_fts")
 
@@ -246,6 +255,7 @@ MIGRATIONS: dict[int, Migration] = {
     4: _v4,
     5: _V5,
     6: _V6,
+    7: _V7,
 }
 
 

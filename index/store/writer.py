@@ -50,6 +50,7 @@ class Prepared:
     inode: int
     head_hash: str
     reset: bool  # the file was truncated/rewritten/rotated: drop its rows first
+    agent: str = "claude"  # the coding agent that wrote the file (lib.sources)
     extractions: list[tuple[Any, ...]] = field(default_factory=list)
     # uuid -> (packed body, FTS text, FTS identifier parts), built in the worker
     bodies: dict[str, tuple[bytes, str, str]] = field(default_factory=dict)
@@ -80,6 +81,7 @@ def _msg_row(m: Message, body: bytes, file_id: int) -> tuple[Any, ...]:
         m.model,
         file_id,
         m.byte_offset,
+        m.agent,
     )
 
 
@@ -194,8 +196,8 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
     bodies = prep.bodies
     conn.executemany(
         """INSERT OR IGNORE INTO messages(uuid, session_id, parent_uuid, role, kind, ts, body, agent_id,
-           is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, file_id, byte_offset)
-           VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+           is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, file_id, byte_offset,
+           agent) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
         [_msg_row(m, bodies[m.uuid][0], fid) for m in c.messages],
     )
     new = conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
@@ -222,7 +224,7 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
         _follow(conn, taken, fid)
     conn.execute(
         """UPDATE ingest_state SET root=?, project_dir=?, layout=?, size=?, mtime_ns=?, inode=?, offset=?,
-           head_hash=?, carry=?, missing=0,
+           head_hash=?, carry=?, missing=0, agent=?,
            records=CASE WHEN ? THEN ? ELSE records + ? END,
            lines=CASE WHEN ? THEN ? ELSE lines + ? END,
            bad_lines=CASE WHEN ? THEN ? ELSE bad_lines + ? END,
@@ -237,6 +239,7 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
             c.end,
             prep.head_hash,
             orjson.dumps(c.carry.to_json()).decode(),
+            prep.agent,
             prep.reset,
             c.records,
             c.records,
@@ -411,8 +414,8 @@ def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: st
         primary = session_file == fid
         conn.execute(
             """INSERT INTO sessions(session_id, project_key, cwd, git_branch, first_prompt, first_ts, last_ts,
-               version, models, resumed_from, file_id, title, title_source)
-               VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)
+               version, models, resumed_from, file_id, title, title_source, agent)
+               VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?16)
                ON CONFLICT(session_id) DO UPDATE SET
                project_key=CASE WHEN excluded.cwd IS NOT NULL AND (sessions.cwd IS NULL OR ?14)
                                 THEN excluded.project_key ELSE sessions.project_key END,
@@ -450,6 +453,7 @@ def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: st
                 "custom" if "custom" in d.titles else ("ai" if "ai" in d.titles else None),
                 int(primary and not d.is_agent_only),
                 int(primary),
+                d.agent,
             ),
         )
     for sid in c.sessions:
