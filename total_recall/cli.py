@@ -284,6 +284,9 @@ def inspect(obj: Ctx, session_id: str, messages: int, as_json: bool) -> None:
         fail(
             f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`"
         )
+    from index.retrieval import digest_notes, session_digest
+
+    data["digest"] = session_digest(conn, sid)
     if as_json:
         emit_json(data)
         return
@@ -308,6 +311,9 @@ def inspect(obj: Ctx, session_id: str, messages: int, as_json: bool) -> None:
     )
     for m in data["messages"]:
         click.echo(f"  {(m['ts'] or '')[:19]} {m['role']}/{m['kind']}: {short(m['text'], 120)}")
+    if data["digest"]:  # the full digest: `total-recall digest SESSION`
+        for line in digest_notes(data["digest"]):
+            click.echo(f"  digest: {line}")
 
 
 @cli.command()
@@ -341,6 +347,7 @@ def _register() -> None:
     from mcp_server.cli import register as register_mcp
     from total_recall import (
         cmd_context,
+        cmd_digest,
         cmd_install,
         cmd_manage,
         cmd_memories,
@@ -363,6 +370,7 @@ def _register() -> None:
     cmd_install.register(cli)
     cmd_context.register(cli)
     cmd_refine.register(cli)
+    cmd_digest.register(cli)
     register_mcp(cli)
 
 

@@ -25,10 +25,28 @@ if TYPE_CHECKING:
         digest_markdown as digest_markdown,
     )
     from index.retrieval.digest import (
+        digest_notes as digest_notes,
+    )
+    from index.retrieval.digest import (
         recent_sessions as recent_sessions,
     )
     from index.retrieval.digest import (
+        resolve_session as resolve_session,
+    )
+    from index.retrieval.digest import (
         session_digest as session_digest,
+    )
+    from index.retrieval.memory_md import (
+        conversation_markdown as conversation_markdown,
+    )
+    from index.retrieval.memory_md import (
+        master_markdown as master_markdown,
+    )
+    from index.retrieval.memory_md import (
+        memory_sessions as memory_sessions,
+    )
+    from index.retrieval.memory_md import (
+        project_keys as project_keys,
     )
     from index.retrieval.ontology_queries import (
         define_term as define_term,
@@ -129,6 +147,12 @@ _WHERE: dict[str, tuple[str, str]] = {
     "decision_for_topic": ("operator_queries", "decision_for_topic"),
     "define_term": ("ontology_queries", "define_term"),
     "digest_markdown": ("digest", "digest_markdown"),
+    "digest_notes": ("digest", "digest_notes"),
+    "conversation_markdown": ("memory_md", "conversation_markdown"),
+    "master_markdown": ("memory_md", "master_markdown"),
+    "memory_sessions": ("memory_md", "memory_sessions"),
+    "project_keys": ("memory_md", "project_keys"),
+    "resolve_session": ("digest", "resolve_session"),
     "estimate_tokens": ("budget", "estimate_tokens"),
     "hit_index": ("timeline", "hit_index"),
     "iter_extractions": ("recall", "iter_extractions"),
@@ -166,9 +190,11 @@ __all__ = [
     "candidates_by_id",
     "cap_fields",
     "check_banned",
+    "conversation_markdown",
     "decision_for_topic",
     "define_term",
     "digest_markdown",
+    "digest_notes",
     "estimate_tokens",
     "hit_index",
     "iter_extractions",
@@ -179,15 +205,19 @@ __all__ = [
     "list_goals",
     "list_standing_decisions",
     "machine_inventory",
+    "master_markdown",
+    "memory_sessions",
     "message_timeline",
     "profile",
     "project_graph",
+    "project_keys",
     "recall_kinds",
     "recall_targeted",
     "recall_topic",
     "recent_sessions",
     "records",
     "report",
+    "resolve_session",
     "row_text",
     "run_questions",
     "search_messages",

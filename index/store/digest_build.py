@@ -26,7 +26,7 @@ from lib.text import clip
 READ_TOOLS = ("Read", "NotebookRead")
 SEARCH_TOOLS = ("Grep", "Glob", "WebSearch", "WebFetch")
 OBSERVATION_TYPES = ("decision", "bugfix", "feature", "refactor", "discovery", "change")
-ITEM_CHARS = 400  # one stored item's text: a pasted log in a prompt cannot fill the table
+ITEM_CHARS = 1000  # one stored item's text: a pasted log in a prompt cannot fill the table
 
 # A test runner in a shell command, and a `git commit` (global options like -C dir allowed).
 TEST_COMMAND = re.compile(
@@ -45,7 +45,7 @@ TEST_PASSED = re.compile(
     re.M,
 )
 _COMMIT_LINE = re.compile(r"^\[[^\]\n]{1,120}? ([0-9a-f]{7,40})\] ([^\n]{1,300})", re.M)
-_COMMIT_MSG = re.compile(r"""-m\s+(?:"([^"\n]{1,300})|'([^'\n]{1,300}))""")
+_COMMIT_MSG = re.compile(r"""-m\s+(?:"(?!\$\()([^"\n]{1,300})|'([^'\n]{1,300}))""")
 _HEREDOC_MSG = re.compile(r"<<\s*'?EOF'?\)?\s*\n\s*([^\n]{1,300})")
 _TODO = re.compile(r"\[(pending|in_progress|completed)\] ((?:(?!; \[(?:pending|in_progress|completed)\]).)+)")
 _SENT = re.compile(r"(?<=[.!?])[^\S\n]+|\n+")
@@ -166,7 +166,7 @@ def commit_subject(command: str, result: str) -> str:
     m = _COMMIT_LINE.search(result)
     if m:
         return f"{m.group(2).strip()} ({m.group(1)[:7]})"
-    m = _COMMIT_MSG.search(command) or _HEREDOC_MSG.search(command)
+    m = _HEREDOC_MSG.search(command) or _COMMIT_MSG.search(command)
     return next((g for g in m.groups() if g), "commit").strip() if m else "commit"
 
 

@@ -1,0 +1,175 @@
+"""`digest SESSION` and the Markdown project memory: `memory write` (conversations/<session-id>.md and
+master.md under `_memory/`) and `memory import` (the opt-in `@_memory/master.md` line in CLAUDE.md).
+
+`memory write` is incremental: a manifest beside the files keeps each session's digest signature, so
+only sessions whose digest changed are rendered again; files are rewritten only when their bytes
+differ, and the conversation of a session no longer in the index (forgotten) is deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from total_recall.output import emit_json, fail
+
+MANIFEST = ".total-recall.json"
+_UNSAFE = re.compile(r"[^\w.-]")
+
+
+@click.command()
+@click.argument("session_id")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def digest(obj: Any, session_id: str, as_json: bool) -> None:
+    """A past session at a glance: request, investigated, learned, completed, next steps, files."""
+    from index.retrieval import digest_markdown, session_digest
+    from index.store import open_reader
+
+    d = session_digest(open_reader(obj.db), session_id.strip())
+    if d is None:
+        fail(
+            f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`"
+        )
+    if as_json:
+        emit_json(d)
+    else:
+        click.echo(digest_markdown(d), nl=False)
+
+
+@click.group("memory")
+def memory_group() -> None:
+    """Markdown project memory: conversations/<session>.md and a synthesised master.md."""
+
+
+def _project(conn: sqlite3.Connection, name: str | None) -> str:
+    from index.retrieval import project_keys
+    from index.store import stored_cwd
+    from lib.project import project_key
+
+    if name:
+        keys = project_keys(conn, name)
+        if len(keys) > 1:
+            fail(f"project {name!r} is ambiguous ({', '.join(keys[:4])})", "pass the full project key")
+    else:
+        here = stored_cwd(project_key(os.getcwd()))
+        keys = project_keys(conn, here) if here else []
+        name = here
+    if not keys:
+        fail(f"no indexed sessions for project {name!r}", "pass --project NAME (see `total-recall status`)")
+    return keys[0]
+
+
+def _put(path: Path, text: str) -> bool:
+    """Write `text` unless the file already holds exactly it; returns whether it wrote."""
+    data = text.encode("utf-8")
+    if path.is_file() and path.read_bytes() == data:
+        return False
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+    return True
+
+
+def write_memory(conn: sqlite3.Connection, key: str, out: Path, budget: int) -> dict[str, Any]:
+    """Write the project's conversations and master.md under `out`; returns what changed."""
+    from index.retrieval import conversation_markdown, master_markdown, memory_sessions, session_digest
+
+    conv = out / "conversations"
+    conv.mkdir(parents=True, exist_ok=True)
+    man_path = out / MANIFEST
+    try:
+        manifest = orjson.loads(man_path.read_bytes()) if man_path.is_file() else {}
+    except orjson.JSONDecodeError:
+        manifest = {}  # damaged: every conversation is checked again
+    old: dict[str, str] = manifest.get("sessions", {}) if manifest.get("project") == key else {}
+    sessions = memory_sessions(conn, key)
+    written: list[str] = []
+    for sid, sig in sessions:
+        path = conv / f"{_UNSAFE.sub('_', sid)}.md"
+        if old.get(sid) == sig and path.is_file():
+            continue
+        d = session_digest(conn, sid)
+        if d is not None and _put(path, conversation_markdown(d)):
+            written.append(path.name)
+    now = {sid for sid, _ in sessions}
+    removed = []
+    for sid in sorted(set(old) - now):
+        path = conv / f"{_UNSAFE.sub('_', sid)}.md"
+        if path.is_file():
+            path.unlink()
+            removed.append(path.name)
+    master = _put(out / "master.md", master_markdown(conn, key, budget))
+    _put(
+        man_path,
+        orjson.dumps({"project": key, "sessions": dict(sessions)}, option=orjson.OPT_SORT_KEYS).decode(),
+    )
+    return {
+        "project": key,
+        "dir": str(out),
+        "conversations": len(sessions),
+        "written": written,
+        "removed": removed,
+        "master_changed": master,
+    }
+
+
+@memory_group.command("write")
+@click.option("--project", help="Project key or its last path part (default: the current directory's).")
+@click.option("--dir", "out_dir", default="_memory", show_default=True, type=click.Path(file_okay=False))
+@click.option(
+    "--budget",
+    default=8192,
+    show_default=True,
+    type=click.IntRange(1000, 1_000_000),
+    help="master.md size cap (chars).",
+)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def memory_write(obj: Any, project: str | None, out_dir: str, budget: int, as_json: bool) -> None:
+    """Write conversations/<session-id>.md for changed sessions and re-synthesise master.md."""
+    from index.store import open_reader
+
+    conn = open_reader(obj.db)
+    key = _project(conn, project)
+    try:
+        res = write_memory(conn, key, Path(out_dir), budget)
+    except OSError as exc:
+        fail(f"cannot write the memory under {out_dir}: {exc.strerror or exc}", "pass a writable --dir")
+    if as_json:
+        emit_json(res)
+        return
+    click.echo(
+        f"{res['dir']}: {res['conversations']} conversations, {len(res['written'])} written, "
+        f"{len(res['removed'])} removed, master.md {'updated' if res['master_changed'] else 'unchanged'}"
+    )
+
+
+@memory_group.command("import")
+@click.option("--dir", "out_dir", default="_memory", show_default=True, help="Folder `memory write` writes.")
+@click.option("--file", "claude_md", default="CLAUDE.md", show_default=True, type=click.Path(dir_okay=False))
+def memory_import(out_dir: str, claude_md: str) -> None:
+    """Opt in: add `@<dir>/master.md` to CLAUDE.md so Claude Code loads the project memory (idempotent)."""
+    line = f"@{out_dir.rstrip('/')}/master.md"
+    path = Path(claude_md)
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if line in text.splitlines():
+            click.echo(f"{claude_md} already imports {line}")
+            return
+        sep = "" if not text or text.endswith("\n") else "\n"
+        path.write_text(f"{text}{sep}{line}\n", encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"cannot update {claude_md}: {exc}", "pass --file with a writable UTF-8 CLAUDE.md")
+    click.echo(f"added {line} to {claude_md}")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(digest)
+    cli.add_command(memory_group)
