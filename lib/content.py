@@ -133,6 +133,23 @@ def cut_marked(text: str, cap: int) -> str:
     return text if len(text) <= cap else cut(text, cap) + " …"
 
 
+TOOL_RESULT_TAIL = 500  # of TOOL_RESULT_CAP: a test run's summary, a command's last error line
+
+
+def cut_ends(text: str, cap: int, tail: int) -> str:
+    """A tool result over `cap`: its start and its last `tail` chars (what a test run or a build
+    reports last), the middle replaced by " … "; both cuts fall between words, like `cut`, so no
+    token is stored in part."""
+    if len(text) <= cap:
+        return text
+    end = text[len(text) - tail :]
+    for i in range(min(_CUT_BACK, len(end))):
+        if end[i] in _BOUNDARY:
+            end = end[i:]
+            break
+    return cut(text, cap - tail) + " … " + end
+
+
 _BOUNDARY = frozenset(" \t\r\n\"'`,;&|<>()[]{}")
 _CUT_BACK = 160
 

@@ -32,7 +32,10 @@ def work_session(sid: str, *, commit_ok: bool = True, extra_prompt: str | None =
     for name, inp in (
         ("Edit", {"file_path": f"{CWD}/src/client.py", "old_string": "a", "new_string": "b"}),
         ("Write", {"file_path": f"{CWD}/src/retry.py", "content": "x = 1\n"}),
-        ("MultiEdit", {"file_path": f"{CWD}/src/client.py", "edits": [{"old_string": "b", "new_string": "c"}]}),
+        (
+            "MultiEdit",
+            {"file_path": f"{CWD}/src/client.py", "edits": [{"old_string": "b", "new_string": "c"}]},
+        ),
         ("NotebookEdit", {"notebook_path": "/elsewhere/nb.ipynb", "new_source": "print(1)"}),
     ):
         call = s.response(tools=[(name, inp)])[-1]
@@ -41,7 +44,9 @@ def work_session(sid: str, *, commit_ok: bool = True, extra_prompt: str | None =
     s.tool_result(bad, "1 failed, 3 passed in 0.2s", is_error=True)
     good = s.response(tools=[("Bash", {"command": "cd /x && uv run pytest -q tests/test_client.py"})])[-1]
     s.tool_result(good, "....\n4 passed in 0.21s")
-    commit = s.response(tools=[("Bash", {"command": 'git add -A && git commit -m "Add retry to the webhook client"'})])[-1]
+    commit = s.response(
+        tools=[("Bash", {"command": 'git add -A && git commit -m "Add retry to the webhook client"'})]
+    )[-1]
     s.tool_result(
         commit,
         "[main 1a2b3c4d] Add retry to the webhook client\n 2 files changed" if commit_ok else "gpg failed",
@@ -113,7 +118,9 @@ def test_digest_is_stored_with_source_uuids(tmp_path: Path) -> None:
     commands = {r[2]: r[5] for r in rows if r[1] == "command"}
     assert commands == {"pytest": 2, "git add": 1}
     conn = sqlite3.connect(db)
-    meta = conn.execute("SELECT turns, duration_s, counts FROM digests WHERE session_id=?", (s.session_id,)).fetchone()
+    meta = conn.execute(
+        "SELECT turns, duration_s, counts FROM digests WHERE session_id=?", (s.session_id,)
+    ).fetchone()
     assert meta[0] == 1 and meta[1] > 0 and '"commands_failed":1' in meta[2]
 
 
@@ -146,7 +153,10 @@ def test_only_touched_sessions_are_rebuilt_and_forget_drops_the_digest(tmp_path:
     assert any(r[2] == "And log every retry" for r in items(db, a.session_id))
     with conn:
         conn.execute("DELETE FROM sessions WHERE session_id=?", (a.session_id,))
-    assert conn.execute("SELECT count(*) FROM digest_items WHERE session_id=?", (a.session_id,)).fetchone()[0] == 0
+    assert (
+        conn.execute("SELECT count(*) FROM digest_items WHERE session_id=?", (a.session_id,)).fetchone()[0]
+        == 0
+    )
     assert conn.execute("SELECT count(*) FROM digests WHERE session_id=?", (a.session_id,)).fetchone()[0] == 0
 
 
@@ -190,7 +200,8 @@ def test_surfaces_serve_the_stored_digest(tmp_path: Path) -> None:
         ("pytest --collect-only -q", False, "5 tests collected", False),
         ("ls tests", False, "12 passed", False),
         ("go test ./...", False, "ok  \tpkg\t0.1s", True),
-        ("pytest -v", False, "test_a PASSED\n" * 100 + " …", True),  # cut before its summary, exit 0
+        ("pytest -v", False, "test_a PASSED\n" * 100 + " …", False),  # cut before its summary
+        ("mix test", False, "14 doctests, 373 tests, 0 failures", True),
     ],
 )
 def test_passing_test_runs(command: str, is_error: bool, result: str, passed: bool) -> None:
@@ -206,3 +217,30 @@ def test_commit_subject_and_command_key() -> None:
     assert command_key("python -m pytest tests") == "pytest"
     assert command_key("git -C x status") == "git"
     assert command_key("git status --short") == "git status"
+
+
+def test_long_test_output_keeps_its_summary(tmp_path: Path) -> None:
+    """Stored tool results keep their start and their end (lib.content.cut_ends): a verbose test run
+    whose summary comes after 2,000 chars is still a passing run (it was missed when only the start
+    was kept)."""
+    s = make.Session(make.uid("dg", 7), cwd=CWD)
+    s.prompt("run the whole suite")
+    call = s.response(tools=[("Bash", {"command": "pytest -v"})])[-1]
+    s.tool_result(
+        call,
+        "".join(f"tests/test_m.py::test_case_{i} PASSED\n" for i in range(200)) + "== 200 passed in 3s ==",
+    )
+    rows = items(index(tmp_path, [s]), s.session_id)
+    assert [r[2] for r in rows if r[1] == "tests"] == ["pytest: 200 passed in 3s"]
+
+
+def test_cut_ends_never_keeps_a_piece_of_a_word() -> None:
+    from lib.content import cut_ends
+
+    secret = "ghp_" + "A1b2C3d4" * 5
+    for shift in range(0, 60, 7):
+        text = "x " * 800 + "y" * shift + " " + secret + " " + "z " * (240 - shift // 2)
+        out = cut_ends(text, 1000, 500)
+        assert len(out) <= 1003 and out.startswith("x x") and out.endswith("z ")
+        assert secret in out or not any(secret[-n:] in out for n in range(6, len(secret)))
+    assert cut_ends("short", 1000, 500) == "short"

@@ -41,7 +41,8 @@ TEST_FAILED = re.compile(
     r"|\b0 passed\b|\bTests?:\s+[1-9]\d* failed"
 )
 TEST_PASSED = re.compile(
-    r"\b[1-9]\d* (?:passed|passing)\b|test result: ok\b|^ok\s|^PASS\b|\bTests?:\s+[1-9]\d* passed|^OK\b",
+    r"\b[1-9]\d* (?:passed|passing)\b|test result: ok\b|^ok\s|^PASS\b|\bTests?:\s+[1-9]\d* passed|^OK\b"
+    r"|\b[1-9]\d* tests?, 0 failures",
     re.M,
 )
 _COMMIT_LINE = re.compile(r"^\[[^\]\n]{1,120}? ([0-9a-f]{7,40})\] ([^\n]{1,300})", re.M)
@@ -153,12 +154,13 @@ def command_key(command: str) -> str:
 
 def is_test_pass(command: str, is_error: bool, result: str) -> bool:
     """A test run that reports success: a test runner, exit 0, no failure in the output, and a count
-    of passed tests — or an output cut before its summary (stored tool results keep their start)."""
+    of passed tests. (Stored tool results keep their first 2,000 chars: a long run whose summary was
+    cut is not counted.)"""
     if is_error or not TEST_COMMAND.search(command) or NOT_A_RUN.search(command):
         return False
     if TEST_FAILED.search(result):
         return False
-    return bool(TEST_PASSED.search(result)) or result.endswith(" …")
+    return bool(TEST_PASSED.search(result))
 
 
 def commit_subject(command: str, result: str) -> str:
@@ -262,7 +264,9 @@ def _tools(conn: sqlite3.Connection, d: Digest, msgs: list[tuple[Any, ...]], cwd
             bash.append(m)
         elif name == "TodoWrite" and agent is None:
             todo = uuid
-    cut = _bodies(conn, [m[0] for m in bash if len(m[4]) >= 290])  # the stored target was cut: read the body
+    cut = _bodies(
+        conn, [m[0] for m in bash if len(m[4]) >= 140]
+    )  # the target may be cut (300 chars, back to a word): read the body
     commands = {m[0]: cut[m[0]].removeprefix("Bash: ") if m[0] in cut else m[4] for m in bash}
     wanted = [
         results[m[5]][0]
