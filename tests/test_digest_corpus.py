@@ -79,9 +79,13 @@ def ground_truth(projects: Path) -> dict[str, dict[str, set[str]]]:
         out = results[call_id][1]
         if COMMIT.search(command):
             truth[sid]["commits"].add(uuid)
-        elif RUNNER.search(command) and not any(x in command for x in NOT_RUN):
-            if PASSED.search(out) and not FAILED.search(out):
-                truth[sid]["tests"].add(uuid)
+        elif (
+            RUNNER.search(command)
+            and not any(x in command for x in NOT_RUN)
+            and PASSED.search(out)
+            and not FAILED.search(out)
+        ):
+            truth[sid]["tests"].add(uuid)
     return truth
 
 
