@@ -21,7 +21,13 @@ from total_recall.cli import cli
 CWD = "/home/dev/projects/alpha"
 
 
-def work_session(sid: str, *, commit_ok: bool = True, extra_prompt: str | None = None) -> make.Session:
+def work_session(
+    sid: str,
+    *,
+    commit_ok: bool = True,
+    extra_prompt: str | None = None,
+    reply: str = "Let me look at the config first.",
+) -> make.Session:
     """A session that reads, edits, searches, commits, runs tests and leaves a plan open."""
     s = make.Session(sid, cwd=CWD)
     s.prompt("Add retry with backoff to the payment webhook client")
@@ -69,7 +75,7 @@ def work_session(sid: str, *, commit_ok: bool = True, extra_prompt: str | None =
     s.response(text="Done: retries with backoff are in. Next step: we should add jitter to the backoff.")
     if extra_prompt:
         s.prompt(extra_prompt)
-        s.response(text="Looking into it.")
+        s.response(text=reply)
     return s
 
 
@@ -130,12 +136,21 @@ def test_failed_commit_is_not_completed(tmp_path: Path) -> None:
     assert not [r for r in rows if r[1] == "commit"]
 
 
-def test_last_unfinished_request_is_a_next_step(tmp_path: Path) -> None:
-    s = work_session(make.uid("dg", 3), extra_prompt="Now make the timeout configurable per merchant")
+@pytest.mark.parametrize(
+    ("reply", "open_"),
+    [
+        ("Let me look at the config first.", True),  # it stopped at what it would do
+        ("Should the default stay at 30 s?", True),  # it waits on the user
+        ("The timeout now comes from the merchant settings, defaulting to 30 s.", False),  # answered
+    ],
+)
+def test_last_unfinished_request_is_a_next_step(tmp_path: Path, reply: str, open_: bool) -> None:
+    s = work_session(
+        make.uid("dg", 3), extra_prompt="Now make the timeout configurable per merchant", reply=reply
+    )
     rows = items(index(tmp_path, [s]), s.session_id)
-    assert [r[2] for r in rows if r[0] == "next" and r[1] == "request"] == [
-        "Now make the timeout configurable per merchant"
-    ]
+    got = [r[2] for r in rows if r[0] == "next" and r[1] == "request"]
+    assert got == (["Now make the timeout configurable per merchant"] if open_ else [])
 
 
 def test_only_touched_sessions_are_rebuilt_and_forget_drops_the_digest(tmp_path: Path) -> None:

@@ -52,7 +52,18 @@ _TODO = re.compile(r"\[(pending|in_progress|completed)\] ((?:(?!; \[(?:pending|i
 _SENT = re.compile(r"(?<=[.!?])[^\S\n]+|\n+")
 _NEXT = re.compile(
     r"\b(next step|next,|remaining|todo|still need|follow[- ]up|left to|we should|you (?:can|could|should|"
-    r"may want to)|would you like|want me to|shall i)\b",
+    r"may want to)(?!'t|n't| not)|would you like|want me to|shall i)\b",
+    re.I,
+)
+# The last answer only says what it will do next: the request it answers is still open.
+_INTENT = re.compile(
+    r"(?:^|[.!:]\s+)(?:let me|i'll|i will|i need to|need to|now i|next,? i|i'm going to)\b[^.!?]*[.:]?\s*$",
+    re.I,
+)
+# The last answer reports the last request done: "Done.", "Fixed and committed", "Pushed", "Ready for…".
+_DONE = re.compile(
+    r"^\W{0,4}(?:done|fixed|pushed|committed|merged|amended|resolved|complete[d]?|all set|ready for|"
+    r"updated|created|added|implemented)\b|\b(?:is|are|now) (?:complete|done|fixed|resolved|clean)\b",
     re.I,
 )
 _BUGFIX = re.compile(
@@ -351,7 +362,7 @@ def _extracted(conn: sqlite3.Connection, d: Digest) -> None:
            FROM goal_stack WHERE session_id = ? ORDER BY ts, source_uuid""",
         (d.session_id,),
     ):
-        if status in ("active", "paused", "blocked"):
+        if status in ("active", "blocked"):  # a paused goal was set aside by a newer one
             d.items.append(Item("next", "goal", clip(content, ITEM_CHARS), uuid, ts, status))
         elif status == "done":
             d.items.append(Item("completed", "goal", clip(content, ITEM_CHARS), uuid, ts, status, "feature"))
@@ -370,17 +381,21 @@ def _conversation(conn: sqlite3.Connection, d: Digest, msgs: list[tuple[Any, ...
     last = real[-1] if real else None
     if first is not None:
         d.items.append(Item("request", "prompt", clip(body[first[0]], ITEM_CHARS), first[0], first[2]))
+    ending = body.get(answers[-1][0], "") if answers and answers[-1][2] >= (last[2] if last else "") else ""
     if last is not None and first is not None and last[0] != first[0]:
         d.items.append(Item("last_prompt", "prompt", clip(body[last[0]], ITEM_CHARS), last[0], last[2]))
         done_after = any(i.section == "completed" and (i.ts or "") >= (last[2] or "") for i in d.items)
-        if not done_after:
+        waiting = not ending or ending.rstrip().endswith("?") or _INTENT.search(ending[-300:])
+        if not done_after and waiting and not _DONE.search(ending):
             d.items.append(Item("next", "request", clip(body[last[0]], ITEM_CHARS), last[0], last[2]))
     if answers:
         uuid, ts = answers[-1][0], answers[-1][2]
         text = body.get(uuid, "")
         d.items.append(Item("ending", "answer", clip(text, ITEM_CHARS), uuid, ts))
-        n = 0
-        for sent in _SENT.split(text):
-            if n < 3 and _NEXT.search(sent) and len(sent.split()) >= 4:
-                d.items.append(Item("next", "suggested", clip(sent, 240), uuid, ts))
-                n += 1
+        sents = [x for x in _SENT.split(text) if len(x.split()) >= 3]
+        picked = [x for x in sents if _NEXT.search(x)][:3]
+        picked += [
+            x for x in sents[-2:] if x.rstrip().endswith("?") and x not in picked
+        ]  # it waits on the user
+        for sent in picked:
+            d.items.append(Item("next", "suggested", clip(sent, 240), uuid, ts))
