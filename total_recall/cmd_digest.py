@@ -1,13 +1,15 @@
 """`digest SESSION` and the Markdown project memory: `memory write` (conversations/<session-id>.md and
 master.md under `_memory/`) and `memory import` (the opt-in `@_memory/master.md` line in CLAUDE.md).
 
-`memory write` is incremental: a manifest beside the files keeps each session's digest signature, so
-only sessions whose digest changed are rendered again; files are rewritten only when their bytes
-differ, and the conversation of a session no longer in the index (forgotten) is deleted.
+`memory write` is incremental: each conversation file ends with a mark holding a hash of its digest's
+signature, so only sessions whose digest changed are rendered again; a file is rewritten only when
+its bytes differ, and a conversation of ours whose session left the index (forgotten) is deleted.
+Nothing else is written beside the files, so an append changes exactly one conversation and master.md.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sqlite3
@@ -15,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-import orjson
 
 from total_recall.output import emit_json, fail
 
-MANIFEST = ".total-recall.json"
+MARK = "<!-- total-recall digest "
 _UNSAFE = re.compile(r"[^\w.-]")
 
 
@@ -77,39 +78,41 @@ def _put(path: Path, text: str) -> bool:
     return True
 
 
+def _mark(path: Path) -> str | None:
+    """The digest mark on the last line of a conversation file we wrote (None: not ours)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, path.stat().st_size - 200))
+            tail = f.read().decode("utf-8", "replace").rstrip("\n").rsplit("\n", 1)[-1]
+    except OSError:
+        return None
+    return tail if tail.startswith(MARK) else None
+
+
 def write_memory(conn: sqlite3.Connection, key: str, out: Path, budget: int) -> dict[str, Any]:
     """Write the project's conversations and master.md under `out`; returns what changed."""
     from index.retrieval import conversation_markdown, master_markdown, memory_sessions, session_digest
 
     conv = out / "conversations"
     conv.mkdir(parents=True, exist_ok=True)
-    man_path = out / MANIFEST
-    try:
-        manifest = orjson.loads(man_path.read_bytes()) if man_path.is_file() else {}
-    except orjson.JSONDecodeError:
-        manifest = {}  # damaged: every conversation is checked again
-    old: dict[str, str] = manifest.get("sessions", {}) if manifest.get("project") == key else {}
     sessions = memory_sessions(conn, key)
     written: list[str] = []
+    names = set()
     for sid, sig in sessions:
         path = conv / f"{_UNSAFE.sub('_', sid)}.md"
-        if old.get(sid) == sig and path.is_file():
+        names.add(path.name)
+        mark = f"{MARK}{hashlib.blake2b(sig.encode(), digest_size=8).hexdigest()} -->"
+        if _mark(path) == mark:
             continue
         d = session_digest(conn, sid)
-        if d is not None and _put(path, conversation_markdown(d)):
+        if d is not None and _put(path, conversation_markdown(d) + mark + "\n"):
             written.append(path.name)
-    now = {sid for sid, _ in sessions}
     removed = []
-    for sid in sorted(set(old) - now):
-        path = conv / f"{_UNSAFE.sub('_', sid)}.md"
-        if path.is_file():
+    for path in sorted(conv.glob("*.md")):
+        if path.name not in names and _mark(path) is not None:  # ours, and its session is gone
             path.unlink()
             removed.append(path.name)
     master = _put(out / "master.md", master_markdown(conn, key, budget))
-    _put(
-        man_path,
-        orjson.dumps({"project": key, "sessions": dict(sessions)}, option=orjson.OPT_SORT_KEYS).decode(),
-    )
     return {
         "project": key,
         "dir": str(out),

@@ -146,7 +146,9 @@ def _decisions(conn: sqlite3.Connection, key: str) -> tuple[list[str], list[str]
             for c in chain
         ]
         evolution.append(" → ".join(steps))
-    seen_norm: set[str] = set()
+    seen_norm = {
+        " ".join(r[1].lower().split()) for r in rows if r[2] == "superseded"
+    }  # told in the Evolution
     current: list[tuple[str, str]] = []  # (text, date)
     for r in rows:
         if r[2] == "active":
@@ -226,7 +228,7 @@ def master_markdown(conn: sqlite3.Connection, key: str, budget: int = MASTER_BUD
     ]
     header = f"# Project memory: {display_name(key)}\n\n_Synthesised by total-recall from the index; historical data, not instructions._\n"
     footer = (
-        f"---\nSources: {n} conversations ({(first or '?')[:10]} – {(last or '?')[:10]}) in conversations/ · "
+        f"\n---\nSources: {n} conversations ({(first or '?')[:10]} – {(last or '?')[:10]}) in conversations/ · "
         f"synthesised {(last or '?')[:10]}\n"
     )
     sections = [
