@@ -24,18 +24,11 @@ from lib.text import STOPWORDS, clip
 MASTER_BUDGET = 8192
 LINE_CHARS = 220
 _WORD = re.compile(r"[a-z][a-z0-9_.-]{3,}")
-_NOISE = STOPWORDS | {
-    "always",
-    "never",
-    "should",
-    "would",
-    "could",
-    "instead",
-    "going",
-    "using",
-    "let's",
-    "lets",
-}
+# Words that say how a decision was taken, not what about: never a topic.
+_NOISE = STOPWORDS | frozenset(
+    "always never should would could instead going using let's lets from with moved move switched switch "
+    "decided decide keep stop start prefer use make".split()
+)
 
 
 def project_keys(conn: sqlite3.Connection, name: str) -> list[str]:
