@@ -202,6 +202,10 @@ def test_surfaces_serve_the_stored_digest(tmp_path: Path) -> None:
     assert out.exit_code == 0 and "digest: " in out.output and "1 turns" in out.output
     out = CliRunner().invoke(cli, ["--db", str(db), "digest", "no-such-session"])
     assert out.exit_code != 0 and "no session" in out.output
+    out = CliRunner().invoke(cli, ["--db", str(db), "digest", "", "--current", s.session_id])  # /summarize
+    assert out.exit_code == 0 and "stored request" in out.output
+    out = CliRunner().invoke(cli, ["--db", str(db), "digest", "", "--current", ""])
+    assert out.exit_code != 0 and "say which session" in out.output
 
 
 @pytest.mark.parametrize(

@@ -153,3 +153,13 @@ def test_import_adds_the_line_once(tmp_path: Path) -> None:
         res = CliRunner().invoke(cli, ["memory", "import", "--file", str(claude)])
         assert res.exit_code == 0, res.output
     assert claude.read_text() == "# Project rules\nNo force pushes.\n@_memory/master.md\n"
+
+
+def test_show_prints_the_file_or_the_synthesis(tmp_path: Path) -> None:
+    db, out = setup(tmp_path, SESSIONS)
+    args = ["--db", str(db), "memory", "show", "--project", "alpha", "--dir", str(out)]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0 and "## Current Status" in res.output and not out.exists()  # nothing written
+    write(db, out)
+    (out / "master.md").write_text("# edited by hand\n")
+    assert CliRunner().invoke(cli, args).output == "# edited by hand\n"

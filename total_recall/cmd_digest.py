@@ -25,19 +25,28 @@ _UNSAFE = re.compile(r"[^\w.-]")
 
 
 @click.command()
-@click.argument("session_id")
+@click.argument("session_id", default="")
+@click.option(
+    "--current",
+    default="",
+    help="Session used when SESSION_ID is empty (the slash command passes ${CLAUDE_SESSION_ID}).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def digest(obj: Any, session_id: str, as_json: bool) -> None:
+def digest(obj: Any, session_id: str, current: str, as_json: bool) -> None:
     """A past session at a glance: request, investigated, learned, completed, next steps, files."""
     from index.retrieval import digest_markdown, session_digest
     from index.store import open_reader
 
-    d = session_digest(open_reader(obj.db), session_id.strip())
-    if d is None:
+    wanted = session_id.strip() or current.strip()
+    if not wanted:
         fail(
-            f"no session {session_id!r} in the index", "find one with `total-recall search --sessions TOPIC`"
+            "say which session",
+            "pass a SESSION_ID (or a unique prefix); find one with `total-recall search --sessions TOPIC`",
         )
+    d = session_digest(open_reader(obj.db), wanted)
+    if d is None:
+        fail(f"no session {wanted!r} in the index", "find one with `total-recall search --sessions TOPIC`")
     if as_json:
         emit_json(d)
     else:
@@ -171,6 +180,27 @@ def memory_import(out_dir: str, claude_md: str) -> None:
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"cannot update {claude_md}: {exc}", "pass --file with a writable UTF-8 CLAUDE.md")
     click.echo(f"added {line} to {claude_md}")
+
+
+@memory_group.command("show")
+@click.option("--project", help="Project key or its last path part (default: the current directory's).")
+@click.option("--dir", "out_dir", default="_memory", show_default=True, type=click.Path(file_okay=False))
+@click.option("--budget", default=8192, show_default=True, type=click.IntRange(1000, 1_000_000))
+@click.pass_obj
+def memory_show(obj: Any, project: str | None, out_dir: str, budget: int) -> None:
+    """Print <dir>/master.md; without one, the synthesis from the index (nothing written)."""
+    from index.retrieval import master_markdown
+    from index.store import open_reader
+
+    master = Path(out_dir) / "master.md"
+    if master.is_file():
+        try:
+            click.echo(master.read_text(encoding="utf-8"), nl=False)
+            return
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"cannot read {master}: {exc}", "run `total-recall memory write` again")
+    conn = open_reader(obj.db)
+    click.echo(master_markdown(conn, _project(conn, project), budget), nl=False)
 
 
 def register(cli: click.Group) -> None:
