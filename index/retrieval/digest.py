@@ -16,10 +16,17 @@ from index.store.digests import stored
 from lib.project import display_name
 from lib.text import clip
 
-__all__ = ["OBSERVATION_TYPES", "digest_markdown", "recent_sessions", "session_cost", "session_digest"]
+__all__ = [
+    "OBSERVATION_TYPES",
+    "digest_markdown",
+    "digest_notes",
+    "recent_sessions",
+    "resolve_session",
+    "session_cost",
+    "session_digest",
+]
 
 _NEXT_SOURCE = {
-    "goal": "open goal",
     "plan": "open plan item",
     "request": "last unfinished request",
     "suggested": "last answer",
@@ -125,6 +132,7 @@ def session_digest(conn: sqlite3.Connection, session: str, *, items: int = 8) ->
         "files_read_total": counts.get("files_read", 0),
         "files_edited": files("files_edited"),
         "files_edited_total": counts.get("files_edited", 0),
+        "open_goal": one("goal"),  # the goal the session set and left open (not a next step: goals are noisy)
         "last_prompt": one("last_prompt"),
         "ended_with": one("ending"),
         "next_steps": [
@@ -193,6 +201,8 @@ def digest_markdown(d: dict[str, Any], chars: int = 220) -> str:
     end = d.get("ended_with")
     section("Ended with", [end["text"]] if end else [])
     section("Next steps", [n["text"] for n in d["next_steps"]])
+    goal = d.get("open_goal")
+    section("Goal left open", [goal["text"]] if goal else [])
     section("Notes", digest_notes(d))
     return "\n".join(lines).rstrip() + "\n"
 

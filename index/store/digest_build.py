@@ -4,7 +4,7 @@ keeps the uuid of the message it comes from.
 
 Sources: `messages` (prompts, tool calls and their results: files, searches, commands, commits,
 passing test runs, the plan of the last TodoWrite), `extractions` (facts, decisions, corrections,
-rules, progress, failed attempts) and `goal_stack` (open and finished goals). Rows are read in
+rules, progress, failed attempts, goals). Rows are read in
 (ts, uuid) order, never by autoincrement id, so an incremental index builds the same digest as a
 full one (`tests/test_properties.py`).
 """
@@ -329,13 +329,23 @@ def _tools(conn: sqlite3.Connection, d: Digest, msgs: list[tuple[Any, ...]], cwd
 
 def _extracted(conn: sqlite3.Connection, d: Digest) -> None:
     """Facts, discoveries, failed attempts (with their cause), decisions, corrections, rules and
-    progress from the extractions; open and finished goals from the goal stack."""
+    progress from the extractions, and the goal the session set and left open or finished. Only the
+    session's own rows: a later session (which may pause its goal in the project's goal stack) never
+    changes an earlier session's digest."""
     seen: set[tuple[str, str]] = set()
+    goal: Item | None = None  # the session's goal still open at its end
     for kind, content, context, uuid, ts in conn.execute(
         """SELECT kind, content, context, source_uuid, ts FROM extractions WHERE session_id = ?
            ORDER BY ts, source_uuid, ordinal, kind""",
         (d.session_id,),
     ):
+        if kind == "goal" or (kind == "goal_progress" and goal is not None):
+            status = orjson.loads(context or "{}").get("status") or "active"
+            if kind == "goal":
+                goal = Item("goal", "goal", clip(content, ITEM_CHARS), uuid, ts, status)
+            if status == "done" and goal is not None:
+                d.items.append(Item("completed", "goal", goal.text, uuid, ts, "done", "feature"))
+            goal = goal if status in ("active", "blocked") else None
         if kind not in _EXTRACTED:
             continue
         section, ikind = _EXTRACTED[kind]
@@ -357,15 +367,8 @@ def _extracted(conn: sqlite3.Connection, d: Digest) -> None:
                 observation_type(ikind, text),
             )
         )
-    for content, status, uuid, ts in conn.execute(
-        """SELECT content, status, coalesce(status_source_uuid, source_uuid), coalesce(updated_ts, ts)
-           FROM goal_stack WHERE session_id = ? ORDER BY ts, source_uuid""",
-        (d.session_id,),
-    ):
-        if status in ("active", "blocked"):  # a paused goal was set aside by a newer one
-            d.items.append(Item("next", "goal", clip(content, ITEM_CHARS), uuid, ts, status))
-        elif status == "done":
-            d.items.append(Item("completed", "goal", clip(content, ITEM_CHARS), uuid, ts, status, "feature"))
+    if goal is not None:
+        d.items.append(goal)
 
 
 def _conversation(conn: sqlite3.Connection, d: Digest, msgs: list[tuple[Any, ...]]) -> None:

@@ -2,9 +2,9 @@
 the sessions whose inputs changed, so the MCP server, `total-recall digest`, `inspect` and the
 Markdown memory read a digest instead of computing it per request.
 
-A session's signature covers everything its digest is built from: its message count and last
-timestamp (a new record, a rewind, a re-read file), its title and folder, its extractions and API
-turns, and the status of its goals (a later session can finish them). The signature is made of
+A session's signature covers everything its digest is built from, all of it the session's own: its
+message count and last timestamp (a new record, a rewind, a re-read file), its title and folder, its
+extractions and API turns. So appending a session rebuilds only its digest. The signature is made of
 values, never row ids, so incremental and full indexes store the same rows.
 """
 
@@ -22,9 +22,7 @@ from index.store.tx import transaction
 _SIG = """s.n_messages || '|' || coalesce(s.last_ts, '') || '|' || coalesce(s.title, '') || '|'
   || coalesce(s.cwd, '') || '|'
   || (SELECT count(*) FROM extractions e WHERE e.session_id = s.session_id) || '|'
-  || (SELECT count(*) FROM turns t WHERE t.session_id = s.session_id) || '|'
-  || (SELECT count(*) || ':' || coalesce(group_concat(g.status, ','), '') FROM
-      (SELECT status FROM goal_stack WHERE session_id = s.session_id ORDER BY status) g)"""
+  || (SELECT count(*) FROM turns t WHERE t.session_id = s.session_id)"""
 ITEM_COLUMNS = "section, kind, text, detail, obs_type, n, source_uuid, ts"
 
 
