@@ -5,6 +5,7 @@ deletion with the session, and the surfaces that serve it (MCP shape, `digest`, 
 from __future__ import annotations
 
 import sqlite3
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -263,3 +264,25 @@ def test_cut_ends_never_keeps_a_piece_of_a_word() -> None:
         assert len(out) <= 1003 and out.startswith("x x") and out.endswith("z ")
         assert secret in out or not any(secret[-n:] in out for n in range(6, len(secret)))
     assert cut_ends("short", 1000, 500) == "short"
+
+
+def test_a_later_session_never_changes_an_earlier_digest(tmp_path: Path) -> None:
+    """A new goal pauses the project's previous one in the goal stack; the earlier session's digest (and
+    so its conversation file in the Markdown memory) stays as it was (it used to be rebuilt)."""
+    a = make.Session(make.uid("dg", 8), cwd=CWD)
+    a.prompt("The goal is to ship the incremental indexer this week")
+    a.response(text="Understood.")
+    db = index(tmp_path, [a])
+    conn = sqlite3.connect(db)
+    before = conn.execute("SELECT sig FROM digests WHERE session_id=?", (a.session_id,)).fetchone()
+    items_before = items(db, a.session_id)
+    assert ("goal", "goal") in {(r[0], r[1]) for r in items_before}
+    b = make.Session(make.uid("dg", 9), cwd=CWD, t0=make.T0 + timedelta(days=1))
+    b.prompt("The goal is to add a cache layer to the search this week")
+    b.response(text="Understood.")
+    b.write(tmp_path / "projects" / make.slug(CWD) / f"{b.session_id}.jsonl")
+    assert run_index(db, [tmp_path / "projects"]).errors == []
+    paused = conn.execute("SELECT status FROM goal_stack WHERE session_id=?", (a.session_id,)).fetchone()
+    assert paused == ("paused",)  # the project's goal stack did change
+    assert conn.execute("SELECT sig FROM digests WHERE session_id=?", (a.session_id,)).fetchone() == before
+    assert items(db, a.session_id) == items_before
