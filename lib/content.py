@@ -136,7 +136,7 @@ def cut_marked(text: str, cap: int) -> str:
 TOOL_RESULT_TAIL = 500  # of TOOL_RESULT_CAP: a test run's summary, a command's last error line
 
 
-def cut_ends(text: str, cap: int, tail: int) -> str:
+def cut_ends(text: str, cap: int, tail: int = TOOL_RESULT_TAIL) -> str:
     """A tool result over `cap`: its start and its last `tail` chars (what a test run or a build
     reports last), the middle replaced by " … "; both cuts fall between words, like `cut`, so no
     token is stored in part."""

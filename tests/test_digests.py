@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from fixtures import make
 
 from index.retrieval import session_digest
-from index.store.digest_build import command_key, commit_subject, is_test_pass
+from index.store.digest_rules import command_key, commit_subject, is_test_pass
 from index.store.ingest import run_index
 from index.store.schema import SCHEMA_VERSION, migrate
 from total_recall.cli import cli

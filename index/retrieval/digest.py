@@ -11,7 +11,8 @@ from typing import Any
 from index.retrieval.scoped import Scoped, and_where, walk
 from index.stats.pricing import load_catalog
 from index.stats.queries import find_session
-from index.store.digest_build import OBSERVATION_TYPES, Item
+from index.store.digest_build import Item
+from index.store.digest_rules import OBSERVATION_TYPES
 from index.store.digests import stored
 from lib.project import display_name
 from lib.text import clip
