@@ -286,3 +286,24 @@ def test_a_later_session_never_changes_an_earlier_digest(tmp_path: Path) -> None
     assert paused == ("paused",)  # the project's goal stack did change
     assert conn.execute("SELECT sig FROM digests WHERE session_id=?", (a.session_id,)).fetchone() == before
     assert items(db, a.session_id) == items_before
+
+
+def test_a_changed_main_branch_rebuilds_the_digest(tmp_path: Path) -> None:
+    """The main branch can move without the session's counts changing (a parent resolved in a later
+    increment): the digest follows it (the three-increment quirk corpus once kept a stale ending)."""
+    from index.store.branches import update_main_branch
+    from index.store.finalize import finalize
+
+    s = make.Session(make.uid("dg", 10), cwd=CWD)
+    p1 = s.prompt("Paginate the list endpoint")
+    a1 = s.response(text="Added limit/offset pagination.")[-1]
+    s.prompt("Use cursors instead", parent=p1["uuid"])
+    a2 = s.response(text="Switched to opaque cursors.")[-1]
+    last = s.prompt("Thanks", parent=a1["uuid"])
+    db = index(tmp_path, [s])
+    assert [r[2] for r in items(db, s.session_id) if r[0] == "ending"] == ["Added limit/offset pagination."]
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("UPDATE messages SET parent_uuid = ? WHERE uuid = ?", (a2["uuid"], last["uuid"]))
+    update_main_branch(conn, s.session_id)
+    finalize(conn)
+    assert [r[2] for r in items(db, s.session_id) if r[0] == "ending"] == ["Switched to opaque cursors."]

@@ -5,7 +5,9 @@ Markdown memory read a digest instead of computing it per request.
 A session's signature covers everything its digest is built from, all of it the session's own: its
 message count and last timestamp (a new record, a rewind, a re-read file), its title and folder, its
 extractions and API turns. So appending a session rebuilds only its digest. The signature is made of
-values, never row ids, so incremental and full indexes store the same rows.
+values, never row ids, so incremental and full indexes store the same rows. What the counts cannot
+show — the main branch moving (a parent resolved in a later increment) — is marked in `pending` by
+`index/store/branches.py`, and those sessions are rebuilt too.
 """
 
 from __future__ import annotations
@@ -31,17 +33,19 @@ def refresh(conn: sqlite3.Connection) -> int:
     returns how many were rebuilt. Cheap when nothing changed (one pass over sessions)."""
     stale = conn.execute(
         f"""SELECT s.session_id, {_SIG} FROM sessions s LEFT JOIN digests d ON d.session_id = s.session_id
-            WHERE d.sig IS NOT {_SIG}"""
+            WHERE d.sig IS NOT {_SIG} OR s.session_id IN (SELECT key FROM pending WHERE what = 'digest')"""
     ).fetchall()
+    marked = conn.execute("SELECT 1 FROM pending WHERE what = 'digest' LIMIT 1").fetchone() is not None
     orphans = [
         r[0]
         for r in conn.execute(
             "SELECT session_id FROM digests d WHERE NOT EXISTS(SELECT 1 FROM sessions s WHERE s.session_id = d.session_id)"
         )
     ]
-    if not stale and not orphans:
+    if not stale and not orphans and not marked:
         return 0
     with transaction(conn):
+        conn.execute("DELETE FROM pending WHERE what = 'digest'")
         for sid in orphans:
             _delete(conn, sid)
         for sid, sig in stale:

@@ -10,3 +10,9 @@ import sqlite3
 def mark_pending(conn: sqlite3.Connection) -> None:
     """Inside a writer's transaction: this run (or a later one) must finalise."""
     conn.execute("INSERT OR IGNORE INTO pending(what, key) VALUES('finalize', '')")
+
+
+def mark_digest(conn: sqlite3.Connection, session_id: str) -> None:
+    """The session's digest must be rebuilt although its counts may not show it (its main branch moved);
+    index/store/digests.py clears the mark when it rebuilds."""
+    conn.execute("INSERT OR IGNORE INTO pending(what, key) VALUES('digest', ?)", (session_id,))
