@@ -43,6 +43,6 @@ def update_main_branch(conn: sqlite3.Connection, session_id: str) -> int:
             changed.append((int(on), rid))
     if changed:
         conn.executemany("UPDATE messages SET on_main=? WHERE id=?", changed)
-        mark_digest(conn, session_id)
+    mark_digest(conn, session_id)  # touched by this chunk: its digest is rebuilt when the run finalises
     conn.execute("UPDATE sessions SET main_leaf=? WHERE session_id=?", (rows[-1][1], session_id))
     return len(changed)

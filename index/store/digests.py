@@ -5,9 +5,9 @@ Markdown memory read a digest instead of computing it per request.
 A session's signature covers everything its digest is built from, all of it the session's own: its
 message count and last timestamp (a new record, a rewind, a re-read file), its title and folder, its
 extractions and API turns. So appending a session rebuilds only its digest. The signature is made of
-values, never row ids, so incremental and full indexes store the same rows. What the counts cannot
-show — the main branch moving (a parent resolved in a later increment) — is marked in `pending` by
-`index/store/branches.py`, and those sessions are rebuilt too.
+values, never row ids, so incremental and full indexes store the same rows. Every session a chunk touched is
+marked in `pending` too (`index/store/branches.py`, per chunk), since some changes show in no count:
+a record taken over by a better copy in another file, a main branch that moved.
 """
 
 from __future__ import annotations

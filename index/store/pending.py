@@ -13,6 +13,6 @@ def mark_pending(conn: sqlite3.Connection) -> None:
 
 
 def mark_digest(conn: sqlite3.Connection, session_id: str) -> None:
-    """The session's digest must be rebuilt although its counts may not show it (its main branch moved);
-    index/store/digests.py clears the mark when it rebuilds."""
+    """A chunk touched the session: its digest must be rebuilt, even when its counts do not show it (a
+    record taken over by a better copy, a main branch that moved); index/store/digests.py clears it."""
     conn.execute("INSERT OR IGNORE INTO pending(what, key) VALUES('digest', ?)", (session_id,))
