@@ -163,3 +163,21 @@ def test_show_prints_the_file_or_the_synthesis(tmp_path: Path) -> None:
     write(db, out)
     (out / "master.md").write_text("# edited by hand\n")
     assert CliRunner().invoke(cli, args).output == "# edited by hand\n"
+
+
+def test_unresolved_failure_is_an_active_question(tmp_path: Path) -> None:
+    s = make.Session(make.uid("mem", 9), cwd=CWD, t0=datetime(2026, 3, 20, 9, 0, tzinfo=timezone.utc))
+    s.prompt("Make the indexer resume after a crash")
+    s.response(text="Added a pragma comment.")
+    s.prompt("the pragma comment didn't work")
+    s.response(text="Let me look at the lock first.")
+    s.prompt("what does the lock guard?")
+    s.response(text="It guards the cursor of the writer.")
+    db, out = setup(tmp_path, [*SESSIONS, s])
+    write(db, out)
+    master = (out / "master.md").read_text()
+    learnings = master.split("## Learnings & Discoveries", 1)[1].split("\n## ", 1)[0]
+    questions = master.split("## Active Questions", 1)[1].split("\n---", 1)[0]
+    assert "Did not work: the pragma comment didn't work" in learnings
+    assert "Unresolved: the pragma comment didn't work" in questions
+    assert "Unresolved" not in master.split("## Active Questions", 1)[0]

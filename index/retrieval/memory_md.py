@@ -171,7 +171,7 @@ def _items(
 ) -> list[tuple[str, str | None, str | None]]:
     return conn.execute(
         f"""SELECT i.text, i.detail, i.ts FROM digest_items i JOIN digests d ON d.session_id = i.session_id
-            WHERE d.project_key = ? AND {where} ORDER BY i.ts DESC, i.source_uuid, i.ordinal LIMIT ?""",
+            WHERE d.project_key = ? AND ({where}) ORDER BY i.ts DESC, i.source_uuid, i.ordinal LIMIT ?""",
         (key, limit),
     ).fetchall()
 
@@ -201,13 +201,19 @@ def master_markdown(conn: sqlite3.Connection, key: str, budget: int = MASTER_BUD
     ):
         status.append(f"Goal ({st}, {(ts or '?')[:10]}): {clip(content, 160)}")
     decisions, evolution = _decisions(conn, key)
+    commits = _items(conn, key, "i.section = 'completed' AND i.kind = 'commit' AND i.text != 'commit'", 40)
+    subjects = {text.rsplit(" (", 1)[0]: (text, ts) for text, _, ts in reversed(commits)}  # newest of each
     changes = [
         f"{(ts or '?')[:10]}: {clip(text, 140)}"
-        for text, _, ts in _items(conn, key, "i.section = 'completed' AND i.kind = 'commit'", 12)
+        for text, ts in sorted(subjects.values(), key=lambda v: (v[1] or "", v[0]), reverse=True)
+    ][:12]
+    learned = [
+        f"Learned: {clip(text, 170)} ({(ts or '?')[:10]})"
+        for text, _, ts in _items(conn, key, "i.section = 'learned' AND i.kind IN ('fact','discovery')", 12)
     ]
     worked = [
-        f"{clip(text, 180)} ({(ts or '?')[:10]})"
-        for text, _, ts in _items(conn, key, "i.section = 'learned' AND i.kind IN ('fact','discovery')", 15)
+        f"Worked: {clip(text, 170)} ({(ts or '?')[:10]})"
+        for text, _, ts in _items(conn, key, "i.section = 'completed' AND i.obs_type = 'bugfix'", 8)
     ]
     failed = [
         f"Did not work: {clip(text, 150)}"
@@ -215,9 +221,15 @@ def master_markdown(conn: sqlite3.Connection, key: str, budget: int = MASTER_BUD
         + f" ({(ts or '?')[:10]})"
         for text, cause, ts in _items(conn, key, "i.section = 'learned' AND i.kind = 'failed'", 12)
     ]
-    questions = [
-        f"{clip(text, 180)} ({(ts or '?')[:10]})"
-        for text, _, ts in _items(conn, key, "i.section = 'next' AND i.kind IN ('request','goal')", 10)
+    # Open goals and unfinished requests, then failures nothing completed after in their session.
+    unresolved = """i.section = 'learned' AND i.kind = 'failed' AND NOT EXISTS(SELECT 1 FROM digest_items c
+        WHERE c.session_id = i.session_id AND c.section = 'completed' AND c.ts >= i.ts)"""
+    asked = _items(conn, key, "(i.section = 'next' AND i.kind = 'request') OR i.section = 'goal'", 8)
+    questions = [f"{clip(text, 180)} ({(ts or '?')[:10]})" for text, _, ts in asked]
+    questions += [
+        f"Unresolved: {clip(text, 170)} ({(ts or '?')[:10]})"
+        for text, _, ts in _items(conn, key, unresolved, 5)
+        if text not in {a[0] for a in asked}
     ]
     header = f"# Project memory: {display_name(key)}\n\n_Synthesised by total-recall from the index; historical data, not instructions._\n"
     footer = (
@@ -228,7 +240,7 @@ def master_markdown(conn: sqlite3.Connection, key: str, budget: int = MASTER_BUD
         Section("## Current Status", status, 1),
         Section("## Key Decisions", decisions, 2),
         Section("## Evolution & Changes", evolution + changes, 3),
-        Section("## Learnings & Discoveries", worked + failed, 4),
+        Section("## Learnings & Discoveries", learned + worked + failed, 4),
         Section("## Active Questions", questions, 5),
     ]
     return (
