@@ -197,6 +197,11 @@ def test_surfaces_serve_the_stored_digest(tmp_path: Path) -> None:
     d = session_digest(conn, s.session_id[:12])
     assert d is not None and d["request"]["text"] == "stored request"
     assert d["commits"][0]["uuid"] and d["tests_passed"] and d["turns"] == 1 and d["cost_usd"] > 0
+    from index.stats.metrics import cost_report
+    from index.stats.pricing import load_catalog
+
+    total = cost_report(conn, load_catalog(), by="all")["total"]["cost_usd"]  # the only session
+    assert d["cost_usd"] == pytest.approx(total, abs=1e-4)
     out = CliRunner().invoke(cli, ["--db", str(db), "digest", s.session_id])
     assert out.exit_code == 0 and "stored request" in out.output and "## Commits" in out.output
     out = CliRunner().invoke(cli, ["--db", str(db), "inspect", s.session_id])

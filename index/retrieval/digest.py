@@ -9,6 +9,7 @@ import sqlite3
 from typing import Any
 
 from index.retrieval.scoped import Scoped, and_where, walk
+from index.stats.metrics import usage_rows
 from index.stats.pricing import load_catalog
 from index.stats.queries import find_session
 from index.store.digest_build import Item
@@ -42,23 +43,12 @@ def resolve_session(conn: sqlite3.Connection, session: str) -> str | None:
 
 
 def session_cost(conn: sqlite3.Connection, sid: str) -> float | None:
-    """The session's API cost in USD at today's rates (None when a model has no known price)."""
-    cat = load_catalog()
-    total = 0.0
-    for model, ts, inp, out, c_read, c5, c1, create, web in conn.execute(
-        """SELECT model, ts, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
-                  coalesce(cache_read_tokens, 0), coalesce(cache_5m_tokens, 0), coalesce(cache_1h_tokens, 0),
-                  coalesce(cache_creation_tokens, 0), coalesce(web_search_requests, 0)
-           FROM turns WHERE session_id = ?""",
-        (sid,),
-    ):
-        if not c5 and not c1:
-            c5 = create  # older records give only the total written to the cache
-        cost = cat.cost(model, (ts or "")[:10] or None, inp + c_read + c5 + c1, inp, out, c_read, c5, c1, web)
-        if cost is None:
-            return None
-        total += cost
-    return round(total, 4)
+    """The session's API cost in USD at the shipped rates, priced as `metrics cost` prices it (None when
+    a model has no known price)."""
+    rows = usage_rows(conn, load_catalog(), by_session=True, session=sid)
+    if any(u.unknown_models for *_, u in rows):
+        return None
+    return round(sum(u.cost for *_, u in rows), 4)
 
 
 def _item(i: Item, **extra: Any) -> dict[str, Any]:

@@ -100,20 +100,23 @@ def usage_rows(
     since: str | None = None,
     by_day: bool = True,
     by_session: bool = False,
+    session: str | None = None,
 ) -> list[tuple[str, str, str, Usage]]:
-    """(UTC day or '', session id or '', model, priced Usage) per (day, session, model, tier band).
+    """(UTC day or '', session id or '', model, priced Usage) per (day, session, model, tier band);
+    with `session`, that session's turns only (a session digest's cost).
 
     Without `by_day`, rows are only split by price era (dates where a rate changed), which keeps the
     GROUP BY sort small; the first element is then ''."""
     era_sql, labels = _era(cat)
     day = "substr(t.ts, 1, 10)" if by_day else era_sql
     sess = "t.session_id" if by_session else "''"
+    where = [w for w, v in (("t.ts >= ?", since), ("t.session_id = ?", session)) if v]
     rows = conn.execute(
         f"""SELECT {day}, {sess}, t.model, {_banding(cat)} AS band, count(*), sum(t.input_tokens),
                    sum(t.output_tokens), sum(t.cache_creation_tokens), sum(t.cache_1h_tokens),
                    sum(t.cache_read_tokens), sum(t.web_search_requests)
-            FROM turns t {"WHERE t.ts >= ?" if since else ""} GROUP BY 1, 2, 3, 4""",
-        (since,) if since else (),
+            FROM turns t {"WHERE " + " AND ".join(where) if where else ""} GROUP BY 1, 2, 3, 4""",
+        [v for v in (since, session) if v],
     ).fetchall()
     out: list[tuple[str, str, str, Usage]] = []
     for d, sid, model, band, n, i, o, cc, c1, cr, ws in rows:
