@@ -1,5 +1,6 @@
-"""Index benchmarks: full-index MB/s (--jobs 1/2), no-op re-index, one appended turn, search
-latency (in process and whole command), peak RSS, index size vs raw bytes.
+"""Index benchmarks: full-index MB/s (--jobs 1/2), the share of it spent building session digests,
+no-op re-index, one appended turn, search latency (in process and whole command), peak RSS, index
+size vs raw bytes.
 
 Usage: python bench/bench_index.py [--projects DIR] [--work DIR]
 Prints one line per figure; docs/benchmarks.md records the results.
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from index.retrieval.search import search_messages, search_sessions  # noqa: E402
+from index.store.digests import refresh as refresh_digests  # noqa: E402
 from index.store.ingest import run_index  # noqa: E402
 
 CLI = [sys.executable, "-m", "total_recall"]
@@ -51,6 +53,7 @@ def bench_full(projects: Path, work: Path, jobs: int) -> Path:
         Path(str(db) + s).unlink(missing_ok=True)
     el, out = run_cli(db, "index", "--projects-root", str(projects), "--jobs", str(jobs), "--json")
     rep = json.loads(out)
+    bench_digests(db, rep["elapsed_s"])
     mb = rep["bytes_read"] / 1e6
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(
@@ -58,6 +61,43 @@ def bench_full(projects: Path, work: Path, jobs: int) -> Path:
         f"(in-run {rep['elapsed_s']:.2f}s = {mb / rep['elapsed_s']:.1f} MB/s); peak RSS so far {rss:.0f} MB"
     )
     return db
+
+
+def bench_digests(db: Path, full_s: float) -> None:
+    """Build every digest again, as the full index did in its finalisation, and compare with the run."""
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("DELETE FROM digest_items")
+        conn.execute("DELETE FROM digests")
+        conn.commit()
+        t = time.perf_counter()
+        n = refresh_digests(conn)
+        el = time.perf_counter() - t
+    finally:
+        conn.close()
+    print(f"  digests: {n} sessions in {el * 1000:.0f} ms = {100 * el / full_s:.1f} % of the full index run")
+
+
+def bench_digest_overhead(projects: Path, work: Path, rounds: int) -> None:
+    """Full index in process with and without the digest step, alternated, medians compared."""
+    import index.store.finalize as fin
+
+    keep = fin.refresh_digests
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(rounds):
+        for with_digests in (False, True):
+            db = work / f"ab-{with_digests}.db"
+            for s in ("", "-wal", "-shm"):
+                Path(str(db) + s).unlink(missing_ok=True)
+            fin.refresh_digests = keep if with_digests else (lambda conn: 0)  # type: ignore[assignment]
+            t = time.perf_counter()
+            run_index(db, [projects], jobs=1)
+            times[with_digests].append(time.perf_counter() - t)
+    fin.refresh_digests = keep
+    a, b = statistics.median(times[False]), statistics.median(times[True])
+    print(
+        f"full index in process, median of {rounds}: {a:.2f}s without digests, {b:.2f}s with = +{100 * (b - a) / a:.1f} %"
+    )
 
 
 def bench_noop(projects: Path, db: Path) -> None:
@@ -164,6 +204,7 @@ def main() -> None:
     ap.add_argument("--projects", default=str(ROOT.parent / "shared" / "corpus" / "projects"))
     ap.add_argument("--work", default=None)
     ap.add_argument("--skip-append", action="store_true")
+    ap.add_argument("--digest-rounds", type=int, default=3, help="with/without-digest full indexes (0: skip)")
     args = ap.parse_args()
     projects = Path(args.projects)
     work = Path(args.work or tempfile.mkdtemp(prefix="tr-bench-"))
@@ -174,6 +215,8 @@ def main() -> None:
     db = bench_full(projects, work, 2)
     size = sum(Path(str(db) + s).stat().st_size for s in ("", "-wal") if Path(str(db) + s).exists())
     print(f"index size: {size / 1e6:.1f} MB = {100 * size / raw:.1f} % of raw")
+    if args.digest_rounds:
+        bench_digest_overhead(projects, work, args.digest_rounds)
     bench_noop(projects, db)
     if not args.skip_append:
         bench_append(projects, work)

@@ -127,10 +127,21 @@ def tool_summary(name: str, inp: Any) -> tuple[str | None, str]:
     return target, f"{name}: {cut(dumped, TOOL_INPUT_CAP)}"
 
 
-def cut_marked(text: str, cap: int) -> str:
-    """A stored text over `cap`: `cut` (lines kept, no word split) and marked as cut. Not
-    `lib.text.clip`, which squashes to one line for display."""
-    return text if len(text) <= cap else cut(text, cap) + " …"
+TOOL_RESULT_TAIL = 500  # of TOOL_RESULT_CAP: a test run's summary, a command's last error line
+
+
+def cut_ends(text: str, cap: int, tail: int = TOOL_RESULT_TAIL) -> str:
+    """A tool result over `cap`: its start and its last `tail` chars (what a test run or a build
+    reports last), the middle replaced by " … "; both cuts fall between words, like `cut`, so no
+    token is stored in part. Not `lib.text.clip`, which squashes to one line for display."""
+    if len(text) <= cap:
+        return text
+    end = text[len(text) - tail :]
+    for i in range(min(_CUT_BACK, len(end))):
+        if end[i] in _BOUNDARY:
+            end = end[i:]
+            break
+    return cut(text, cap - tail) + " … " + end
 
 
 _BOUNDARY = frozenset(" \t\r\n\"'`,;&|<>()[]{}")

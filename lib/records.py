@@ -311,7 +311,7 @@ class RecordState:
             texts.append(C.block_text(b.get("content")))
         joined = "\n".join(texts)
         # An answer of our MCP server is our own words: recognised before the cap cuts its _meta off.
-        text = PLACEHOLDER if is_mcp_answer(joined) else C.cut_marked(joined, C.TOOL_RESULT_CAP)
+        text = PLACEHOLDER if is_mcp_answer(joined) else C.cut_ends(joined, C.TOOL_RESULT_CAP)
         m = self._base(rec, uuid, sid, parent, "user", "tool_result", text, offset)
         m.tool_use_id = tool_use_id if isinstance(tool_use_id, str) else None
         m.is_error = is_error

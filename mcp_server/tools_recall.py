@@ -242,9 +242,10 @@ def get_session_digest(
     rt: Runtime, session_id: Annotated[str, Field(description="Session id (or a unique prefix).")]
 ) -> CallToolResult:
     """Digest of one past session without reading it: the request, what was investigated, learned,
-    decided, corrected and completed, files read and edited, the last prompt, how it ended, next steps,
-    and observations typed decision / bugfix / feature / refactor / discovery. Call it after
-    prior_sessions_for_cwd or a search hit points at a session worth knowing."""
+    decided, corrected and completed (commits, passing test runs), files read and edited, the last
+    prompt, how it ended, next steps, duration, turns and cost, and observations typed decision /
+    bugfix / feature / refactor / discovery / change; every item carries its source message uuid.
+    Call it after prior_sessions_for_cwd or a search hit points at a session worth knowing."""
     if not session_id.strip():
         raise invalid(
             "session_id is empty", "take a session_id from prior_sessions_for_cwd or search_messages"

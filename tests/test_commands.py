@@ -34,6 +34,9 @@ EXPECTED = {
     "recall-escalation",
     "recall-goal",
     "recall-operator-context",
+    "summarize",
+    "synthesize",
+    "recall-memory",
 }
 INJECT = re.compile(r"!`([^`]+)`")
 TOOL = re.compile(r"MCP tools? `([a-z_]+)`(?: \(.*?\))?(?:(?:,| or| and) `([a-z_]+)`)*")
@@ -96,7 +99,9 @@ def skill_names() -> set[str]:
 def readme_slash_names() -> set[str]:
     """Every slash command the README tells the user to type for this plugin (`/x` or `/plugin:x`)."""
     text = (ROOT / "README.md").read_text()
-    return set(re.findall(r"(?<![\w./<>-])/((?:[a-z-]+:)?(?:recall|speak)[a-z-]*)", text))
+    return set(
+        re.findall(r"(?<![\w./<>-])/((?:[a-z-]+:)?(?:recall|speak|summarize|synthesize)[a-z-]*)", text)
+    )
 
 
 def test_all_commands_present() -> None:

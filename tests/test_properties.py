@@ -43,7 +43,19 @@ SCALE = float(os.environ.get("TOTAL_RECALL_PROPERTY_SCALE", "1"))
 
 STEP = st.tuples(
     st.sampled_from(
-        ["prompt", "answer", "split", "tools", "parallel", "progress", "fork", "compact", "meta", "sidechain"]
+        [
+            "prompt",
+            "answer",
+            "split",
+            "tools",
+            "commit",
+            "parallel",
+            "progress",
+            "fork",
+            "compact",
+            "meta",
+            "sidechain",
+        ]
     ),
     st.integers(0, 1000),
 )
@@ -72,6 +84,11 @@ def build_transcript(steps: list[tuple[str, int]], sid: str) -> bytes:
         elif kind == "tools":
             call = s.response(tools=[("Read", {"file_path": f"/home/dev/projects/prop/src/m{n}.py"})])[-1]
             s.tool_result(call, f"def f{n}():\n    return {n}\n")
+        elif kind == "commit":  # an edit and a commit: files edited and commits in the digest
+            edit = s.response(tools=[("Edit", {"file_path": f"/home/dev/projects/prop/src/m{n}.py"})])[-1]
+            s.tool_result(edit, "ok", parent=edit["uuid"])
+            call = s.response(tools=[("Bash", {"command": f'git commit -am "Fix m{n}"'})])[-1]
+            s.tool_result(call, f"[main {n:07x}] Fix m{n}", is_error=n % 4 == 0)
         elif kind == "parallel":
             calls = s.response(
                 text="Reading both.",

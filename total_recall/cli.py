@@ -222,6 +222,7 @@ def _register() -> None:
     from mcp_server.cli import register as register_mcp
     from total_recall import (
         cmd_context,
+        cmd_digest,
         cmd_doctor,
         cmd_install,
         cmd_manage,
@@ -255,6 +256,7 @@ def _register() -> None:
     cmd_ui.register(cli)
     cmd_server.register(cli)
     cmd_team.register(cli)
+    cmd_digest.register(cli)
     register_mcp(cli)
     for cmd in (
         cmd_search.search,

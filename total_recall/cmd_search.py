@@ -263,7 +263,11 @@ def inspect(obj: Any, session_id: str, messages: int | None, as_json: bool) -> N
             "list them with `total-recall sessions`, or search with `total-recall search --sessions TOPIC`",
             kind="not_found",
         )
+    from index.retrieval import digest_notes, session_digest
+
     data["resume"] = resume_line(data.get("cwd"), data["session_id"])
+    data["digest"] = session_digest(conn, sid)
+    data["digest_notes"] = digest_notes(data["digest"]) if data["digest"] else []
     if as_json:
         emit_json(data)
         return
@@ -292,6 +296,8 @@ def _inspect_lines(d: dict[str, Any], project: str) -> list[str]:
         ("transcript", f"{d.get('source_file')} ({d.get('source_state')})" if d.get("source_file") else ""),
     ]
     out += [f"  {k + ':':<12} {v}" for k, v in facts if v]
+    if d["digest_notes"]:  # the whole digest: `total-recall digest SESSION`
+        out += ["", "digest:"] + [f"  {line}" for line in d["digest_notes"]]
     if d["tools"]:
         out += ["", "tools: " + ", ".join(f"{t} {n:,}" for t, n in d["tools"].items())]
     out += ["", f"extractions ({len(d['extractions'])}):"]

@@ -128,6 +128,14 @@ EXAMPLES: dict[str, list[str]] = {
     "team pull": ["total-recall team pull", "total-recall team pull --query retries --json"],
     "team status": ["total-recall team status", "total-recall team status --json"],
     "team sync": ["total-recall team sync"],
+    "digest": ["total-recall digest 1a2b3c4d", "total-recall digest 1a2b3c4d --json | jq .next_steps"],
+    "memory": ["total-recall memory write", "total-recall memory import"],
+    "memory write": [
+        "total-recall memory write",
+        "total-recall memory write --project api --dir docs/_memory",
+    ],
+    "memory import": ["total-recall memory import", "total-recall memory import --file .claude/CLAUDE.md"],
+    "memory show": ["total-recall memory show", "total-recall memory show --project api | less"],
 }
 
 SHELLS = ("bash", "zsh", "fish")

@@ -32,10 +32,28 @@ if TYPE_CHECKING:
         digest_markdown as digest_markdown,
     )
     from index.retrieval.digest import (
+        digest_notes as digest_notes,
+    )
+    from index.retrieval.digest import (
         recent_sessions as recent_sessions,
     )
     from index.retrieval.digest import (
+        resolve_session as resolve_session,
+    )
+    from index.retrieval.digest import (
         session_digest as session_digest,
+    )
+    from index.retrieval.memory_md import (
+        conversation_markdown as conversation_markdown,
+    )
+    from index.retrieval.memory_md import (
+        master_markdown as master_markdown,
+    )
+    from index.retrieval.memory_md import (
+        memory_sessions as memory_sessions,
+    )
+    from index.retrieval.memory_md import (
+        projects_named as projects_named,
     )
     from index.retrieval.memory_view import memory_overview as memory_overview
     from index.retrieval.ontology_queries import (
@@ -139,6 +157,12 @@ _WHERE: dict[str, tuple[str, str]] = {
     "decision_for_topic": ("operator_queries", "decision_for_topic"),
     "define_term": ("ontology_queries", "define_term"),
     "digest_markdown": ("digest", "digest_markdown"),
+    "digest_notes": ("digest", "digest_notes"),
+    "conversation_markdown": ("memory_md", "conversation_markdown"),
+    "master_markdown": ("memory_md", "master_markdown"),
+    "memory_sessions": ("memory_md", "memory_sessions"),
+    "projects_named": ("memory_md", "projects_named"),
+    "resolve_session": ("digest", "resolve_session"),
     "estimate_tokens": ("budget", "estimate_tokens"),
     "facets": ("browse", "facets"),
     "hit_index": ("timeline", "hit_index"),
@@ -184,9 +208,11 @@ __all__ = [
     "cap_fields",
     "change_stamp",
     "check_banned",
+    "conversation_markdown",
     "decision_for_topic",
     "define_term",
     "digest_markdown",
+    "digest_notes",
     "estimate_tokens",
     "facets",
     "hit_index",
@@ -199,16 +225,20 @@ __all__ = [
     "list_sessions",
     "list_standing_decisions",
     "machine_inventory",
+    "master_markdown",
     "memory_overview",
+    "memory_sessions",
     "message_timeline",
     "profile",
     "project_graph",
+    "projects_named",
     "recall_kinds",
     "recall_targeted",
     "recall_topic",
     "recent_sessions",
     "records",
     "report",
+    "resolve_session",
     "row_text",
     "run_questions",
     "search_messages",

@@ -32,9 +32,12 @@ class Fitted:
     dropped: dict[str, int] = field(default_factory=dict)  # section title -> lines dropped
 
 
-def fit_sections(sections: list[Section], budget: int, header: str = "", footer: str = "") -> Fitted:
+def fit_sections(
+    sections: list[Section], budget: int, header: str = "", footer: str = "", title_fmt: str = "{}:"
+) -> Fitted:
     """Render sections in the given order, evicting the least important lines first until the whole
-    text (header + sections + footer) fits in `budget` characters."""
+    text (header + sections + footer) fits in `budget` characters. `title_fmt` renders a section's
+    title line (`"\n## {}\n"` for Markdown headings)."""
     keep = {id(s): list(s.lines) for s in sections}
     dropped: dict[str, int] = {}
 
@@ -43,7 +46,7 @@ def fit_sections(sections: list[Section], budget: int, header: str = "", footer:
         for s in sections:
             lines = keep[id(s)]
             if lines:
-                parts.append(f"{s.title}:\n" + "\n".join(f"- {ln}" for ln in lines))
+                parts.append(title_fmt.format(s.title) + "\n" + "\n".join(f"- {ln}" for ln in lines))
         if footer:
             parts.append(footer)
         return "\n".join(parts)

@@ -1,224 +1,149 @@
-"""Session digest without an LLM (S1): what was asked, investigated, learned, decided, corrected and
-completed, which files were read and edited, how it ended and what is next — from rows already in the
-index (sessions, messages' tool targets, extractions, goal_stack)."""
+"""Session digest without an LLM (S1), as the surfaces show it (MCP `get_session_digest` and
+`session-digest://`, `total-recall digest`, `inspect`, the Markdown memory): what was asked,
+investigated, learned, decided, corrected and completed, files read and edited, how it ended and what
+is next, plus duration, turns and cost. Built at index time (`index/store/digests.py`); read here."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from typing import Any
 
-import orjson
-
 from index.retrieval.scoped import Scoped, and_where, walk
+from index.stats.metrics import usage_rows
+from index.stats.pricing import load_catalog
 from index.stats.queries import find_session
-from index.store.textstore import unpack
-from lib.model import EDIT_TOOLS
+from index.store.digest_build import Item
+from index.store.digest_rules import OBSERVATION_TYPES
+from index.store.digests import stored
 from lib.project import display_name
 from lib.text import clip
 
-READ_TOOLS = ("Read", "NotebookRead")
-SEARCH_TOOLS = ("Grep", "Glob", "WebSearch", "WebFetch")
-OBSERVATION_TYPES = ("decision", "bugfix", "feature", "refactor", "discovery")
+__all__ = [
+    "OBSERVATION_TYPES",
+    "digest_markdown",
+    "digest_notes",
+    "recent_sessions",
+    "resolve_session",
+    "session_cost",
+    "session_digest",
+]
 
-_BUGFIX = re.compile(
-    r"\b(fix\w*|bug\w*|error\w*|fail\w*|crash\w*|flak\w*|broken|regression|root cause|"
-    r"resolv\w*|patch\w*|workaround)\b",
-    re.I,
-)
-_REFACTOR = re.compile(
-    r"\b(refactor\w*|renam\w*|extract\w*|mov(?:e|ed|ing)|clean\w*|simplif\w*|split\w*|"
-    r"restructur\w*|reorganis\w*|reorganiz\w*|dedup\w*|consolidat\w*)\b",
-    re.I,
-)
-_FEATURE = re.compile(
-    r"\b(add\w*|implement\w*|creat\w*|support\w*|introduc\w*|buil[dt]\w*|wir(?:e|ed|ing)|"
-    r"new)\b",
-    re.I,
-)
-_NEXT = re.compile(
-    r"\b(next|remaining|todo|still need|follow[- ]up|left to|we should|you (?:can|could|should|may "
-    r"want to)|once .{3,40} we can)\b",
-    re.I,
-)
-_SENT = re.compile(r"(?<=[.!?])\s+|\n+")
-
-_GROUPS: dict[str, tuple[str, ...]] = {
-    "decisions": ("standing_decision", "decision"),
-    "corrections": ("correction", "model_correction"),
-    "completed": ("progress", "goal_progress"),
-    "learned": ("domain_fact", "self_correction", "implicit_preference"),
-    "failed_attempts": ("failed_attempt",),
-    "rules": ("ban",),
+_NEXT_SOURCE = {
+    "plan": "open plan item",
+    "request": "last unfinished request",
+    "suggested": "last answer",
 }
 
 
-def observation_type(kind: str, text: str) -> str | None:
-    """decision / bugfix / feature / refactor / discovery for one extraction (None = not an observation)."""
-    if kind in ("decision", "standing_decision"):
-        return "decision"
-    if kind in ("domain_fact", "self_correction"):
-        return "discovery"
-    if kind not in ("progress", "goal_progress", "failed_attempt", "model_correction"):
+def resolve_session(conn: sqlite3.Connection, session: str) -> str | None:
+    """A session id from an id or a unique prefix."""
+    if conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", (session,)).fetchone():
+        return session
+    return find_session(conn, session)
+
+
+def session_cost(conn: sqlite3.Connection, sid: str) -> float | None:
+    """The session's API cost in USD at the shipped rates, priced as `metrics cost` prices it (None when
+    a model has no known price)."""
+    rows = usage_rows(conn, load_catalog(), by_session=True, sessions=[sid])
+    if any(u.unknown_models for *_, u in rows):
         return None
-    if kind == "progress" and len(text.split()) < 3:
-        return None  # "Done", "Fixed it"
-    if _BUGFIX.search(text) or kind in ("failed_attempt", "model_correction"):
-        return "bugfix"
-    if _REFACTOR.search(text):
-        return "refactor"
-    if _FEATURE.search(text):
-        return "feature"
-    return None if kind == "progress" else "discovery"
+    return round(sum(u.cost for *_, u in rows), 4)
 
 
-def _rel(path: str, cwd: str | None) -> str:
-    if cwd and path.startswith(cwd) and len(path) > len(cwd) + 1 and path[len(cwd)] in "/\\":
-        return path[len(cwd) + 1 :]
-    return path
-
-
-def _targets(
-    conn: sqlite3.Connection, sid: str, tools: tuple[str, ...], cwd: str | None, n: int
-) -> tuple[list[dict[str, Any]], int]:
-    rows = conn.execute(
-        f"""SELECT tool_target, count(*), max(ts) FROM messages WHERE session_id = ? AND kind = 'tool_use'
-            AND tool_name IN ({",".join("?" * len(tools))}) AND tool_target IS NOT NULL AND tool_target != ''
-            GROUP BY tool_target ORDER BY count(*) DESC, max(ts) DESC""",
-        (sid, *tools),
-    ).fetchall()
-    return [{"path": _rel(t, cwd), "times": c} for t, c, _ in rows[:n]], len(rows)
-
-
-def _prompt(conn: sqlite3.Connection, sid: str, last: bool) -> dict[str, Any] | None:
-    """First or last human prompt; envelopes typed into the prompt stream (<task-notification>…) are skipped
-    when a real one exists."""
-    rows = conn.execute(
-        f"""SELECT uuid, ts, body FROM messages WHERE session_id = ? AND kind = 'prompt' AND is_sidechain = 0
-            ORDER BY on_main DESC, id {"DESC" if last else "ASC"} LIMIT 6""",
-        (sid,),
-    ).fetchall()
-    if not rows:
-        return None
-    texts = [(r[0], r[1], unpack(r[2])) for r in rows]
-    uuid, ts, text = next((t for t in texts if not t[2].lstrip().startswith("<")), texts[0])
-    return {"text": text, "uuid": uuid, "ts": ts}
-
-
-def _ending(conn: sqlite3.Connection, sid: str) -> dict[str, Any] | None:
-    row = conn.execute(
-        """SELECT uuid, ts, body FROM messages WHERE session_id = ? AND kind = 'text' AND role = 'assistant'
-           AND is_sidechain = 0 AND on_main = 1 ORDER BY id DESC LIMIT 1""",
-        (sid,),
-    ).fetchone()
-    return {"text": unpack(row[2]), "uuid": row[0], "ts": row[1]} if row else None
-
-
-def _next_steps(conn: sqlite3.Connection, sid: str, ending: dict[str, Any] | None) -> list[dict[str, Any]]:
-    out = [
-        {"text": c, "source": f"goal ({s})", "uuid": u}
-        for c, s, u in conn.execute(
-            """SELECT content, status, source_uuid FROM goal_stack WHERE session_id = ?
-           AND status IN ('active','paused','blocked') ORDER BY updated_ts DESC LIMIT 3""",
-            (sid,),
-        )
-    ]
-    if ending:
-        for sent in _SENT.split(ending["text"]):
-            if _NEXT.search(sent) and len(sent.split()) >= 4:
-                out.append({"text": clip(sent, 240), "source": "last answer", "uuid": ending["uuid"]})
-            if len(out) >= 6:
-                break
+def _item(i: Item, **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"text": i.text, "uuid": i.uuid, "date": (i.ts or "")[:10] or None, **extra}
+    if i.obs_type:
+        out["type"] = i.obs_type
     return out
 
 
 def session_digest(conn: sqlite3.Connection, session: str, *, items: int = 8) -> dict[str, Any] | None:
-    """The digest of one session (id or unique prefix); None when no such session is indexed."""
-    sid = (
-        session
-        if conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", (session,)).fetchone()
-        else find_session(conn, session)
-    )
-    if sid is None:
+    """The stored digest of one session (id or unique prefix), as the surfaces show it; None when no such
+    session is indexed. Every item carries the uuid of its source message."""
+    sid = resolve_session(conn, session)
+    d = stored(conn, sid) if sid else None
+    if d is None:
         return None
-    meta = conn.execute(
-        """SELECT title, project_key, cwd, git_branch, first_ts, last_ts, n_messages, n_prompts, n_tool_calls,
-                  n_compactions, models, resumed_from FROM sessions WHERE session_id = ?""",
-        (sid,),
-    ).fetchone()
-    title, key, cwd, branch, first, last, n_msg, n_prompts, n_tools, n_compact, models, resumed = meta
-    groups: dict[str, list[dict[str, Any]]] = {g: [] for g in _GROUPS}
-    observations: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
-    for kind, content, context, uuid, ts in conn.execute(
-        """SELECT kind, content, context, source_uuid, ts FROM extractions WHERE session_id = ?
-               ORDER BY ts, id""",
-        (sid,),
-    ):
-        norm = " ".join(content.lower().split())[:120]
-        if (kind, norm) in seen:
-            continue
-        seen.add((kind, norm))
-        ctx = orjson.loads(context or "{}")
-        item: dict[str, Any] = {"text": content, "date": (ts or "")[:10] or None, "uuid": uuid}
-        if kind != "ban" and ctx.get("rejected_approach"):
-            item["rejected"] = ctx["rejected_approach"]
-        for group, kinds in _GROUPS.items():
-            if kind in kinds:
-                groups[group].append({**item, "kind": kind} if len(kinds) > 1 else item)
-        otype = observation_type(kind, content)
-        if otype:
-            observations.append({"type": otype, "text": content, "uuid": uuid})
-    files_read, n_read = _targets(conn, sid, READ_TOOLS, cwd, items * 2)
-    files_edited, n_edited = _targets(conn, sid, EDIT_TOOLS, cwd, items * 2)
-    searched, n_searched = _targets(conn, sid, SEARCH_TOOLS, cwd, items)
-    errors = conn.execute(
-        "SELECT count(*) FROM messages WHERE session_id = ? AND kind = 'tool_result' AND is_error = 1", (sid,)
-    ).fetchone()[0]
-    agents = conn.execute("SELECT count(*) FROM agents WHERE session_id = ?", (sid,)).fetchone()[0]
-    ending = _ending(conn, sid)
-    first_prompt, last_prompt = _prompt(conn, sid, False), _prompt(conn, sid, True)
-    notes = [f"{n_tools or 0} tool calls, {errors} failed", f"{n_compact or 0} compactions"]
-    if agents:
-        notes.append(f"{agents} subagents")
-    if resumed:
-        notes.append(f"resumed from session {resumed}")
-    by_type: dict[str, int] = {}
-    for o in observations:
-        by_type[o["type"]] = by_type.get(o["type"], 0) + 1
+    m = d.meta
+    by: dict[str, list[Item]] = {}
+    for it in d.items:
+        by.setdefault(it.section, []).append(it)
+
+    def kind(section: str, *kinds: str) -> list[Item]:
+        return [i for i in by.get(section, []) if i.kind in kinds]
+
+    def files(section: str) -> list[dict[str, Any]]:
+        rows = sorted(by.get(section, []), key=lambda i: -i.n)
+        return [{"path": i.text, "times": i.n, "uuid": i.uuid} for i in rows[: items * 2]]
+
+    def one(section: str) -> dict[str, Any] | None:
+        rows = by.get(section)
+        return {"text": rows[0].text, "uuid": rows[0].uuid, "ts": rows[0].ts} if rows else None
+
+    observations = [{"type": i.obs_type, "text": i.text, "uuid": i.uuid} for i in d.items if i.obs_type]
+    by_type = {t: sum(1 for o in observations if o["type"] == t) for t in OBSERVATION_TYPES}
+    counts = m.get("counts", {})
+    searches = sorted(kind("investigated", "search"), key=lambda i: -i.n)
+    commands = sorted(kind("investigated", "command"), key=lambda i: -i.n)
+    key = m.get("project_key")
     return {
-        "session_id": sid,
-        "title": title,
+        "session_id": d.session_id,
+        "title": m.get("title"),
         "project": display_name(key) if key else None,
         "project_key": key,
-        "cwd": cwd,
-        "branch": branch,
-        "first_ts": first,
-        "last_ts": last,
-        "date": (first or "")[:10] or None,
-        "counts": {"messages": n_msg, "prompts": n_prompts, "tool_calls": n_tools, "compactions": n_compact},
-        "models": [m for m in (models or "").split(",") if m][:3],
-        "request": first_prompt,
-        "investigated": {"files_read": n_read, "searches": searched, "searches_total": n_searched},
-        "learned": groups["learned"][-items:],
-        "decisions": groups["decisions"][-items:],
-        "corrections": groups["corrections"][-items:],
-        "rules": groups["rules"][-items:],
-        "failed_attempts": groups["failed_attempts"][-items:],
-        "completed": groups["completed"][-items:],
-        "files_read": files_read,
-        "files_read_total": n_read,
-        "files_edited": files_edited,
-        "files_edited_total": n_edited,
-        "last_prompt": last_prompt
-        if last_prompt and first_prompt and last_prompt["uuid"] != first_prompt["uuid"]
-        else None,
-        "ended_with": ending,
-        "next_steps": _next_steps(conn, sid, ending),
+        "cwd": m.get("cwd"),
+        "first_ts": m.get("first_ts"),
+        "last_ts": m.get("last_ts"),
+        "date": (m.get("first_ts") or "")[:10] or None,
+        "duration_s": m.get("duration_s"),
+        "turns": m.get("turns"),
+        "cost_usd": session_cost(conn, d.session_id),
+        "tokens": {k: m.get(f"{k}_tokens", 0) for k in ("input", "output", "cache_read", "cache_write")},
+        "counts": {"api_calls": m.get("api_calls"), "tool_calls": m.get("tool_calls"), **counts},
+        "models": [x for x in (m.get("models") or "").split(",") if x][:3],
+        "request": one("request"),
+        "investigated": {
+            "files_read": counts.get("files_read", 0),
+            "searches": [{"text": i.text, "times": i.n, "uuid": i.uuid} for i in searches[:items]],
+            "searches_total": counts.get("search", 0),
+            "commands": [{"command": i.text, "times": i.n, "uuid": i.uuid} for i in commands[:items]],
+            "commands_run": counts.get("commands_run", 0),
+            "commands_failed": counts.get("commands_failed", 0),
+        },
+        "learned": [_item(i, kind=i.kind) for i in by.get("learned", []) if i.kind != "failed"][-items:],
+        "failed_attempts": [_item(i, cause=i.detail) for i in kind("learned", "failed")][-items:],
+        "decisions": [_item(i) for i in by.get("decisions", [])][-items:],
+        "corrections": [_item(i, rejected=i.detail) for i in by.get("corrections", [])][-items:],
+        "rules": [_item(i) for i in by.get("rules", [])][-items:],
+        "completed": [_item(i) for i in kind("completed", "progress", "goal")][-items:],
+        "commits": [_item(i) for i in kind("completed", "commit")][-items * 2 :],
+        "tests_passed": [_item(i) for i in kind("completed", "tests")][-items:],
+        "files_read": files("files_read"),
+        "files_read_total": counts.get("files_read", 0),
+        "files_edited": files("files_edited"),
+        "files_edited_total": counts.get("files_edited", 0),
+        "open_goal": one("goal"),  # the goal the session set and left open (not a next step: goals are noisy)
+        "last_prompt": one("last_prompt"),
+        "ended_with": one("ending"),
+        "next_steps": [
+            {"text": i.text, "source": _NEXT_SOURCE[i.kind], "uuid": i.uuid} for i in by.get("next", [])
+        ][: items + 2],
         "observations": observations[-items * 2 :],
-        "observations_by_type": by_type,
-        "notes": notes,
+        "observations_by_type": {t: n for t, n in by_type.items() if n},
     }
+
+
+def digest_notes(d: dict[str, Any]) -> list[str]:
+    """Duration, turns, cost and tool counts in one line each."""
+    c = d["counts"]
+    mins = (d.get("duration_s") or 0) // 60
+    cost = f"${d['cost_usd']:.2f}" if d.get("cost_usd") is not None else "cost unknown"
+    return [
+        f"{mins} min, {d.get('turns') or 0} turns, {c.get('api_calls') or 0} API calls, {cost}",
+        f"{c.get('commands_run', 0)} commands ({c.get('commands_failed', 0)} failed), "
+        f"{d['files_read_total']} files read, {d['files_edited_total']} edited",
+    ]
 
 
 def digest_markdown(d: dict[str, Any], chars: int = 220) -> str:
@@ -246,8 +171,19 @@ def digest_markdown(d: dict[str, Any], chars: int = 220) -> str:
         ],
     )
     section("Learned", [i["text"] for i in d["learned"]])
+    inv = d["investigated"]
+    section(
+        "Investigated",
+        [f"{c['command']} ×{c['times']}" for c in inv["commands"]]
+        + [f"{x['text']} ×{x['times']}" for x in inv["searches"]],
+    )
     section("Completed", [i["text"] for i in d["completed"]])
-    section("Failed attempts", [i["text"] for i in d["failed_attempts"]])
+    section("Commits", [i["text"] for i in d["commits"]])
+    section("Tests passed", [i["text"] for i in d["tests_passed"]])
+    section(
+        "Failed attempts",
+        [i["text"] + (f" (cause: {i['cause']})" if i.get("cause") else "") for i in d["failed_attempts"]],
+    )
     section("Observations", [f"[{o['type']}] {o['text']}" for o in d["observations"]])
     section("Files edited", [f"{f['path']} ×{f['times']}" for f in d["files_edited"]])
     section("Files read", [f"{f['path']} ×{f['times']}" for f in d["files_read"]])
@@ -256,7 +192,9 @@ def digest_markdown(d: dict[str, Any], chars: int = 220) -> str:
     end = d.get("ended_with")
     section("Ended with", [end["text"]] if end else [])
     section("Next steps", [n["text"] for n in d["next_steps"]])
-    section("Notes", d["notes"])
+    goal = d.get("open_goal")
+    section("Goal left open", [goal["text"]] if goal else [])
+    section("Notes", digest_notes(d))
     return "\n".join(lines).rstrip() + "\n"
 
 

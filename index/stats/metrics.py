@@ -103,7 +103,8 @@ def usage_rows(
     sessions: list[str] | None = None,
     tz: tzinfo | None = None,
 ) -> list[tuple[str, str, str, Usage]]:
-    """(UTC day or '', session id or '', model, priced Usage) per (day, session, model, tier band).
+    """(UTC day or '', session id or '', model, priced Usage) per (day, session, model, tier band);
+    with `sessions`, those sessions' turns only (a session digest's cost, the viewer's rows).
 
     Without `by_day`, rows are only split by price era (dates where a rate changed), which keeps the
     GROUP BY sort small; the first element is then ''."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from index.store.pending import mark_digest
+
 
 def update_main_branch(conn: sqlite3.Connection, session_id: str) -> int:
     """Recompute `messages.on_main` for one session; returns how many rows changed."""
@@ -41,5 +43,6 @@ def update_main_branch(conn: sqlite3.Connection, session_id: str) -> int:
             changed.append((int(on), rid))
     if changed:
         conn.executemany("UPDATE messages SET on_main=? WHERE id=?", changed)
+    mark_digest(conn, session_id)  # touched by this chunk: its digest is rebuilt when the run finalises
     conn.execute("UPDATE sessions SET main_leaf=? WHERE session_id=?", (rows[-1][1], session_id))
     return len(changed)

@@ -1,5 +1,5 @@
 """Cross-file resolution after a run: titles from summaries, subagent links, operator tables of the
-projects that changed, folded profiles.
+projects that changed, folded profiles, then session documents and digests of the sessions touched.
 
 A run that wrote anything leaves `pending('finalize')` in the same transaction as its rows; it is
 cleared here, in the transaction that finalises. So a run killed between the two is finished by
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from index.store.digests import refresh as refresh_digests
 from index.store.memories import reapply_memories
 from index.store.operator import refold_pending
 from index.store.profiles import materialise
@@ -21,6 +22,7 @@ def finalize(conn: sqlite3.Connection) -> bool:
     """Finalise if anything was written since the last finalisation; returns whether it did."""
     if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
         refresh_session_docs(conn)  # nothing new; builds the documents an index from before v6 lacks
+        refresh_digests(conn)  # and the digests an index from before v7 lacks
         return False
     with transaction(conn):
         _titles(conn)
@@ -30,6 +32,7 @@ def finalize(conn: sqlite3.Connection) -> bool:
         conn.execute("DELETE FROM pending WHERE what='finalize'")
         reapply_memories(conn)  # promoted memories missing from a new file, demoted ones that came back
     refresh_session_docs(conn)  # after the titles: a session's document holds its title
+    refresh_digests(conn)  # after the titles and the goal stack, which digests read
     return True
 
 

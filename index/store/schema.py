@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from index.store.tx import transaction
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT);
@@ -244,6 +244,27 @@ ALTER TABLE ingest_state ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude';
 CREATE INDEX IF NOT EXISTS sessions_agent ON sessions(agent, last_ts);
 """
 
+# v8: session digests (S1), built at the end of every index run for the sessions whose inputs changed
+# (index/store/digests.py): one row per session and its items, each with its source message uuid.
+# Deleting a session deletes its digest in the same statement.
+_V8 = """
+CREATE TABLE IF NOT EXISTS digests(
+  session_id TEXT PRIMARY KEY, sig TEXT NOT NULL, project_key TEXT, cwd TEXT, title TEXT,
+  first_ts TEXT, last_ts TEXT, duration_s INTEGER, turns INTEGER, counts TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS digests_project ON digests(project_key, last_ts);
+CREATE TABLE IF NOT EXISTS digest_items(
+  session_id TEXT NOT NULL, section TEXT NOT NULL, ordinal INTEGER NOT NULL,
+  kind TEXT NOT NULL, text TEXT NOT NULL, detail TEXT, obs_type TEXT, n INTEGER NOT NULL DEFAULT 1,
+  source_uuid TEXT, ts TEXT,
+  PRIMARY KEY(session_id, section, ordinal)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS digests_gone AFTER DELETE ON sessions BEGIN
+  DELETE FROM digest_items WHERE session_id = old.session_id;
+  DELETE FROM digests WHERE session_id = old.session_id;
+END;
+"""
+
 # Every FTS5 index: forget merges them all so no deleted term survives in an old segment.
 FTS_TABLES = ("messages_fts", "extractions_fts", "session_fts")
 
@@ -256,6 +277,7 @@ MIGRATIONS: dict[int, Migration] = {
     5: _V5,
     6: _V6,
     7: _V7,
+    8: _V8,
 }
 
 
