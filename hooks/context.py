@@ -40,6 +40,11 @@ def answer(event_name: str, text: str) -> str:
     )
 
 
+def answer_json(specific: dict[str, Any]) -> str:
+    """A `hookSpecificOutput` answer with other fields than additionalContext (PreToolUse's decision)."""
+    return json.dumps({"hookSpecificOutput": specific}, ensure_ascii=False)
+
+
 def open_db(ctx: Ctx) -> sqlite3.Connection:
     """Read-only connection whose queries and lock waits stop at the hook's deadline."""
     from index.store import open_reader

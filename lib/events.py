@@ -18,15 +18,15 @@ class Events(list[dict[str, Any]]):
     bad: int = 0
 
 
-def read_events(state: Path, since: str | None = None) -> Events:
+def read_events(state: Path, since: str | None = None, name: str = EVENTS) -> Events:
     """All events from the rotated file then the current one (missing files are fine), those with a
     timestamp before `since` left out; bad lines are skipped and counted."""
     import orjson  # here, not at the top: hook processes import this module for its names only
 
     out = Events()
-    for name in (ROTATED, EVENTS):
+    for file in (name + ".1", name):
         try:
-            data = (state / name).read_bytes()
+            data = (state / file).read_bytes()
         except OSError:
             continue
         for line in data.splitlines():

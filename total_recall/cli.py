@@ -340,6 +340,7 @@ def _register() -> None:
     """Command modules import their heavy dependencies inside the commands, so this stays cheap."""
     from mcp_server.cli import register as register_mcp
     from total_recall import (
+        cmd_bans,
         cmd_context,
         cmd_install,
         cmd_manage,
@@ -362,6 +363,7 @@ def _register() -> None:
     cmd_vec.register(cli)
     cmd_install.register(cli)
     cmd_context.register(cli)
+    cmd_bans.register(cli)
     cmd_refine.register(cli)
     register_mcp(cli)
 

@@ -13,6 +13,8 @@ from index import lazy_api
 
 if TYPE_CHECKING:
     from index.briefing.bundle import operator_context as operator_context
+    from index.briefing.bundle import provenance as provenance
+    from index.briefing.bundle import quote as quote
     from index.briefing.bundle import safe_text as safe_text
     from index.briefing.continuation import Packet as Packet
     from index.briefing.continuation import continuation as continuation_packet
@@ -37,6 +39,8 @@ _WHERE: dict[str, tuple[str, str]] = {
     "gather_prompt_recall": ("prompt_recall", "gather"),
     "ident_hits": ("prompt_recall", "ident_hits"),
     "operator_context": ("bundle", "operator_context"),
+    "provenance": ("bundle", "provenance"),
+    "quote": ("bundle", "quote"),
     "render": ("prompt_recall", "render"),
     "safe_text": ("bundle", "safe_text"),
 }
@@ -49,6 +53,8 @@ __all__ = [
     "gather_prompt_recall",
     "ident_hits",
     "operator_context",
+    "provenance",
+    "quote",
     "render",
     "safe_text",
 ]

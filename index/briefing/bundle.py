@@ -22,6 +22,8 @@ import orjson
 
 from extractors.confidence import bundle_threshold
 from index.retrieval.budget import Section, fit_fenced
+from index.retrieval.rule_match import operator_wide as operator_wide
+from index.retrieval.rule_match import statement_of
 from index.store.operator import decayed_status
 from index.store.scope import stored_cwd
 from lib.injected import MARK
@@ -44,22 +46,6 @@ SECTIONS = (
     ("sessions", "Last sessions here", 3),
 )
 
-# A rule from another project reaches this one only when it is stated as the operator's own, for
-# every project ("in every repo ...", "I never ...", or a bare "always ..." that names nothing of one
-# project); a project's decisions stay there.
-OPERATOR_WIDE = re.compile(
-    r"\b(?:in|for|across|on) (?:every|all|any|each) (?:of my )?(?:repos?|repositor(?:y|ies)|projects?|"
-    r"codebases?|sessions?)\b|\b(?:everywhere|globally|in general|as a rule)\b|"
-    r"\bi (?:always|never|prefer|use|like)\b|\bmy (?:machines?|laptop|setup|shell|editor|terminal)\b",
-    re.I,
-)
-_GENERAL_OPENER = re.compile(r"^(?:please )?(?:always|never)\b", re.I)
-# Words that tie a rule to one project's material: "this repo", a path, a file or an identifier.
-_PROJECT_BOUND = re.compile(
-    r"\b(?:this|the|our) (?:repo|repository|project|codebase|app|game|service|site|branch|module|package)\b|"
-    r"[/`]|\w\.\w|\w_\w",
-    re.I,
-)
 # Brackets that read like < and > (fullwidth, angle), and the « » that quote our items. (‹ › are what
 # safe_text turns < > into, so it can run twice over the same text.)
 _LOOKALIKE = str.maketrans(
@@ -186,14 +172,6 @@ def identity(conn: sqlite3.Connection) -> list[Item]:
     return items
 
 
-def operator_wide(text: str) -> bool:
-    """Is a rule stated for the operator everywhere rather than for one project's work?"""
-    text = text or ""
-    if OPERATOR_WIDE.search(text):
-        return True
-    return bool(_GENERAL_OPENER.search(text.strip())) and not _PROJECT_BOUND.search(text)
-
-
 def goals(conn: sqlite3.Connection, key: str | None, now: datetime) -> list[Item]:
     if not key:
         return []
@@ -247,7 +225,7 @@ def _rules(
     for content, norm, last, sid, project, ctx in conn.execute(sql.format("IS NOT ?"), (key, cut, 200)):
         if norm in seen or len(out) >= n_project + n_global:
             continue
-        if not operator_wide(content + " " + _statement(ctx)):
+        if not operator_wide(content + " " + statement_of(ctx)):
             continue
         seen.add(norm)
         where = display_name(project) if project else "global"
@@ -261,15 +239,6 @@ def _rules(
             )
         )
     return out
-
-
-def _statement(context: str | None) -> str:
-    """The full sentence a ban was cut from (its context), for the operator-wide test."""
-    try:
-        ctx = orjson.loads(context or "{}")
-    except orjson.JSONDecodeError:
-        return ""
-    return str(ctx.get("statement") or "") if isinstance(ctx, dict) else ""
 
 
 def corrections(

@@ -83,6 +83,10 @@ if TYPE_CHECKING:
     )
     from index.retrieval.retrieval_eval import report as report
     from index.retrieval.retrieval_eval import run_questions as run_questions
+    from index.retrieval.rule_match import BanHit as BanHit
+    from index.retrieval.rule_match import bans_for_action as bans_for_action
+    from index.retrieval.rule_match import scope_bans as scope_bans
+    from index.retrieval.rule_match import tool_action as tool_action
     from index.retrieval.scoped import (
         EXTRACTION_KINDS as EXTRACTION_KINDS,
     )
@@ -118,11 +122,13 @@ if TYPE_CHECKING:
 
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
+    "BanHit": ("rule_match", "BanHit"),
     "ERROR_CHARS": ("budget", "ERROR_CHARS"),
     "EXTRACTION_KINDS": ("scoped", "EXTRACTION_KINDS"),
     "INTENTS": ("targeted", "INTENTS"),
     "TRUTH_CATEGORIES": ("operator_queries", "TRUTH_CATEGORIES"),
     "active_goal": ("operator_queries", "active_goal"),
+    "bans_for_action": ("rule_match", "bans_for_action"),
     "candidates_by_id": ("search", "candidates_by_id"),
     "cap_fields": ("budget", "cap_fields"),
     "check_banned": ("operator_queries", "check_banned"),
@@ -150,19 +156,23 @@ _WHERE: dict[str, tuple[str, str]] = {
     "report": ("retrieval_eval", "report"),
     "row_text": ("search", "row_text"),
     "run_questions": ("retrieval_eval", "run_questions"),
+    "scope_bans": ("rule_match", "scope_bans"),
     "search_messages": ("search", "search_messages"),
     "search_scoped": ("scoped", "search_scoped"),
     "search_sessions": ("search", "search_sessions"),
     "session_digest": ("digest", "session_digest"),
     "sessions_scoped": ("scoped", "sessions_scoped"),
+    "tool_action": ("rule_match", "tool_action"),
 }
 
 __all__ = [
+    "BanHit",
     "ERROR_CHARS",
     "EXTRACTION_KINDS",
     "INTENTS",
     "TRUTH_CATEGORIES",
     "active_goal",
+    "bans_for_action",
     "candidates_by_id",
     "cap_fields",
     "check_banned",
@@ -190,11 +200,13 @@ __all__ = [
     "report",
     "row_text",
     "run_questions",
+    "scope_bans",
     "search_messages",
     "search_scoped",
     "search_sessions",
     "session_digest",
     "sessions_scoped",
+    "tool_action",
 ]
 
 __getattr__ = lazy_api(__name__, _WHERE)

@@ -83,6 +83,12 @@ if TYPE_CHECKING:
     from index.store.tx import transaction as transaction
     from index.store.userstate import PROMOTABLE as PROMOTABLE
     from index.store.userstate import load as load
+    from index.store.verdicts import VERDICTS as VERDICTS
+    from index.store.verdicts import Wrong as Wrong
+    from index.store.verdicts import enforced as enforced
+    from index.store.verdicts import record_feedback as record_feedback
+    from index.store.verdicts import set_enforcement as set_enforcement
+    from index.store.verdicts import wrong_items as wrong_items
 
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
@@ -99,9 +105,12 @@ _WHERE: dict[str, tuple[str, str]] = {
     "PROMOTABLE": ("userstate", "PROMOTABLE"),
     "Query": ("fts_query", "Query"),
     "Ranked": ("plugins", "Ranked"),
+    "VERDICTS": ("verdicts", "VERDICTS"),
+    "Wrong": ("verdicts", "Wrong"),
     "access_problem": ("db", "access_problem"),
     "consolidate": ("manage", "consolidate"),
     "db_file": ("db", "db_file"),
+    "enforced": ("verdicts", "enforced"),
     "forget": ("manage", "forget"),
     "listing": ("memories", "listing"),
     "load": ("userstate", "load"),
@@ -112,14 +121,17 @@ _WHERE: dict[str, tuple[str, str]] = {
     "parse_since": ("filters", "parse_since"),
     "promote": ("memories", "promote"),
     "reapply": ("manage", "reapply"),
+    "record_feedback": ("verdicts", "record_feedback"),
     "register_vectors": ("plugins", "register_vectors"),
     "run_index": ("ingest", "run_index"),
     "session_transcript": ("manage", "session_transcript"),
     "sessions_for": ("manage", "sessions_for"),
+    "set_enforcement": ("verdicts", "set_enforcement"),
     "stored_cwd": ("scope", "stored_cwd"),
     "transaction": ("tx", "transaction"),
     "unpromote": ("memories", "unpromote"),
     "writer_lock": ("lock", "writer_lock"),
+    "wrong_items": ("verdicts", "wrong_items"),
 }
 
 __all__ = [
@@ -136,9 +148,12 @@ __all__ = [
     "PROMOTABLE",
     "Query",
     "Ranked",
+    "VERDICTS",
+    "Wrong",
     "access_problem",
     "consolidate",
     "db_file",
+    "enforced",
     "forget",
     "listing",
     "load",
@@ -149,14 +164,17 @@ __all__ = [
     "parse_since",
     "promote",
     "reapply",
+    "record_feedback",
     "register_vectors",
     "run_index",
     "session_transcript",
     "sessions_for",
+    "set_enforcement",
     "stored_cwd",
     "transaction",
     "unpromote",
     "writer_lock",
+    "wrong_items",
 ]
 
 __getattr__ = lazy_api(__name__, _WHERE)

@@ -1,0 +1,106 @@
+"""PreToolUse (issue 19): bans enforced before a tool runs. The tool call's shape (a Bash command, an
+edit's path and added identifiers, an MCP tool's arguments) is matched against this project's bans and
+the operator-wide ones with the `check-banned` matcher (`index.retrieval.rule_match`).
+
+- `warn` (the default): the call goes on; the agent gets an `additionalContext` note quoting the ban
+  with its date and session.
+- `block`: `permissionDecision: "deny"` with the reason; per ban (`total-recall bans enforce ID`, kept
+  in index.user.json) or for every ban with TOTAL_RECALL_ENFORCE=block.
+
+It runs before every tool call, so it imports only sqlite3, the matcher and lib/ (no orjson, no
+index.store); every decision is logged in events.jsonl by the runner, and any failure lets the call
+through (fail-open)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hooks.context import Ctx, answer_json
+
+MODES = ("warn", "block")
+ENV = "TOTAL_RECALL_ENFORCE"
+MAX_QUOTE = 200
+
+
+def enforce_mode(env: Mapping[str, str] | None = None) -> str:
+    """The operator-wide mode: TOTAL_RECALL_ENFORCE=block|warn (anything else: warn)."""
+    value = (os.environ if env is None else env).get(ENV, "").strip().lower()
+    return value if value in MODES else "warn"
+
+
+def enforced_ids(db: Path) -> set[str]:
+    """Ban ids set to block with `total-recall bans enforce` (index.user.json; {} when none). Read with
+    the json module: this path must not import index.store (see index.store.userstate for the file)."""
+    try:
+        with open(db.with_name(db.stem + ".user.json"), "rb") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return set()
+    enforced = data.get("enforced") if isinstance(data, dict) else None
+    if not isinstance(enforced, dict):
+        return set()
+    return {k for k, v in enforced.items() if isinstance(v, dict) and v.get("mode") == "block"}
+
+
+def pre_tool_use(ctx: Ctx, env: Mapping[str, str] | None = None) -> str:
+    tool = ctx.str_field("tool_name")
+    ctx.rec["tool"] = tool
+    if not tool:
+        ctx.rec["decision"] = "skip"
+        return ""
+    from index.retrieval import tool_action
+
+    action = tool_action(tool, ctx.data.get("tool_input"))
+    if not action or not ctx.db.exists():
+        ctx.rec["decision"] = "skip"
+        return ""
+    import sqlite3
+
+    from index.retrieval import bans_for_action
+
+    conn = sqlite3.connect(f"file:{ctx.db}?mode=ro", uri=True, isolation_level=None)
+    try:
+        hits = bans_for_action(conn, action, ctx.str_field("cwd"))
+    finally:
+        conn.close()
+    if not hits:
+        ctx.rec["decision"] = "allow"
+        return ""
+    mode = enforce_mode(env)
+    blocking = [h for h in hits if mode == "block" or h.id in enforced_ids(ctx.db)]
+    ban = (blocking or hits)[0]
+    ctx.rec.update(
+        decision="deny" if blocking else "warn",
+        ban_id=ban.id,
+        match=ban.score,
+        matched_words=ban.words,
+        bans_matched=len(hits),
+    )
+    reason = _reason(ban, blocked=bool(blocking))
+    out: dict[str, Any] = {"hookEventName": "PreToolUse"}
+    if blocking:
+        out.update(permissionDecision="deny", permissionDecisionReason=reason)
+    else:
+        out["additionalContext"] = reason
+    return answer_json(out)
+
+
+def _reason(ban: Any, blocked: bool) -> str:
+    """The ban quoted (recalled text: one line, clipped) with its date, session and id."""
+    from index.briefing import provenance, quote
+
+    where = provenance(ban.date, ban.session_id)
+    head = "Blocked by total-recall" if blocked else "total-recall note"
+    tail = (
+        "The operator asked for this ban to be enforced; do something else or ask them."
+        if blocked
+        else "This tool call matches it; the call was allowed. Check it still holds before going on."
+    )
+    return (
+        f"{head}: a ban from your past sessions{where}: {quote(ban.content, MAX_QUOTE)} [#{ban.id}] "
+        f"(matched: {', '.join(ban.words)}). {tail} Details: `total-recall why {ban.id}`."
+    )
