@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from detector.policy import (
     MAX_INJECTIONS,
@@ -19,6 +20,9 @@ from detector.policy import (
 )
 from hooks.context import Ctx, answer, open_db
 from hooks.state import read_json, session_file, write_json
+
+if TYPE_CHECKING:
+    from index.briefing import Recalled
 
 # Past-message search: at most SEARCH_BUDGET_S, and no later than IN_HOOK_TARGET_S after the hook began
 # (memory items are kept when it runs out), so a loaded machine still answers near the p95 target.
@@ -108,8 +112,13 @@ def prompt_context(ctx: Ctx, connect: Callable[[], sqlite3.Connection], prompt: 
         budget = min(
             SEARCH_BUDGET_S, max(MIN_SEARCH_S, IN_HOOK_TARGET_S - (time.perf_counter() - ctx.started))
         )
-        text, keys, more = _recall(conn, prompt, cwd, sid, idents, state, ctx.deadline, esc, budget)
+        text, items, more = _recall(ctx, conn, prompt, cwd, sid, idents, state, esc, budget)
+        keys = [i.key for i in items]
         suppressors += more
+        if items:
+            from hooks.ledger import record
+
+            record(ctx.state, "user-prompt-submit", sid, [i.to_ledger() for i in items])
     advance(state, prompt, decision, keys, now)
     write_json(path, state.to_json())
     ctx.rec["policy"] = {
@@ -138,20 +147,23 @@ def _connect(ctx: Ctx, connect: Callable[[], sqlite3.Connection]) -> sqlite3.Con
 
 
 def _recall(
+    ctx: Ctx,
     conn: sqlite3.Connection,
     prompt: str,
     cwd: str | None,
     sid: str,
     idents: list[str],
     state: PolicyState,
-    deadline: float,
     esc: dict[str, object],
     search_budget: float,
-) -> tuple[str, list[str], list[str]]:
+) -> tuple[str, list[Recalled], list[str]]:
+    """The rendered recall, the items in it, and why items were left out."""
+    from index.briefing import Gate, render
     from index.briefing import gather_prompt_recall as gather_items
-    from index.briefing import render
+    from index.store import wrong_items
 
     notes: list[str] = []
+    gate = Gate.open(conn, wrong_items(ctx.db), 0.0)  # stored stale marks apply; no git on this path
     items = gather_items(
         conn,
         prompt,
@@ -159,9 +171,12 @@ def _recall(
         session_id=sid,
         idents=idents,
         search_budget_s=search_budget,
-        deadline=deadline,
+        deadline=ctx.deadline,
         notes=notes,
+        gate=gate,
     )
+    if gate.left_out:
+        ctx.rec["left_out"] = [{k: x.get(k) for k in ("id", "why")} for x in gate.left_out]
     kept_pairs, why = filter_items([(i.key, i.line) for i in items], prompt, state)
     why += notes
     kept_keys = {k for k, _ in kept_pairs}
@@ -171,4 +186,4 @@ def _recall(
     rendered = render(kept, PROMPT_BUDGET, footer=escalation_note(esc))  # the note inside the fence
     if not rendered.text:
         return "", [], why + ["over_budget"]
-    return rendered.text, [i.key for i in rendered.items], why
+    return rendered.text, rendered.items, why

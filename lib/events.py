@@ -10,6 +10,9 @@ from typing import Any
 
 EVENTS = "events.jsonl"
 ROTATED = EVENTS + ".1"
+# The injection ledger (issue 19): one line per item a hook injected, by its short id (lib/memid.py),
+# with what `total-recall why ID` shows. Same format and rotation as the events.
+LEDGER = "injected.jsonl"
 
 
 class Events(list[dict[str, Any]]):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from index import lazy_api
 
 if TYPE_CHECKING:
+    from index.briefing.bundle import line as bundle_line
     from index.briefing.bundle import operator_context as operator_context
     from index.briefing.bundle import provenance as provenance
     from index.briefing.bundle import quote as quote
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from index.briefing.continuation import continuation as continuation_packet
     from index.briefing.escalation import assess as assess
     from index.briefing.escalation import gather as gather_escalation
+    from index.briefing.gate import Gate as Gate
+    from index.briefing.prompt_recall import Recalled as Recalled
     from index.briefing.prompt_recall import (
         gather as gather_prompt_recall,
     )
@@ -32,8 +35,11 @@ if TYPE_CHECKING:
 
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
+    "Gate": ("gate", "Gate"),
     "Packet": ("continuation", "Packet"),
+    "Recalled": ("prompt_recall", "Recalled"),
     "assess": ("escalation", "assess"),
+    "bundle_line": ("bundle", "line"),
     "continuation_packet": ("continuation", "continuation"),
     "gather_escalation": ("escalation", "gather"),
     "gather_prompt_recall": ("prompt_recall", "gather"),
@@ -46,8 +52,11 @@ _WHERE: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
+    "Gate",
     "Packet",
+    "Recalled",
     "assess",
+    "bundle_line",
     "continuation_packet",
     "gather_escalation",
     "gather_prompt_recall",

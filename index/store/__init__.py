@@ -80,6 +80,8 @@ if TYPE_CHECKING:
     )
     from index.store.scope import BadScope as BadScope
     from index.store.scope import stored_cwd as stored_cwd
+    from index.store.stale import save_marks as save_marks
+    from index.store.stale import stale_of as stale_of
     from index.store.tx import transaction as transaction
     from index.store.userstate import PROMOTABLE as PROMOTABLE
     from index.store.userstate import load as load
@@ -124,9 +126,11 @@ _WHERE: dict[str, tuple[str, str]] = {
     "record_feedback": ("verdicts", "record_feedback"),
     "register_vectors": ("plugins", "register_vectors"),
     "run_index": ("ingest", "run_index"),
+    "save_marks": ("stale", "save_marks"),
     "session_transcript": ("manage", "session_transcript"),
     "sessions_for": ("manage", "sessions_for"),
     "set_enforcement": ("verdicts", "set_enforcement"),
+    "stale_of": ("stale", "stale_of"),
     "stored_cwd": ("scope", "stored_cwd"),
     "transaction": ("tx", "transaction"),
     "unpromote": ("memories", "unpromote"),
@@ -167,9 +171,11 @@ __all__ = [
     "record_feedback",
     "register_vectors",
     "run_index",
+    "save_marks",
     "session_transcript",
     "sessions_for",
     "set_enforcement",
+    "stale_of",
     "stored_cwd",
     "transaction",
     "unpromote",
