@@ -342,6 +342,7 @@ def _register() -> None:
     from total_recall import (
         cmd_bans,
         cmd_context,
+        cmd_feedback,
         cmd_install,
         cmd_manage,
         cmd_memories,
@@ -364,6 +365,7 @@ def _register() -> None:
     cmd_install.register(cli)
     cmd_context.register(cli)
     cmd_bans.register(cli)
+    cmd_feedback.register(cli)
     cmd_refine.register(cli)
     register_mcp(cli)
 

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from index.briefing.continuation import continuation as continuation_packet
     from index.briefing.escalation import assess as assess
     from index.briefing.escalation import gather as gather_escalation
+    from index.briefing.explain import feedback as feedback
+    from index.briefing.explain import why as why
     from index.briefing.gate import Gate as Gate
     from index.briefing.prompt_recall import Recalled as Recalled
     from index.briefing.prompt_recall import (
@@ -41,6 +43,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "assess": ("escalation", "assess"),
     "bundle_line": ("bundle", "line"),
     "continuation_packet": ("continuation", "continuation"),
+    "feedback": ("explain", "feedback"),
     "gather_escalation": ("escalation", "gather"),
     "gather_prompt_recall": ("prompt_recall", "gather"),
     "ident_hits": ("prompt_recall", "ident_hits"),
@@ -49,6 +52,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "quote": ("bundle", "quote"),
     "render": ("prompt_recall", "render"),
     "safe_text": ("bundle", "safe_text"),
+    "why": ("explain", "why"),
 }
 
 __all__ = [
@@ -58,6 +62,7 @@ __all__ = [
     "assess",
     "bundle_line",
     "continuation_packet",
+    "feedback",
     "gather_escalation",
     "gather_prompt_recall",
     "ident_hits",
@@ -66,6 +71,7 @@ __all__ = [
     "quote",
     "render",
     "safe_text",
+    "why",
 ]
 
 __getattr__ = lazy_api(__name__, _WHERE)
