@@ -38,6 +38,8 @@ TOOLS = {
     "get_project_graph",
     "get_machine_inventory",
     "define_term",
+    "why",
+    "feedback",
     "get_operator_profile",
     "get_voice_profile",
     "get_operator_context",

@@ -18,6 +18,8 @@ from index.retrieval.recall import recall
 from index.retrieval.rule_match import BANNED_AT, ban_matches, match_score, tokens
 from index.retrieval.scoped import Scoped, and_where, provenance, walk
 from index.store.operator import decayed_status
+from index.store.stale import stale_of
+from lib.memid import memory_id
 
 TRUTH_CATEGORIES = (
     "certainty_claim",
@@ -192,9 +194,17 @@ def _rule_rows(
                     item["superseded_by"] = r[10]
                 if r[11] or r[12]:
                     item["from"], item["to"] = r[11], r[12]
+            item["id"] = memory_id(
+                "standing_decision" if table == "standing_decisions" else "ban", r[7], r[1]
+            )
             kept = keep(item) if keep else item
             if kept is not None:
                 out.append(kept)
+        for it, mark in (
+            (it, stale.get(it["id"])) for stale in [stale_of(conn, [i["id"] for i in out])] for it in out
+        ):
+            if mark:
+                it["stale"] = mark  # the code it names is gone (index/briefing/staleness.py)
         return out
 
     return walk(scope, cwd, run)
