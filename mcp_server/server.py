@@ -112,8 +112,8 @@ def build_server(
     server = RecallServer(name="total-recall", version=ver, instructions=INSTRUCTIONS, log_level="WARNING")
     for fn in TOOLS:
         server.add_tool(bound(rt, guarded(fn)), annotations=READ_ONLY, structured_output=False)
-    for fn in tools_feedback.WRITE_TOOLS:  # keeps the user's verdict in index.user.json
-        server.add_tool(bound(rt, guarded(fn)), annotations=tools_feedback.WRITES, structured_output=False)
+    for write in tools_feedback.WRITE_TOOLS:  # keeps the user's verdict in index.user.json
+        server.add_tool(bound(rt, guarded(write)), annotations=tools_feedback.WRITES, structured_output=False)
     for res in tools_recall.RESOURCES:
         server.resource(res.uri, name=res.name, mime_type=res.mime_type)(bound(rt, res.fn))
     return server, rt

@@ -200,11 +200,10 @@ def _rule_rows(
             kept = keep(item) if keep else item
             if kept is not None:
                 out.append(kept)
-        for it, mark in (
-            (it, stale.get(it["id"])) for stale in [stale_of(conn, [i["id"] for i in out])] for it in out
-        ):
-            if mark:
-                it["stale"] = mark  # the code it names is gone (index/briefing/staleness.py)
+        stale = stale_of(conn, [i["id"] for i in out])
+        for it in out:
+            if it["id"] in stale:
+                it["stale"] = stale[it["id"]]  # the code it names is gone (index/briefing/staleness.py)
         return out
 
     return walk(scope, cwd, run)
