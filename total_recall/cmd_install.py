@@ -300,6 +300,15 @@ def adaptive(obj: Any, as_json: bool) -> None:
     )
     for reason, r in rep["per_trigger"].items():
         click.echo(f"  {reason:28s} {r['useful']}/{r['judged']} useful ({pct(r['precision'])})")
+    fb = rep["feedback"]
+    if fb["wrong"] or fb["helpful"]:
+        click.echo(
+            f"your feedback: {fb['helpful']} helpful, {fb['wrong']} wrong ({pct(fb['precision'])} helpful)"
+        )
+    if rep["tool_calls"]:
+        click.echo(
+            "tool calls checked for bans: " + ", ".join(f"{k} {v}" for k, v in rep["tool_calls"].items())
+        )
     for hook, h in rep["hooks"].items():
         click.echo(
             f"hook {hook:20s} runs {h['runs']:6d}  errors {h['errors']:4d}  p50 {h['p50_ms']} ms  "

@@ -81,18 +81,24 @@ def _drop_hook_state(db: Path, session_ids: list[str]) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def consolidate(obj: Any, wait: float, as_json: bool) -> None:
-    """Decay stale goals (paused after 14 days, abandoned after 60), close duplicates, optimise FTS."""
+    """Decay stale goals (paused after 14 days, abandoned after 60), close duplicates, optimise FTS, and
+    mark memories whose files, functions, flags or packages are gone from their repository as stale."""
+    from index.briefing import check_staleness
     from index.store import consolidate as do_consolidate
     from index.store import maintenance
 
     with maintenance(obj.db, wait) as conn:
         res = do_consolidate(conn)
+        res["staleness"] = check_staleness(conn)
     if as_json:
         emit_json(res)
     else:
+        st = res["staleness"]
         click.echo(
             f"goals paused {res['goals_paused']}, abandoned {res['goals_abandoned']}, duplicates closed "
-            f"{res['duplicate_goals_closed']}; now {res['goals_by_status']}; FTS optimised"
+            f"{res['duplicate_goals_closed']}; now {res['goals_by_status']}; FTS optimised; "
+            f"memories naming code {st['linked']}, stale {st['stale']}"
+            + (" (out of time: run again to check the rest)" if st["out_of_time"] else "")
         )
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from index.briefing.prompt_recall import (
         render as render,
     )
+    from index.briefing.staleness import check_all as check_staleness
 
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
@@ -42,6 +43,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "Recalled": ("prompt_recall", "Recalled"),
     "assess": ("escalation", "assess"),
     "bundle_line": ("bundle", "line"),
+    "check_staleness": ("staleness", "check_all"),
     "continuation_packet": ("continuation", "continuation"),
     "feedback": ("explain", "feedback"),
     "gather_escalation": ("escalation", "gather"),
@@ -61,6 +63,7 @@ __all__ = [
     "Recalled",
     "assess",
     "bundle_line",
+    "check_staleness",
     "continuation_packet",
     "feedback",
     "gather_escalation",

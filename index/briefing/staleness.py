@@ -19,8 +19,10 @@ import sqlite3
 import subprocess
 import time
 from dataclasses import dataclass
+from typing import Any
 
-from index.store.stale import Mark, read_marks
+from index.store.stale import Mark, read_marks, write_marks
+from lib.memid import memory_id
 
 _EXT = r"(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|sh|swift|scala|lua|sql|toml|ya?ml|json|cfg|ini)"
 _FUNC = re.compile(rf"((?:[\w.-]+/)*[\w.-]+\.{_EXT})::([A-Za-z_]\w*)")
@@ -208,3 +210,30 @@ def _check(git: Git, item_id: str, head: str, found: list[Ref]) -> Mark:
             reason, sha, date = gone
             return Mark(item_id, head, True, str(ref), f"{reason} (commit {sha[:10]}, {date})", sha, date)
     return Mark(item_id, head, False, str(found[0]))
+
+
+_ALL = (
+    ("standing_decision", "SELECT project_key, content FROM standing_decisions WHERE status = 'active'"),
+    ("ban", "SELECT project_key, content FROM bans WHERE active = 1"),
+    ("goal", "SELECT project_key, content FROM goal_stack WHERE status IN ('active','paused','blocked')"),
+    ("failed_attempt", "SELECT project_key, content FROM failed_attempts"),
+)
+
+
+def check_all(conn: sqlite3.Connection, budget_s: float = 60.0) -> dict[str, Any]:
+    """`total-recall consolidate`: check every live memory (decisions, bans, open goals, failed attempts)
+    that names code, store the marks on `conn` (a writer), and count them."""
+    checker = Checker(conn, budget_s)
+    stale = linked_n = 0
+    for kind, sql in _ALL:
+        for project, content in conn.execute(sql).fetchall():
+            mark = checker.mark(memory_id(kind, project, content), kind, content, project)
+            linked_n += mark is not None
+            stale += bool(mark and mark.stale)
+    write_marks(conn, checker.new)
+    return {
+        "linked": linked_n,
+        "checked_now": len(checker.new),
+        "stale": stale,
+        "out_of_time": checker.out_of_time and budget_s > 0,
+    }
