@@ -25,11 +25,14 @@ class Gate:
         """A gate over `conn`: stored stale marks always apply; git checks for up to `stale_budget_s`."""
         return cls(wrong or Wrong(), Checker(conn, stale_budget_s))
 
-    def admit(self, kind: str, where: str | None, text: str, project: str | None = None) -> str | None:
+    def admit(
+        self, kind: str, where: str | None, text: str, project: str | None = None, source: str | None = None
+    ) -> str | None:
         """The item's id when it may be injected, None when it is kept out (and recorded why).
-        `where` keys the id (project key, or session for messages); `project` is the repository."""
+        `where` keys the id (project key, or session for messages); `project` is the repository;
+        `source` the message uuid (a past message is kept out when a wrong memory came from it)."""
         item_id = memory_id(kind, where, text)
-        if self.wrong.blocks(item_id, text):
+        if self.wrong.blocks(item_id, text, source):
             self.left_out.append({"id": item_id, "kind": kind, "content": text[:160], "why": "wrong"})
             return None
         mark = self.checker.mark(item_id, kind, text, project) if self.checker else None

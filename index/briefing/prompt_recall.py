@@ -188,7 +188,7 @@ def gather(
             continue  # the index keeps it; only confident memories are injected
         if here and h.project != here and h.kind in PROJECT_KINDS and not operator_wide(h.content):
             continue  # another project's decisions, bans and goals stay there
-        item_id = gate.admit(h.kind, h.project, h.content, h.project)
+        item_id = gate.admit(h.kind, h.project, h.content, h.project, h.source_uuid)
         if item_id is None:
             continue  # marked wrong, or names code that is gone
         same.update((norm, h.source_uuid))
@@ -241,7 +241,7 @@ def gather(
     for m in hits:
         if m.session_id == session_id or m.kind in SKIP_MESSAGE_KINDS or m.uuid in seen:
             continue
-        msg_id = gate.admit("message", m.session_id, m.uuid)
+        msg_id = gate.admit("message", m.session_id, m.uuid, source=m.uuid)
         if msg_id is None:
             continue
         seen.add(m.uuid)

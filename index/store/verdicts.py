@@ -20,20 +20,30 @@ VERDICTS = ("wrong", "helpful")
 
 @dataclass(slots=True)
 class Wrong:
-    """What the user marked wrong: ids and normalised texts. `blocks` says if an item is one of them."""
+    """What the user marked wrong: ids, normalised texts and source messages. `blocks` says if an item
+    is one of them (a past message that is the source of a wrong memory would bring it back)."""
 
     ids: set[str] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)
+    sources: set[str] = field(default_factory=set)
 
-    def blocks(self, item_id: str | None, text: str | None) -> bool:
-        return bool(item_id and item_id in self.ids) or (bool(text) and norm_text(text) in self.texts)
+    def blocks(self, item_id: str | None, text: str | None, source: str | None = None) -> bool:
+        return (
+            bool(item_id and item_id in self.ids)
+            or (bool(text) and norm_text(text) in self.texts)
+            or bool(source and source in self.sources)
+        )
 
 
 def wrong_items(db: Path) -> Wrong:
     """The `wrong` verdicts of this index's user state (empty when there are none)."""
     fb = load(db).feedback
     marked = [(k, v) for k, v in fb.items() if isinstance(v, dict) and v.get("verdict") == "wrong"]
-    return Wrong({k for k, _ in marked}, {str(v.get("norm")) for _, v in marked if v.get("norm")})
+    return Wrong(
+        {k for k, _ in marked},
+        {str(v.get("norm")) for _, v in marked if v.get("norm")},
+        {str(v.get("source_uuid")) for _, v in marked if v.get("source_uuid")},
+    )
 
 
 def record_feedback(db: Path, item_id: str, verdict: str, item: dict[str, Any]) -> dict[str, Any]:
