@@ -45,3 +45,28 @@ def record_bundle(state: Path, session_id: str | None, bundle: Any) -> int:
                     }
                 )
     return record(state, "session-start", session_id, items)
+
+
+def forget_sessions(state: Path, session_ids: list[str]) -> int:
+    """Drop the ledger lines that quote a forgotten session (its text, or text injected into it);
+    how many were dropped. Each file is rewritten atomically."""
+    import os
+
+    gone = set(session_ids)
+    dropped = 0
+    for name in (LEDGER + ".1", LEDGER):
+        path = state / name
+        try:
+            lines = path.read_bytes().splitlines(keepends=True)
+        except OSError:
+            continue
+        keep = [ln for ln in lines if not any(sid.encode() in ln for sid in gone)]
+        if len(keep) == len(lines):
+            continue
+        dropped += len(lines) - len(keep)
+        tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.writelines(keep)
+        os.replace(tmp, path)
+    return dropped

@@ -6,7 +6,6 @@ renders ids, the hooks and the CLI look them up."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 ID_RE = re.compile(r"^#?([0-9a-f]{8})$")
@@ -19,6 +18,8 @@ def norm_text(text: str | None) -> str:
 
 def memory_id(kind: str, where: str | None, text: str | None) -> str:
     """8 hex characters for (kind, project key or session, normalised text)."""
+    import hashlib  # here: the PreToolUse hook needs it only when a ban matches
+
     raw = f"{kind}\x1f{where or ''}\x1f{norm_text(text)}".encode("utf-8", "replace")
     return hashlib.blake2b(raw, digest_size=4).hexdigest()
 

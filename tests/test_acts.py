@@ -333,3 +333,12 @@ def test_bundle_states_what_it_dropped_for_budget(repo_world: dict[str, Any]) ->
     ctx = operator_context(open_reader(repo_world["db"]), str(repo_world["repo"]), budget=330)
     assert len(ctx.text) <= 330 and ctx.dropped
     assert "dropped for budget: " in ctx.text and f"~{ctx.tokens} tokens" in ctx.text
+
+
+def test_forget_drops_the_ledger_lines_of_the_session(repo_world: dict[str, Any]) -> None:
+    w = repo_world
+    session_start(w, "live-1")
+    ledger = read_events(w["db"].parent, name=LEDGER)
+    assert any(e.get("session_id") == w["sid"] for e in ledger)
+    assert cli(w["db"], "forget", w["sid"], "--yes").returncode == 0
+    assert w["sid"] not in (w["db"].parent / LEDGER).read_text()

@@ -67,9 +67,13 @@ def forget(obj: Any, session: str | None, project: str | None, yes: bool, wait: 
 
 
 def _drop_hook_state(db: Path, session_ids: list[str]) -> None:
-    """The hooks' per-session files (policy state, continuation packet) hold text of the session too."""
+    """The hooks' per-session files (policy state, continuation packet) and the injection ledger's lines
+    about the session hold text of the session too."""
+    from hooks.ledger import forget_sessions
     from hooks.state import continuation_file, session_file
     from lib.paths import state_dir
+
+    forget_sessions(state_dir(db), session_ids)
 
     for sid in session_ids:
         for path in (session_file(state_dir(db), sid), continuation_file(state_dir(db), sid)):

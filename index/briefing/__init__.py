@@ -14,9 +14,6 @@ from index import lazy_api
 if TYPE_CHECKING:
     from index.briefing.bundle import line as bundle_line
     from index.briefing.bundle import operator_context as operator_context
-    from index.briefing.bundle import provenance as provenance
-    from index.briefing.bundle import quote as quote
-    from index.briefing.bundle import safe_text as safe_text
     from index.briefing.continuation import Packet as Packet
     from index.briefing.continuation import continuation as continuation_packet
     from index.briefing.escalation import assess as assess
@@ -34,6 +31,9 @@ if TYPE_CHECKING:
     from index.briefing.prompt_recall import (
         render as render,
     )
+    from index.briefing.quoting import provenance as provenance
+    from index.briefing.quoting import quote as quote
+    from index.briefing.quoting import safe_text as safe_text
     from index.briefing.staleness import check_all as check_staleness
 
 # API name -> (module of this package, name there)
@@ -50,10 +50,10 @@ _WHERE: dict[str, tuple[str, str]] = {
     "gather_prompt_recall": ("prompt_recall", "gather"),
     "ident_hits": ("prompt_recall", "ident_hits"),
     "operator_context": ("bundle", "operator_context"),
-    "provenance": ("bundle", "provenance"),
-    "quote": ("bundle", "quote"),
+    "provenance": ("quoting", "provenance"),
+    "quote": ("quoting", "quote"),
     "render": ("prompt_recall", "render"),
-    "safe_text": ("bundle", "safe_text"),
+    "safe_text": ("quoting", "safe_text"),
     "why": ("explain", "why"),
 }
 
