@@ -49,9 +49,9 @@ def test_shared_names_are_defined_once() -> None:
 def test_stopword_lists_extend_the_shared_one() -> None:
     """Every module's own stop set holds the shared function words, plus the noise of its domain."""
     from detector import escalation, policy
-    from index.retrieval import operator_queries
+    from index.retrieval import rule_match
     from index.stats import metrics
     from lib.text import STOPWORDS
 
-    for module in (escalation, policy, metrics, operator_queries):
+    for module in (escalation, policy, metrics, rule_match):
         assert module._STOP >= STOPWORDS, module.__name__

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lib.memid import memory_id
+from lib.model import EDIT_TOOLS
 from lib.project import project_key
 from lib.text import STOPWORDS
 
@@ -51,7 +52,6 @@ _ADDED_IDENTS = re.compile(
     r"|\b((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)\s*\(",  # dotted calls: time.sleep(
     re.M,
 )
-EDIT_TOOLS = frozenset(("Edit", "Write", "MultiEdit", "NotebookEdit"))
 MAX_SCAN = 20_000  # characters of an edit's new text scanned for identifiers
 MAX_ARG = 200  # an MCP argument longer than this is prose, not a shape
 
