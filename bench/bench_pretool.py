@@ -111,6 +111,12 @@ def main() -> None:
             check=True,
         )
         wall.append((time.perf_counter() - t0) * 1000)
+    # The floor: the same interpreter started and stopped (site, the venv's path hooks), per call.
+    floor: list[float] = []
+    for _ in range(min(50, len(batch))):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
+        floor.append((time.perf_counter() - t0) * 1000)
     with open(events, "rb") as f:
         f.seek(start)
         mine = [json.loads(x) for x in f.read().splitlines() if b'"pre-tool-use"' in x]
@@ -134,6 +140,7 @@ def main() -> None:
                     "max_ms": round(max(wall), 1),
                 },
                 "in_process": {"p50_ms": _pct(inproc, 0.5), "p95_ms": _pct(inproc, 0.95)} if inproc else None,
+                "python_start_floor": {"p50_ms": _pct(floor, 0.5), "p95_ms": _pct(floor, 0.95)},
                 "targets_ms": {"whole_process_p95": 80, "in_process_p95": 30},
                 "load_avg": os.getloadavg(),
                 "cpus": os.cpu_count(),

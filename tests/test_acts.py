@@ -115,6 +115,9 @@ def test_pre_tool_use_warns_by_default_quoting_the_ban(banned: dict[str, Any]) -
     ev = [e for e in read_events(banned["db"].parent) if e.get("hook") == "pre-tool-use"]
     assert ev[-1]["decision"] == "warn" and ev[-1]["ban_id"] == banned["ban"].id
     assert isinstance(ev[-1]["latency_ms"], float)
+    why = json.loads(cli(banned["db"], "why", banned["ban"].id, "--json").stdout)  # the id in the note
+    assert why["kind"] == "ban" and why["session_id"] == banned["sid"]
+    assert why["source_message"]["text"].startswith("never use git push --force")
 
 
 def test_pre_tool_use_leaves_other_calls_alone(banned: dict[str, Any]) -> None:
@@ -265,7 +268,7 @@ def test_consolidate_checks_every_memory(repo_world: dict[str, Any]) -> None:
 def test_why_and_wrong_feedback_keep_an_item_out(repo_world: dict[str, Any]) -> None:
     w = repo_world
     text = session_start(w, "live-1")
-    assert f"#{w['id']}" in text and re.search(r"\(this block: ~\d+ tokens", text)
+    assert f"#{w['id']}" in text and re.search(r"\(~\d+ tokens", text)
     why = json.loads(cli(w["db"], "why", f"#{w['id']}", "--json").stdout)
     assert why["kind"] == "standing_decision" and why["session_id"] == w["sid"] and why["date"]
     assert why["source_message"]["text"].startswith("from now on we always retry")
