@@ -7,19 +7,18 @@ the operator-wide ones with the `check-banned` matcher (`index.retrieval.rule_ma
 - `block`: `permissionDecision: "deny"` with the reason; per ban (`total-recall bans enforce ID`, kept
   in index.user.json) or for every ban with TOTAL_RECALL_ENFORCE=block.
 
-It runs before every tool call, so it imports only sqlite3, the matcher and lib/ (no orjson, no
-index.store); every decision is logged in events.jsonl by the runner, and any failure lets the call
-through (fail-open)."""
+It runs before every tool call, so it imports only sqlite3, the matcher and lib/ until a ban matches
+(then the user state and the quoting helpers); every decision is logged in events.jsonl by the runner,
+and any failure lets the call through (fail-open)."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hooks.context import Ctx, answer_json
+from hooks.context import Ctx, answer_json, open_db
 
 MODES = ("warn", "block")
 ENV = "TOTAL_RECALL_ENFORCE"
@@ -33,17 +32,11 @@ def enforce_mode(env: Mapping[str, str] | None = None) -> str:
 
 
 def enforced_ids(db: Path) -> set[str]:
-    """Ban ids set to block with `total-recall bans enforce` (index.user.json; {} when none). Read with
-    the json module: this path must not import index.store (see index.store.userstate for the file)."""
-    try:
-        with open(db.with_name(db.stem + ".user.json"), "rb") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return set()
-    enforced = data.get("enforced") if isinstance(data, dict) else None
-    if not isinstance(enforced, dict):
-        return set()
-    return {k for k, v in enforced.items() if isinstance(v, dict) and v.get("mode") == "block"}
+    """Ban ids set to block with `total-recall bans enforce` (index.user.json). Loaded only when a ban
+    matched: most calls never read the file."""
+    from index.store import enforced
+
+    return {k for k, v in enforced(db).items() if isinstance(v, dict) and v.get("mode") == "block"}
 
 
 def pre_tool_use(ctx: Ctx, env: Mapping[str, str] | None = None) -> str:
@@ -58,11 +51,9 @@ def pre_tool_use(ctx: Ctx, env: Mapping[str, str] | None = None) -> str:
     if not action or not ctx.db.exists():
         ctx.rec["decision"] = "skip"
         return ""
-    import sqlite3
-
     from index.retrieval import bans_for_action
 
-    conn = sqlite3.connect(f"file:{ctx.db}?mode=ro", uri=True, isolation_level=None)
+    conn = open_db(ctx)  # read-only, every statement bounded by the hook's deadline
     try:
         hits = bans_for_action(conn, action, ctx.str_field("cwd"))
     finally:
@@ -71,7 +62,7 @@ def pre_tool_use(ctx: Ctx, env: Mapping[str, str] | None = None) -> str:
         ctx.rec["decision"] = "allow"
         return ""
     mode = enforce_mode(env)
-    blocking = [h for h in hits if mode == "block" or h.id in enforced_ids(ctx.db)]
+    blocking = hits if mode == "block" else [h for h in hits if h.id in enforced_ids(ctx.db)]
     ban = (blocking or hits)[0]
     ctx.rec.update(
         decision="deny" if blocking else "warn",
