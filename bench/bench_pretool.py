@@ -21,6 +21,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -79,14 +80,51 @@ def calls(db: Path, n: int, seed: int) -> tuple[str, list[dict[str, Any]]]:
     return cwd, out[:n]
 
 
+def with_bans(db: Path, cwd: str, batch: list[dict[str, Any]], n: int, seed: int) -> Path:
+    """A copy of the index (in a temporary directory) with `n` more active bans in project `cwd`, each
+    made of 3-5 words of the benchmark's own commands ("never <w1> <w2> ..."), so the substring
+    pre-check and the word matching see realistic overlaps."""
+    rng = random.Random(seed)
+    words = sorted(
+        {
+            w
+            for c in batch
+            for w in str(c["tool_input"].get("command") or "").split()
+            if w.isalpha() and len(w) > 3
+        }
+    ) or ["deploy", "force", "install", "commit"]
+    out = Path(tempfile.mkdtemp(prefix="pretool-")) / "index.db"
+    src = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    dst = sqlite3.connect(out)
+    src.backup(dst)
+    rows = []
+    for i in range(n):
+        content = "never " + " ".join(rng.sample(words, min(len(words), rng.randint(3, 5))))
+        rows.append((cwd, f"synthetic-{i}", content, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"))
+    dst.executemany(
+        "INSERT INTO bans(project_key, norm, content, first_ts, last_ts, active) VALUES(?,?,?,?,?,1)", rows
+    )
+    dst.commit()
+    dst.close()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--db", required=True)
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument(
+        "--synthetic-bans",
+        type=int,
+        default=0,
+        help="Run on a copy of the index with N more bans in the measured project (words of its own commands).",
+    )
     args = ap.parse_args()
     db = Path(args.db).resolve()
     cwd, batch = calls(db, args.calls, args.seed)
+    if args.synthetic_bans:
+        db = with_bans(db, cwd, batch, args.synthetic_bans, args.seed)
     if not batch:
         sys.exit("no tool calls in this index: index some transcripts first")
     env = {**os.environ, "TOTAL_RECALL_DB": str(db)}
