@@ -24,16 +24,31 @@ from typing import Any
 from index.store.stale import Mark, read_marks, write_marks
 from lib.memid import memory_id
 
-_EXT = r"(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|php|sh|swift|scala|lua|sql|toml|ya?ml|json|cfg|ini)"
-_FUNC = re.compile(rf"((?:[\w.-]+/)*[\w.-]+\.{_EXT})::([A-Za-z_]\w*)")
-_PATH = re.compile(rf"(?<![\w/.:-])((?:[\w.-]+/)*[\w-][\w.-]*\.{_EXT})\b(?!::)")
-_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9]+(?:-[a-z0-9]+)*)\b")
-_PKG = re.compile(
-    r"\b(?:pip3? install|uv (?:pip install|add)|poetry add|pipx install|npm (?:install|i|add)|yarn add|"
-    r"pnpm add|cargo add|go get|gem install)\s+(?:-\S+\s+)*([A-Za-z0-9@][\w.@/-]*)"
-    r"|`?\b([A-Za-z][\w.-]{2,})`? (?:package|library|dependency|crate|module from pypi)\b",
-    re.I,
+# Memory text is user text: names are found word by word (str.split, a set lookup, one bounded
+# identifier check per word), never by a pattern that scans the whole text with nested repeats.
+EXTS = frozenset(
+    "py pyi js mjs cjs ts tsx jsx go rs rb java kt c h cc cpp hpp cs php sh swift scala lua sql toml yaml "
+    "yml json cfg ini".split()
 )
+_PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,80}")  # fullmatch on one word
+_FLAG = re.compile(r"--[a-z][a-z0-9]{1,40}(?:-[a-z0-9]{1,40}){0,8}")  # fullmatch on one word
+INSTALLERS = {
+    "pip": "install",
+    "pip3": "install",
+    "pipx": "install",
+    "uv": "add",
+    "poetry": "add",
+    "npm": "install",
+    "yarn": "add",
+    "pnpm": "add",
+    "cargo": "add",
+    "go": "get",
+    "gem": "install",
+}
+NOUNS = frozenset(("package", "library", "dependency", "crate"))
+_TRIM = "`'\".,;:()[]{}<>!?«»"
+MAX_WORD = 300
 MANIFESTS = (
     "pyproject.toml",
     "requirements.txt",
@@ -66,20 +81,46 @@ class Ref:
         return self.path or self.name
 
 
+def _path(word: str) -> str | None:
+    """`word` as a repository path with a known extension (`utils/retry.py`), else None."""
+    word = word.lstrip("./")
+    stem, dot, ext = word.rpartition(".")
+    if not dot or ext not in EXTS or not stem or not set(word) <= _PATH_CHARS or "//" in word:
+        return None
+    return word
+
+
 def refs(text: str) -> list[Ref]:
     """The files, functions, flags and packages a memory names, in order, without repeats."""
     out: list[Ref] = []
-    for m in _FUNC.finditer(text):
-        out.append(Ref("function", m.group(1).lstrip("./"), m.group(2)))
-    named = {r.path for r in out}
-    for m in _PATH.finditer(text):
-        path = m.group(1).lstrip("./")
-        if path not in named:
+    words = [w.strip(_TRIM) for w in text.split() if len(w) <= MAX_WORD]
+    for i, word in enumerate(words):
+        head, sep, func = word.partition("::")
+        path = _path(head)
+        if path and sep and _IDENT.fullmatch(func):
+            out.append(Ref("function", path, func))
+        elif path and not sep:
             out.append(Ref("file", path))
-    out += [Ref("flag", name=m.group(1)) for m in _FLAG.finditer(text)]
-    for m in _PKG.finditer(text):
-        name = (m.group(1) or m.group(2) or "").strip("`'\".,")
-        if name and name.lower() not in _NOT_PACKAGES and not name.startswith("-"):
+        elif _FLAG.fullmatch(word):
+            out.append(Ref("flag", name=word))
+        low = word.lower()
+        name = ""
+        if (
+            INSTALLERS.get(low)
+            and i + 2 < len(words)
+            and words[i + 1].lower() in (INSTALLERS[low], "i", "pip")
+        ):
+            rest = [
+                w for w in words[i + 2 :] if not w.startswith("-") and w.lower() not in ("install", "add")
+            ]
+            name = rest[0] if rest else ""
+        elif low in NOUNS and i > 0:
+            name = words[i - 1]
+        if (
+            name
+            and name.lower() not in _NOT_PACKAGES
+            and _IDENT.fullmatch(name.replace("-", "_").replace(".", "_"))
+        ):
             out.append(Ref("package", name=name))
     seen: set[Ref] = set()
     return [r for r in out if not (r in seen or seen.add(r))]  # type: ignore[func-returns-value]

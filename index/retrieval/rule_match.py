@@ -21,33 +21,36 @@ from lib.text import STOPWORDS
 
 _RAW_WORD = re.compile(r"[A-Za-z0-9]+")
 _STOP = STOPWORDS | frozenset("always don't dont else it's never new now without".split())
-_CLAUSE = r"[,;:]| because | since | we decided | as we "
+_CLAUSE = re.compile(r"[,;:]| because | since | we decided | as we ")
 BANNED_AT = 0.5  # match share for the verdict "banned" (check-banned), and for acting on a tool call
 POSSIBLE_AT = 0.3
 
 # A rule from another project reaches this one only when it is stated as the operator's own, for
 # every project ("in every repo ...", "I never ...", or a bare "always ..." that names nothing of one
 # project); a project's decisions stay there.
-OPERATOR_WIDE = (
+OPERATOR_WIDE = re.compile(
     r"\b(?:in|for|across|on) (?:every|all|any|each) (?:of my )?(?:repos?|repositor(?:y|ies)|projects?|"
     r"codebases?|sessions?)\b|\b(?:everywhere|globally|in general|as a rule)\b|"
-    r"\bi (?:always|never|prefer|use|like)\b|\bmy (?:machines?|laptop|setup|shell|editor|terminal)\b"
+    r"\bi (?:always|never|prefer|use|like)\b|\bmy (?:machines?|laptop|setup|shell|editor|terminal)\b",
+    re.I,
 )
-_GENERAL_OPENER = r"^(?:please )?(?:always|never)\b"
+_GENERAL_OPENER = re.compile(r"^(?:please )?(?:always|never)\b", re.I)
 # Words that tie a rule to one project's material: "this repo", a path, a file or an identifier.
-_PROJECT_BOUND = (
+_PROJECT_BOUND = re.compile(
     r"\b(?:this|the|our) (?:repo|repository|project|codebase|app|game|service|site|branch|module|package)\b|"
-    r"[/`]|\w\.\w|\w_\w"
+    r"[/`]|\w\.\w|\w_\w",
+    re.I,
 )
 
-# Patterns are compiled on first use (re's cache): the PreToolUse hook compiles only what a call needs.
 # Tool-call shapes.
-_SPLIT_CMD = r"\|\||&&|[;|&\n]|\$\(|`"
+_SPLIT_CMD = re.compile(r"\|\||&&|[;|&\n]|\$\(|`")
 _MESSAGE_FLAGS = frozenset(("-m", "--message", "-c", "--body", "--title", "-F"))
-_ADDED_IDENTS = (
-    r"^\s*(?:from\s+([\w.]+)\s+import\s+([\w, ]+)|import\s+([\w., ]+))"  # Python imports
-    r"|\brequire\(\s*['\"]([^'\"]+)['\"]|\bfrom\s+['\"]([^'\"]+)['\"]"  # JS
-    r"|\b((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)\s*\("  # dotted calls: time.sleep(
+# Bounded repeats only (an edit's text is arbitrary): linear on any input (tests/test_regex_fuzz.py).
+_ADDED_IDENTS = re.compile(
+    r"^[ \t]{0,40}(?:from[ \t]{1,8}([\w.]{1,100})[ \t]{1,8}import[ \t]{1,8}([\w, ]{1,200})|import[ \t]{1,8}([\w., ]{1,200}))"
+    r"|\brequire\([ \t]{0,8}['\"]([^'\"\n]{1,100})['\"]|\bfrom[ \t]{1,8}['\"]([^'\"\n]{1,100})['\"]"  # JS
+    r"|\b([A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40}){1,4})[ \t]{0,4}\(",  # dotted calls: time.sleep(
+    re.M,
 )
 MAX_SCAN = 20_000  # characters of an edit's new text scanned for identifiers
 MAX_ARG = 200  # an MCP argument longer than this is prose, not a shape
@@ -71,7 +74,7 @@ def tokens(text: str) -> set[str]:
 
 def _core(text: str) -> str:
     """The rule itself, without its justification ("don't use X, we decided Y" → "don't use X")."""
-    head = re.split(_CLAUSE, " " + text.lower() + " ", maxsplit=1)[0]
+    head = _CLAUSE.split(" " + text.lower() + " ", maxsplit=1)[0]
     return head if len(tokens(head)) >= 1 else text
 
 
@@ -103,9 +106,9 @@ def ban_matches(content: str, statement: str | None, query: set[str]) -> tuple[f
 def operator_wide(text: str) -> bool:
     """Is a rule stated for the operator everywhere rather than for one project's work?"""
     text = text or ""
-    if re.search(OPERATOR_WIDE, text, re.I):
+    if OPERATOR_WIDE.search(text):
         return True
-    return bool(re.search(_GENERAL_OPENER, text.strip(), re.I)) and not re.search(_PROJECT_BOUND, text, re.I)
+    return bool(_GENERAL_OPENER.search(text.strip())) and not _PROJECT_BOUND.search(text)
 
 
 # --- tool calls ---------------------------------------------------------------------------------------
@@ -116,7 +119,7 @@ def command_shape(command: str) -> str:
     quoted prose (an echo, a commit message, a heredoc body) is not part of what the command does."""
     command = command.split("<<", 1)[0][:MAX_SCAN]
     words: list[str] = []
-    for part in re.split(_SPLIT_CMD, command):
+    for part in _SPLIT_CMD.split(command):
         try:
             argv = shlex.split(part, comments=True)
         except ValueError:
@@ -147,7 +150,7 @@ def edit_shape(tool: str, args: dict[str, Any]) -> str:
     """An edit's file path and the identifiers its new text brings in (imports, dotted calls)."""
     path = args.get("file_path") or args.get("notebook_path") or ""
     idents = [str(path)] if isinstance(path, str) else []
-    for m in re.finditer(_ADDED_IDENTS, _added_text(tool, args), re.M):
+    for m in _ADDED_IDENTS.finditer(_added_text(tool, args)):
         idents.extend(g for g in m.groups() if g)
     return " ".join(idents)
 
