@@ -8,7 +8,6 @@ import json
 import os
 import sqlite3
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,29 @@ MAX_CONTEXT = 9500  # Claude Code spills additionalContext over 10,000 chars to 
 PACKET_BUDGET = 1600  # characters of the continuation packet (saved at PreCompact, restored after)
 
 
-@dataclass
 class Ctx:
-    event: str
-    data: dict[str, Any]
-    db: Path
-    state: Path
-    deadline: float
-    rec: dict[str, Any] = field(default_factory=dict)
-    started: float = field(default_factory=time.perf_counter)  # when the hook began (perf_counter)
+    """One hook run. A plain class, not a dataclass: importing dataclasses (inspect, ast, dis) cost
+    ~8 ms of every hook process, most of the PreToolUse budget."""
+
+    __slots__ = ("event", "data", "db", "state", "deadline", "rec", "started")
+
+    def __init__(
+        self,
+        event: str,
+        data: dict[str, Any],
+        db: Path,
+        state: Path,
+        deadline: float,
+        rec: dict[str, Any] | None = None,
+        started: float | None = None,
+    ) -> None:
+        self.event = event
+        self.data = data
+        self.db = db
+        self.state = state
+        self.deadline = deadline
+        self.rec: dict[str, Any] = {} if rec is None else rec
+        self.started = time.perf_counter() if started is None else started  # when the hook began
 
     def str_field(self, name: str) -> str | None:
         v = self.data.get(name)

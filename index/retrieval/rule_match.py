@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import shlex
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
 from lib.memid import memory_id
@@ -175,15 +174,28 @@ def tool_action(tool: str, args: Any) -> str:
 # --- the hook's query -------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
 class BanHit:
-    id: str  # lib.memid id: what `bans enforce` takes
-    content: str
-    date: str | None
-    session_id: str | None
-    project_key: str | None
-    score: float
-    words: list[str]
+    """A ban that matches a tool call. A plain class: the PreToolUse hook must not import dataclasses."""
+
+    __slots__ = ("id", "content", "date", "session_id", "project_key", "score", "words")
+
+    def __init__(
+        self,
+        id: str,  # noqa: A002 - lib.memid id: what `bans enforce` takes
+        content: str,
+        date: str | None,
+        session_id: str | None,
+        project_key: str | None,
+        score: float,
+        words: list[str],
+    ) -> None:
+        self.id = id
+        self.content = content
+        self.date = date
+        self.session_id = session_id
+        self.project_key = project_key
+        self.score = score
+        self.words = words
 
 
 _BANS = """SELECT t.content, t.project_key, t.last_ts, t.session_id, e.context, t.mentions FROM bans t
