@@ -125,6 +125,31 @@ def test_pre_tool_use_leaves_other_calls_alone(banned: dict[str, Any]) -> None:
         assert pre_tool(banned, command) is None, command
     decisions = [e["decision"] for e in read_events(banned["db"].parent) if e.get("hook") == "pre-tool-use"]
     assert decisions == ["allow", "allow", "allow"]
+    assert report(read_events(banned["db"].parent))["tool_calls"] == {"allow": 3}
+
+
+def test_pre_tool_use_loads_little_until_a_ban_matches(banned: dict[str, Any]) -> None:
+    """The hook runs before every tool call: an allowed call must not pay for dataclasses (~8 ms once),
+    orjson, the user state or the bundle (regression: the first version imported all of them)."""
+    payload = {"hook_event_name": "PreToolUse", "cwd": banned["cwd"], "tool_name": "Bash"}
+    code = (
+        "import json, sys\n"
+        "from hooks.runner import run_hook\n"
+        "run_hook('pre-tool-use')\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps({**payload, "tool_input": {"command": "ls -la"}}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TOTAL_RECALL_DB": str(banned["db"])},
+    )
+    loaded = set(json.loads(p.stdout))
+    assert "index.retrieval.rule_match" in loaded  # it did check the call
+    heavy = {"dataclasses", "orjson", "index.store.userstate", "index.briefing.bundle", "click", "lib.model"}
+    assert not loaded & heavy, loaded & heavy
 
 
 def test_block_mode_from_the_environment_denies(banned: dict[str, Any]) -> None:
