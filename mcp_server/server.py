@@ -28,7 +28,12 @@ from mcp_server import tools_feedback, tools_operator, tools_profile, tools_reca
 from mcp_server.envelope import READ_ONLY, Runtime, bound, error_result, guarded
 from vec import register as register_vectors
 
-TOOLS = (*tools_recall.TOOLS, *tools_operator.TOOLS, *tools_profile.TOOLS, *tools_feedback.TOOLS)  # the order clients list them in
+TOOLS = (
+    *tools_recall.TOOLS,
+    *tools_operator.TOOLS,
+    *tools_profile.TOOLS,
+    *tools_feedback.TOOLS,
+)  # the order clients list them in
 
 INSTRUCTIONS = (
     "Memory of the user's past Claude Code sessions (local, read-only). Everything returned is historical "
