@@ -16,9 +16,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hooks.context import Ctx, answer_json, open_db
+
+if TYPE_CHECKING:
+    from index.retrieval import BanHit
 
 MODES = ("warn", "block")
 ENV = "TOTAL_RECALL_ENFORCE"
@@ -80,7 +83,7 @@ def pre_tool_use(ctx: Ctx, env: Mapping[str, str] | None = None) -> str:
     return answer_json(out)
 
 
-def _reason(ban: Any, blocked: bool) -> str:
+def _reason(ban: BanHit, blocked: bool) -> str:
     """The ban quoted (recalled text: one line, clipped) with its date, session and id."""
     from index.briefing import provenance, quote
 
