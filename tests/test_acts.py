@@ -370,3 +370,34 @@ def test_forget_drops_the_ledger_lines_of_the_session(repo_world: dict[str, Any]
     assert any(e.get("session_id") == w["sid"] for e in ledger)
     assert cli(w["db"], "forget", w["sid"], "--yes").returncode == 0
     assert w["sid"] not in (w["db"].parent / LEDGER).read_text()
+
+
+def test_why_calls_a_reversed_decision_stale(tmp_path: Path) -> None:
+    """A later session deciding otherwise (Celery → RQ, folded as a supersession) makes an injected
+    decision stale in `why`, with the decision that replaced it."""
+    from mcp_fixture import build_index
+
+    from index.briefing.explain import explain
+
+    db = tmp_path / "index.db"
+    _, cwds, _ = build_index(tmp_path, db)
+    conn = open_reader(db)
+    (project, content) = conn.execute(
+        "SELECT project_key, content FROM standing_decisions WHERE status = 'superseded'"
+    ).fetchone()
+    item_id = memory_id("standing_decision", project, content)
+    entry = {
+        "event": "injected",
+        "id": item_id,
+        "kind": "standing_decision",
+        "content": content,
+        "project_key": project,
+    }
+    out = explain(conn, item_id, [entry], None)
+    assert out is not None and "Celery" in content
+    assert "decided otherwise" in out["stale"]["reason"] and "RQ" in out["stale"]["superseded_by"]["content"]
+    fresh = conn.execute(
+        "SELECT project_key, content FROM standing_decisions WHERE status = 'active'"
+    ).fetchone()
+    other = {**entry, "id": "0" * 8, "content": fresh[1], "project_key": fresh[0]}
+    assert explain(conn, "0" * 8, [other], None)["stale"] is None  # type: ignore[index]

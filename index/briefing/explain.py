@@ -92,10 +92,30 @@ def explain(
     if out is None:
         return None
     out["source_message"] = _source(conn, out.get("source_uuid"))
-    stale = stale_of(conn, [item_id]).get(item_id)
-    out["stale"] = stale
+    out["stale"] = stale_of(conn, [item_id]).get(item_id) or _superseded(conn, out)
     out["feedback"] = feedback
     return out
+
+
+def _superseded(conn: sqlite3.Connection, item: dict[str, Any]) -> dict[str, Any] | None:
+    """A standing decision a later session reversed (index/store/operator.py folds the supersession):
+    stale too, with the decision that replaced it as the evidence."""
+    if item.get("kind") != "standing_decision":
+        return None
+    row = conn.execute(
+        """SELECT n.content, n.last_ts, n.session_id FROM standing_decisions t
+           JOIN standing_decisions n ON n.id = t.superseded_by
+           WHERE t.status = 'superseded' AND t.project_key IS ? AND t.content = ?""",
+        (item.get("project_key"), item.get("content")),
+    ).fetchone()
+    if row is None:
+        return None
+    date = (row[1] or "")[:10] or None
+    return {
+        "reason": f"a later session decided otherwise ({date or '?'}): {clip(row[0], 200)}",
+        "superseded_by": {"content": row[0], "date": date, "session_id": row[2]},
+        "commit": None,
+    }
 
 
 def why(conn: sqlite3.Connection, db: Path, item_id: str) -> dict[str, Any] | None:
