@@ -78,6 +78,8 @@ def banned(tmp_path: Path) -> dict[str, Any]:
     s = Session(uid("ban-session", cwd), cwd=cwd)
     s.prompt("never use git push --force on this repo, it rewrote main last time")
     s.response(text="Understood, no force pushes.")
+    s.prompt("never use tenacity, write the retry loop by hand")
+    s.response(text="OK.")
     s.write(root / slug(cwd) / f"{uid('ban-session', cwd)}.jsonl")
     db = tmp_path / "data" / "index.db"
     run_index(db, [root])
@@ -152,6 +154,28 @@ def test_pre_tool_use_loads_little_until_a_ban_matches(banned: dict[str, Any]) -
     assert not loaded & heavy, loaded & heavy
 
 
+def test_edits_and_mcp_calls_are_checked_by_their_identifiers(banned: dict[str, Any]) -> None:
+    def call(tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        payload = {
+            "hook_event_name": "PreToolUse",
+            "cwd": banned["cwd"],
+            "tool_name": tool,
+            "tool_input": args,
+        }
+        p = hook("pre-tool-use", payload, banned["db"], banned["root"])
+        return json.loads(p.stdout) if p.stdout.strip() else None
+
+    path = f"{banned['cwd']}/net/client.py"
+    out = call("Edit", {"file_path": path, "old_string": "x", "new_string": "import tenacity\n"})
+    assert out is not None and "use tenacity" in out["hookSpecificOutput"]["additionalContext"]
+    prose = "# we chose not to use tenacity here\nretries = 3\n"  # a comment is not an identifier
+    assert call("Write", {"file_path": path, "content": prose}) is None
+    assert call("mcp__plugin_x_git__push", {"remote": "origin", "force": "--force"}) is not None
+    assert call("Read", {"file_path": path}) is None  # not a tool the hook checks
+    decisions = [e["decision"] for e in read_events(banned["db"].parent) if e.get("hook") == "pre-tool-use"]
+    assert decisions == ["warn", "allow", "warn", "skip"]
+
+
 def test_block_mode_from_the_environment_denies(banned: dict[str, Any]) -> None:
     out = pre_tool(banned, "git push --force", {"TOTAL_RECALL_ENFORCE": "block"})
     assert out is not None
@@ -162,7 +186,8 @@ def test_block_mode_from_the_environment_denies(banned: dict[str, Any]) -> None:
 def test_bans_enforce_and_relax_one_ban(banned: dict[str, Any]) -> None:
     db, ban_id = banned["db"], banned["ban"].id
     listed = json.loads(cli(db, "bans", "list", "--cwd", banned["cwd"], "--json").stdout)
-    assert [b["id"] for b in listed["bans"]] == [ban_id] and listed["bans"][0]["mode"] == "warn"
+    modes = {b["id"]: b["mode"] for b in listed["bans"]}
+    assert len(modes) == 2 and modes[ban_id] == "warn"
     assert cli(db, "bans", "enforce", ban_id).returncode == 0
     out = pre_tool(banned, "git push --force origin main")
     assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
