@@ -1,5 +1,8 @@
 """`total-recall adaptive`: how well the re-injection policy did, from the events the hooks recorded.
 
+The user's verdicts (`feedback` events: `total-recall feedback ID wrong|helpful`) are counted per
+section of the injection, and PreToolUse decisions per outcome.
+
 Each UserPromptSubmit event carries the policy decision and, from the second prompt of a session
 on, the outcome of the previous decision (see detector/policy.py for the rule): an injection is
 useful unless the next prompt is a correction or a repeat; a skipped prompt followed by one is a miss.
@@ -35,7 +38,12 @@ def report(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
     prompts = fired = injected_chars = 0
     judged_fired = useful = judged_skipped = missed = 0
     index_runs = index_errors = 0
+    verdicts: dict[str, Counter[str]] = defaultdict(Counter)  # section (or hook) -> wrong/helpful
+    tool_calls: Counter[str] = Counter()
     for e in events:
+        if e.get("event") == "feedback":
+            verdicts[str(e.get("section") or e.get("kind") or "?")][str(e.get("verdict"))] += 1
+            continue
         if e.get("event") == "index":
             index_runs += 1
             index_errors += not e.get("ok", False)
@@ -48,6 +56,8 @@ def report(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
             latency[hook].append(float(e["latency_ms"]))
         if not e.get("ok", False):
             errors[hook] += 1
+        if hook == "pre-tool-use":
+            tool_calls[str(e.get("decision") or "error")] += 1
         if hook != "user-prompt-submit":
             continue
         pol = e.get("policy")
@@ -99,13 +109,35 @@ def report(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
         },
         "index_runs": index_runs,
         "index_errors": index_errors,
+        "feedback": _feedback(verdicts),
+        "tool_calls": dict(tool_calls.most_common()),  # PreToolUse: allow / warn / deny / skip
     }
     rep["advice"] = advice(rep)
     return rep
 
 
+def _feedback(verdicts: dict[str, Counter[str]]) -> dict[str, Any]:
+    """The user's verdicts on injected items (`total-recall feedback`), overall and per section."""
+    wrong = sum(c["wrong"] for c in verdicts.values())
+    helpful = sum(c["helpful"] for c in verdicts.values())
+    return {
+        "wrong": wrong,
+        "helpful": helpful,
+        "precision": _ratio(helpful, wrong + helpful),
+        "by_section": {k: dict(c) for k, c in sorted(verdicts.items())},
+    }
+
+
 def advice(rep: dict[str, Any]) -> list[str]:
     out = []
+    fb = rep["feedback"]
+    for section, c in fb["by_section"].items():
+        n = c.get("wrong", 0) + c.get("helpful", 0)
+        if n >= MIN_SAMPLES // 2 and c.get("wrong", 0) / n >= 0.3:
+            out.append(
+                f"{section}: {c.get('wrong', 0)} of {n} rated items marked wrong — "
+                "raise the injection threshold of this kind (extractors/confidence.py)"
+            )
     for reason, r in rep["per_trigger"].items():
         if r["judged"] >= MIN_SAMPLES and r["precision"] is not None and r["precision"] < 0.5:
             out.append(

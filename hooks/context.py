@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +16,31 @@ MAX_CONTEXT = 9500  # Claude Code spills additionalContext over 10,000 chars to 
 PACKET_BUDGET = 1600  # characters of the continuation packet (saved at PreCompact, restored after)
 
 
-@dataclass
 class Ctx:
-    event: str
-    data: dict[str, Any]
-    db: Path
-    state: Path
-    deadline: float
-    settings: Settings  # the runner's one read of the environment
-    rec: dict[str, Any] = field(default_factory=dict)
-    started: float = field(default_factory=time.perf_counter)  # when the hook began (perf_counter)
+    """One hook run. A plain class, not a dataclass: importing dataclasses (inspect, ast, dis) cost
+    ~8 ms of every hook process, most of the PreToolUse budget."""
+
+    __slots__ = ("event", "data", "db", "state", "deadline", "settings", "rec", "started")
+
+    def __init__(
+        self,
+        event: str,
+        data: dict[str, Any],
+        db: Path,
+        state: Path,
+        deadline: float,
+        settings: Settings,
+        rec: dict[str, Any] | None = None,
+        started: float | None = None,
+    ) -> None:
+        self.event = event
+        self.data = data
+        self.db = db
+        self.state = state
+        self.deadline = deadline
+        self.settings = settings  # the runner's one read of the environment
+        self.rec: dict[str, Any] = {} if rec is None else rec
+        self.started = time.perf_counter() if started is None else started  # when the hook began
 
     def str_field(self, name: str) -> str | None:
         v = self.data.get(name)
@@ -40,6 +54,11 @@ def answer(event_name: str, text: str) -> str:
         {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text[:MAX_CONTEXT]}},
         ensure_ascii=False,
     )
+
+
+def answer_json(specific: dict[str, Any]) -> str:
+    """A `hookSpecificOutput` answer with other fields than additionalContext (PreToolUse's decision)."""
+    return json.dumps({"hookSpecificOutput": specific}, ensure_ascii=False)
 
 
 def open_db(ctx: Ctx) -> sqlite3.Connection:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lib.events import EVENTS, ROTATED
+from lib.events import EVENTS
 
 ROTATE_BYTES = 5 << 20
 
@@ -22,14 +22,17 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
 
 
-def log_event(state: Path, record: dict[str, Any], rotate_bytes: int = ROTATE_BYTES) -> bool:
-    """Append one event; rotate first when the file is over `rotate_bytes`. False if it failed."""
+def log_event(
+    state: Path, record: dict[str, Any], rotate_bytes: int = ROTATE_BYTES, name: str = EVENTS
+) -> bool:
+    """Append one event to `name` (events.jsonl, or the injection ledger); rotate first when the file is
+    over `rotate_bytes`. False if it failed."""
     try:
         state.mkdir(parents=True, exist_ok=True)
-        path = state / EVENTS
+        path = state / name
         try:
             if path.stat().st_size >= rotate_bytes:
-                os.replace(path, state / ROTATED)
+                os.replace(path, state / (name + ".1"))
         except FileNotFoundError:
             pass
         rec = {"ts": now_iso(), **record}

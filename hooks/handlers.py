@@ -30,6 +30,12 @@ def pre_compact(ctx: Ctx) -> str:
     return run(ctx)
 
 
+def pre_tool_use(ctx: Ctx) -> str:
+    from hooks.pre_tool_use import pre_tool_use as run
+
+    return run(ctx)
+
+
 def reindex(ctx: Ctx) -> str:
     from hooks.reindex import reindex as run
 
@@ -42,4 +48,5 @@ HANDLERS: dict[str, tuple[Handler, str]] = {
     "stop": (reindex, "Stop"),
     "post-compact": (reindex, "PostCompact"),
     "pre-compact": (pre_compact, "PreCompact"),
+    "pre-tool-use": (pre_tool_use, "PreToolUse"),
 }

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "post-compact")
+EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "post-compact", "pre-tool-use")
 # Seconds before the hook gives up and prints nothing (Claude Code's own timeouts are longer).
 DEADLINE = {
     "session-start": 3.0,
@@ -22,6 +22,7 @@ DEADLINE = {
     "pre-compact": 12.0,
     "stop": 3.0,
     "post-compact": 3.0,
+    "pre-tool-use": 1.0,  # before every tool call: fail open fast
 }
 MAX_STDIN = 16 << 20
 

@@ -11,6 +11,7 @@ from hooks.context import PACKET_BUDGET, Ctx, answer, open_db, roots
 from hooks.state import continuation_file, first_banner, read_json
 
 BUNDLE_BUDGET = 1800
+STALE_CHECK_S = 0.4  # git checks of the memories about to be injected (stored per HEAD: rerun after a commit)
 STARTUP_REINDEX_AFTER_S = 120
 BANNER = (
     "total-recall: first run — indexing your Claude Code history in the background. "
@@ -37,14 +38,31 @@ def session_start(ctx: Ctx) -> str:
         ctx.rec["packet_chars"] = len(packet_text)
         if packet_text:
             parts.append(packet_text)
+    from hooks.ledger import record_bundle
     from hooks.team import team_items
     from index.briefing import operator_context
+    from index.store import save_marks, wrong_items
 
-    bundle = operator_context(conn, cwd, budget=BUNDLE_BUDGET, session_id=sid, team=team_items(ctx, cwd))
+    bundle = operator_context(
+        conn,
+        cwd,
+        budget=BUNDLE_BUDGET,
+        session_id=sid,
+        team=team_items(ctx, cwd),
+        wrong=wrong_items(ctx.db),
+        stale_budget_s=STALE_CHECK_S,
+    )
     ctx.rec["bundle_chars"] = len(bundle.text)
+    ctx.rec["bundle_tokens"] = bundle.tokens
     ctx.rec["dropped"] = bundle.dropped
+    if bundle.left_out:
+        ctx.rec["left_out"] = [{k: x.get(k) for k in ("id", "why", "ref", "commit")} for x in bundle.left_out]
+    if bundle.new_marks:
+        ctx.rec["stale_checked"] = len(bundle.new_marks)
+        ctx.rec["marks_saved"] = save_marks(ctx.db, bundle.new_marks)
     if bundle.text:
         parts.append(bundle.text)
+        ctx.rec["items"] = record_bundle(ctx.state, sid, bundle)
     if source in ("startup", "resume") and _index_is_stale(ctx):
         from hooks.spawn import spawn_index
 

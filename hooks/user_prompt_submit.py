@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from detector.policy import (
     MAX_INJECTIONS,
@@ -20,6 +20,9 @@ from detector.policy import (
 )
 from hooks.context import Ctx, answer, open_db
 from hooks.state import read_json, session_file, write_json
+
+if TYPE_CHECKING:
+    from index.briefing import Recalled
 
 # Past-message search: at most SEARCH_BUDGET_S, and no later than IN_HOOK_TARGET_S after the hook began
 # (memory items are kept when it runs out), so a loaded machine still answers near the p95 target.
@@ -112,8 +115,13 @@ def prompt_context(ctx: Ctx, connect: Callable[[], sqlite3.Connection], prompt: 
         from hooks.team import prompt_items
 
         team = prompt_items(ctx, cwd, prompt)
-        text, keys, more = _recall(conn, prompt, cwd, sid, idents, state, ctx.deadline, esc, budget, team)
+        text, items, more = _recall(ctx, conn, prompt, cwd, sid, idents, state, esc, budget, team)
+        keys = [i.key for i in items]
         suppressors += more
+        if items:
+            from hooks.ledger import record
+
+            record(ctx.state, "user-prompt-submit", sid, [i.to_ledger() for i in items])
     advance(state, prompt, decision, keys, now)
     write_json(path, state.to_json())
     ctx.rec["policy"] = {
@@ -142,21 +150,25 @@ def _connect(ctx: Ctx, connect: Callable[[], sqlite3.Connection]) -> sqlite3.Con
 
 
 def _recall(
+    ctx: Ctx,
     conn: sqlite3.Connection,
     prompt: str,
     cwd: str | None,
     sid: str,
     idents: list[str],
     state: PolicyState,
-    deadline: float,
     esc: dict[str, object],
     search_budget: float,
     team: list[Any] | None = None,
-) -> tuple[str, list[str], list[str]]:
+) -> tuple[str, list[Recalled], list[str]]:
+    """The rendered recall, the items in it (teammates' items, hooks/team.py, after this machine's own
+    memories), and why items were left out."""
+    from index.briefing import Gate, render
     from index.briefing import gather_prompt_recall as gather_items
-    from index.briefing import render
+    from index.store import wrong_items
 
     notes: list[str] = []
+    gate = Gate.open(conn, wrong_items(ctx.db), 0.0)  # stored stale marks apply; no git on this path
     items = gather_items(
         conn,
         prompt,
@@ -164,10 +176,13 @@ def _recall(
         session_id=sid,
         idents=idents,
         search_budget_s=search_budget,
-        deadline=deadline,
+        deadline=ctx.deadline,
         notes=notes,
+        gate=gate,
     )
-    items += team or []  # teammates' items (hooks/team.py), after this machine's own memories
+    items += team or []
+    if gate.left_out:
+        ctx.rec["left_out"] = [{k: x.get(k) for k in ("id", "why")} for x in gate.left_out]
     kept_pairs, why = filter_items([(i.key, i.line) for i in items], prompt, state)
     why += notes
     kept_keys = {k for k, _ in kept_pairs}
@@ -177,4 +192,4 @@ def _recall(
     rendered = render(kept, PROMPT_BUDGET, footer=escalation_note(esc))  # the note inside the fence
     if not rendered.text:
         return "", [], why + ["over_budget"]
-    return rendered.text, [i.key for i in rendered.items], why
+    return rendered.text, rendered.items, why

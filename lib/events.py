@@ -10,6 +10,9 @@ from typing import Any
 
 EVENTS = "events.jsonl"
 ROTATED = EVENTS + ".1"
+# The injection ledger (issue 19): one line per item a hook injected, by its short id (lib/memid.py),
+# with what `total-recall why ID` shows. Same format and rotation as the events.
+LEDGER = "injected.jsonl"
 
 
 class Events(list[dict[str, Any]]):
@@ -18,15 +21,15 @@ class Events(list[dict[str, Any]]):
     bad: int = 0
 
 
-def read_events(state: Path, since: str | None = None) -> Events:
+def read_events(state: Path, since: str | None = None, name: str = EVENTS) -> Events:
     """All events from the rotated file then the current one (missing files are fine), those with a
     timestamp before `since` left out; bad lines are skipped and counted."""
     import orjson  # here, not at the top: hook processes import this module for its names only
 
     out = Events()
-    for name in (ROTATED, EVENTS):
+    for file in (name + ".1", name):
         try:
-            data = (state / name).read_bytes()
+            data = (state / file).read_bytes()
         except OSError:
             continue
         for line in data.splitlines():

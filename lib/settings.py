@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from lib import paths
 
@@ -35,11 +34,12 @@ DEFAULT_LLM_URL = "http://127.0.0.1:11434"
 _VECTORS: dict[str, VectorsMode] = {"1": "on", "0": "off"}
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """What the environment configures, as typed fields (frozen: read once, never changed)."""
+class Settings(NamedTuple):
+    """What the environment configures, as typed fields (immutable: read once, never changed). A
+    NamedTuple, not a dataclass: the hooks import this on every tool call, and `dataclasses` costs ~8 ms
+    to import."""
 
-    env: Mapping[str, str] = field(repr=False, compare=False)
+    env: Mapping[str, str]
     vectors: VectorsMode = "auto"
     embed_model: str | None = None
     embed_model_path: str | None = None

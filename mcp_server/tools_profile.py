@@ -133,18 +133,21 @@ def get_operator_context(
     character budget. Call it when you lack the session-start context (e.g. after a long gap or in a
     subagent)."""
     from index.briefing import operator_context
+    from index.store import wrong_items
 
     meta: dict[str, Any] = {}
     b = max(300, min(int(budget), 8000))
     if b != budget:
         meta["budget_clamped"] = {"asked": budget, "used": b}
-    ctx = operator_context(rt.conn(), rt.where(cwd), budget=b)
+    ctx = operator_context(rt.conn(), rt.where(cwd), budget=b, wrong=wrong_items(rt.db))
     data = ctx.to_json()
     out: dict[str, Any] = {
         "text": data["text"],
         "project": data.get("project"),
         "chars": data.get("chars"),
+        "tokens": data.get("tokens"),
         "dropped": data.get("dropped"),
+        "left_out": data.get("left_out"),  # marked wrong, or stale (with the commit that made it so)
     }
     if detail == "sections":
         out["sections"] = data.get("sections")

@@ -181,7 +181,7 @@ def test_migration_is_additive(tmp_path: Path) -> None:
     migrate(conn)
     conn.execute("DROP TABLE digest_items")
     conn.execute("DROP TABLE digests")
-    conn.execute("UPDATE schema_meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION - 1),))
+    conn.execute("UPDATE schema_meta SET value = '7' WHERE key = 'schema_version'")  # before digests (v8)
     conn.commit()
     assert migrate(conn) == SCHEMA_VERSION
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}

@@ -555,6 +555,6 @@ def test_hook_modules_form_no_import_cycle() -> None:
         return seen
 
     assert not [m for m in graph if m in reach(m)]
-    events = {"session_start", "user_prompt_submit", "pre_compact", "reindex"}
+    events = {"session_start", "user_prompt_submit", "pre_compact", "pre_tool_use", "reindex"}
     assert graph["handlers"] == events | {"context"}  # the dispatcher only routes to one module per event
     assert all("handlers" not in graph[m] for m in events)

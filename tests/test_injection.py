@@ -32,7 +32,10 @@ from mcp_server.envelope import PROVENANCE
 NOW = datetime.now(timezone.utc)
 FENCE_OPEN = re.compile(r'^<total-recall-memory id="([0-9a-f]{8})">$')
 # "- [kind, date, «title», session x] «text» (date, session x)", every recalled text inside « ».
-ITEM = re.compile(r"^- (?:\[(?:[^«»\[\]]|«[^«»]*»)*\] )?(?:«[^«»]*» ?)+(?:\([^«»()]*\)|→ \w+)?$")
+ITEM = re.compile(
+    r"^- (?:\[(?:[^«»\[\]]|«[^«»]*»)*\] )?(?:«[^«»]*» ?)+(?:\([^«»()]*\)|→ \w+)?(?: #[0-9a-f]{8})?$"
+)
+SIZE_NOTE = re.compile(r"^\(~\d+ tokens[^«»<>]*\)$")  # the bundle's last line: its size, what it dropped
 
 
 def fenced_body(text: str) -> list[str]:
@@ -53,7 +56,10 @@ def assert_clean(text: str) -> list[str]:
         assert bad not in "\n".join(body), bad
     for line in body[1:]:
         assert (
-            line.endswith(":") or ITEM.match(line) or line.startswith(("Operator signals", "Known typos"))
+            line.endswith(":")
+            or ITEM.match(line)
+            or SIZE_NOTE.match(line)
+            or line.startswith(("Operator signals", "Known typos"))
         ), line
     return body
 
@@ -167,7 +173,7 @@ UNIQUE = "quuxlang"
 
 def our_block() -> str:
     """A bundle as the SessionStart hook renders it, saying things an extractor would pick up."""
-    text, _ = render_bundle(
+    text, _, _ = render_bundle(
         {
             "goal": [Item(f"goal: ship the {UNIQUE} migrator by friday", "2026-01-02", "s-old")],
             "decisions": [

@@ -50,11 +50,11 @@ def test_stopword_lists_extend_the_shared_one() -> None:
     """Every module's own stop set holds the shared function words, plus the noise of its domain."""
     from detector import escalation, policy
     from extractors import decisions
-    from index.retrieval import operator_queries
+    from index.retrieval import rule_match
     from index.stats import metrics
     from lib.text import STOPWORDS
 
-    for module in (escalation, policy, metrics, operator_queries, decisions):
+    for module in (escalation, policy, metrics, rule_match, decisions):
         assert module._STOP >= STOPWORDS, module.__name__
 
 

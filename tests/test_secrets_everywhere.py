@@ -310,9 +310,13 @@ def test_a_cwd_holding_a_token_still_finds_its_project(planted: dict[str, Any]) 
 def test_mcp_answers_hold_no_secret(planted: dict[str, Any]) -> None:
     from test_mcp import TOOLS
 
+    from index.retrieval.rule_match import scope_bans
+    from index.store.db import open_reader
     from mcp_server.server import build_server
 
     sid, cwd = planted["sessions"][5]
+    bans = scope_bans(open_reader(planted["db"]), None)
+    ban_id = bans[0].id if bans else "deadbeef"  # why/feedback of a ban mined from the planted sessions
     calls: list[tuple[str, dict[str, Any]]] = [
         ("recall", {"topic": "credential vault", "scope": "global", "limit": 50}),
         ("recall", {"kind": "ban,standing_decision,goal,correction", "scope": "global", "limit": 50}),
@@ -343,6 +347,8 @@ def test_mcp_answers_hold_no_secret(planted: dict[str, Any]) -> None:
         ("get_operator_context", {"budget": 4000}),
         ("assess_escalation_risk", {"prompt": "no, don't do that again"}),
         ("recall_targeted", {"intent": "what_is_the_rule", "topic": "credential"}),
+        ("why", {"item_id": ban_id}),
+        ("feedback", {"item_id": ban_id, "verdict": "helpful"}),
     ]
     assert {name for name, _ in calls} == TOOLS
     server, rt = build_server(planted["db"], cwd)

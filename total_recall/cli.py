@@ -221,9 +221,11 @@ def _register() -> None:
     """Command modules import their heavy dependencies inside the commands, so this stays cheap."""
     from mcp_server.cli import register as register_mcp
     from total_recall import (
+        cmd_bans,
         cmd_context,
         cmd_digest,
         cmd_doctor,
+        cmd_feedback,
         cmd_install,
         cmd_manage,
         cmd_memories,
@@ -252,6 +254,8 @@ def _register() -> None:
     cmd_vec.register(cli)
     cmd_install.register(cli)
     cmd_context.register(cli)
+    cmd_bans.register(cli)
+    cmd_feedback.register(cli)
     cmd_refine.register(cli)
     cmd_ui.register(cli)
     cmd_server.register(cli)

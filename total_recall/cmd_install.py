@@ -304,6 +304,11 @@ def adaptive(obj: Any, as_json: bool) -> None:
     say(f"misses: {pct(rep['miss_rate'])} of {rep['judged_skips']} skipped prompts were followed by one")
     for reason, r in rep["per_trigger"].items():
         say(f"  {reason:28s} {r['useful']}/{r['judged']} useful ({pct(r['precision'])})")
+    fb = rep["feedback"]
+    if fb["wrong"] or fb["helpful"]:
+        say(f"your feedback: {fb['helpful']} helpful, {fb['wrong']} wrong ({pct(fb['precision'])} helpful)")
+    if rep["tool_calls"]:
+        say("tool calls checked for bans: " + ", ".join(f"{k} {v}" for k, v in rep["tool_calls"].items()))
     for hook, h in rep["hooks"].items():
         say(
             f"hook {hook:20s} runs {h['runs']:6d}  errors {h['errors']:4d}  p50 {h['p50_ms']} ms  "

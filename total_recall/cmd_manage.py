@@ -74,9 +74,13 @@ def _no_match(what: str | None) -> None:
 
 
 def drop_hook_state(db: Path, session_ids: list[str]) -> None:
-    """The hooks' per-session files (policy state, continuation packet) hold text of the session too."""
+    """The hooks' per-session files (policy state, continuation packet) and the injection ledger's lines
+    about the session hold text of the session too."""
+    from hooks.ledger import forget_sessions
     from hooks.state import continuation_file, session_file
     from lib.paths import state_dir
+
+    forget_sessions(state_dir(db), session_ids)
 
     for sid in session_ids:
         for path in (session_file(state_dir(db), sid), continuation_file(state_dir(db), sid)):
@@ -88,19 +92,24 @@ def drop_hook_state(db: Path, session_ids: list[str]) -> None:
 @json_option
 @click.pass_obj
 def consolidate(obj: Any, wait: float, as_json: bool) -> None:
-    """Decay stale goals (paused after 14 days, abandoned after 60), close duplicates, optimise FTS."""
+    """Decay stale goals (paused after 14 days, abandoned after 60), close duplicates, optimise FTS, and
+    mark memories whose files, functions, flags or packages are gone from their repository as stale."""
+    from index.briefing import check_staleness
     from index.store import consolidate as do_consolidate
     from index.store import maintenance
 
     with maintenance(obj.db, wait) as conn:
         res = do_consolidate(conn)
+        res["staleness"] = check_staleness(conn)
     if as_json:
         emit_json(res)
     else:
+        st = res["staleness"]
         say(
             f"goals paused {res['goals_paused']:,}, abandoned {res['goals_abandoned']:,}, duplicates closed "
             f"{res['duplicate_goals_closed']:,}; goals now: {text_of(res['goals_by_status']).replace('=', ' ')}; "
-            "FTS optimised"
+            f"FTS optimised; memories naming code {st['linked']:,}, stale {st['stale']:,}"
+            + (" (out of time: run again to check the rest)" if st["out_of_time"] else "")
         )
 
 

@@ -135,6 +135,12 @@ EXAMPLES: dict[str, list[str]] = {
         "total-recall memory write --project api --dir docs/_memory",
     ],
     "memory import": ["total-recall memory import", "total-recall memory import --file .claude/CLAUDE.md"],
+    "bans": ["total-recall bans list", "total-recall bans enforce 3f2a9c1e"],
+    "bans list": ["total-recall bans list", "total-recall bans list --all --json"],
+    "bans enforce": ["total-recall bans enforce 3f2a9c1e   # PreToolUse denies the call from now on"],
+    "bans relax": ["total-recall bans relax 3f2a9c1e     # back to a warning"],
+    "why": ["total-recall why a1b2c3d4", "total-recall why a1b2c3d4 --json"],
+    "feedback": ["total-recall feedback a1b2c3d4 wrong", "total-recall feedback a1b2c3d4 helpful"],
     "memory show": ["total-recall memory show", "total-recall memory show --project api | less"],
 }
 

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from extractors.confidence import bundle_threshold
 from index.briefing.bundle import HEADER, operator_wide, quote, safe_text
+from index.briefing.gate import Gate
 from index.retrieval.budget import Section, fit_fenced
 from index.retrieval.recall import recall
 from index.retrieval.search import search_messages
@@ -65,6 +66,25 @@ class Recalled:
     date: str | None
     session_id: str | None
     project: str | None
+    id: str = ""  # lib.memid id, printed with the line: `total-recall why ID`
+    kind: str = ""
+    confidence: float | None = None
+    reason: str = ""
+
+    def to_ledger(self) -> dict[str, object]:
+        """What the injection ledger keeps about this item (hooks/ledger.py)."""
+        return {
+            "id": self.id,
+            "section": self.section,
+            "kind": self.kind,
+            "content": self.line,
+            "date": self.date,
+            "session_id": self.session_id,
+            "source_uuid": self.key,
+            "project_key": self.project,
+            "confidence": self.confidence,
+            "reason": self.reason,
+        }
 
 
 @dataclass(slots=True)
@@ -132,11 +152,13 @@ def gather(
     search_budget_s: float | None = None,
     deadline: float | None = None,
     notes: list[str] | None = None,
+    gate: Gate | None = None,
 ) -> list[Recalled]:
     """Memory (extractions) then past messages about `prompt`, excluding the live session.
     The message search stops after `search_budget_s` (memory items are kept; "search_timeout" is
     added to `notes`); `deadline` is the caller's overall monotonic deadline, restored afterwards."""
     now = now or datetime.now(timezone.utc)
+    gate = gate or Gate()
     query = focus_query(prompt, idents)
     if not query.strip():
         return []
@@ -166,13 +188,30 @@ def gather(
             continue  # the index keeps it; only confident memories are injected
         if here and h.project != here and h.kind in PROJECT_KINDS and not operator_wide(h.content):
             continue  # another project's decisions, bans and goals stay there
+        item_id = gate.admit(h.kind, h.project, h.content, h.project, h.source_uuid)
+        if item_id is None:
+            continue  # marked wrong, or names code that is gone
         same.update((norm, h.source_uuid))
         label = KIND_LABEL.get(h.kind, h.kind) + (", superseded" if h.stale else "")
         line = (
             f"[{_tags(label, h.ts, safe_text(display_name(h.project), 40) if h.project else '', h.session_id)}] "
-            f"{quote(h.content, 220)}"
+            f"{quote(h.content, 220)} #{item_id}"
         )
-        out.append(Recalled(h.source_uuid, line, "memory", _day(h.ts), h.session_id, h.project))
+        why = f"{KIND_LABEL.get(h.kind, h.kind)} matching the prompt's words ({query}), score {h.score:.2f}"
+        out.append(
+            Recalled(
+                h.source_uuid,
+                line,
+                "memory",
+                _day(h.ts),
+                h.session_id,
+                h.project,
+                item_id,
+                h.kind,
+                h.confidence,
+                why,
+            )
+        )
     key = project_key(stored_cwd(cwd)) if cwd else None
     t0 = time.perf_counter()
     if search_budget_s is not None:
@@ -202,17 +241,24 @@ def gather(
     for m in hits:
         if m.session_id == session_id or m.kind in SKIP_MESSAGE_KINDS or m.uuid in seen:
             continue
+        msg_id = gate.admit("message", m.session_id, m.uuid, source=m.uuid)
+        if msg_id is None:
+            continue
         seen.add(m.uuid)
         title = titles.get(m.session_id)
         tags = _tags(ROLE_LABEL.get(m.role, m.role), m.ts, quote(title, 50) if title else "", m.session_id)
         out.append(
             Recalled(
                 m.uuid,
-                f"[{tags}] «{unmark(safe_text(m.snippet, 260))}»",
+                f"[{tags}] «{unmark(safe_text(m.snippet, 260))}» #{msg_id}",
                 "messages",
                 _day(m.ts),
                 m.session_id,
                 m.project,
+                msg_id,
+                "message",
+                None,
+                f"a past message matching the prompt's words ({query})",
             )
         )
     return out

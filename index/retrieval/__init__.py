@@ -109,6 +109,10 @@ if TYPE_CHECKING:
     )
     from index.retrieval.retrieval_eval import report as report
     from index.retrieval.retrieval_eval import run_questions as run_questions
+    from index.retrieval.rule_match import BanHit as BanHit
+    from index.retrieval.rule_match import bans_for_action as bans_for_action
+    from index.retrieval.rule_match import scope_bans as scope_bans
+    from index.retrieval.rule_match import tool_action as tool_action
     from index.retrieval.scoped import (
         EXTRACTION_KINDS as EXTRACTION_KINDS,
     )
@@ -144,12 +148,14 @@ if TYPE_CHECKING:
 
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
+    "BanHit": ("rule_match", "BanHit"),
     "ERROR_CHARS": ("budget", "ERROR_CHARS"),
     "EXTRACTION_KINDS": ("scoped", "EXTRACTION_KINDS"),
     "INTENTS": ("targeted", "INTENTS"),
     "SessionFilter": ("browse", "SessionFilter"),
     "TRUTH_CATEGORIES": ("operator_queries", "TRUTH_CATEGORIES"),
     "active_goal": ("operator_queries", "active_goal"),
+    "bans_for_action": ("rule_match", "bans_for_action"),
     "candidates_by_id": ("search", "candidates_by_id"),
     "cap_fields": ("budget", "cap_fields"),
     "change_stamp": ("browse", "change_stamp"),
@@ -187,6 +193,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "report": ("retrieval_eval", "report"),
     "row_text": ("search", "row_text"),
     "run_questions": ("retrieval_eval", "run_questions"),
+    "scope_bans": ("rule_match", "scope_bans"),
     "search_messages": ("search", "search_messages"),
     "search_scoped": ("scoped", "search_scoped"),
     "search_sessions": ("search", "search_sessions"),
@@ -195,15 +202,18 @@ _WHERE: dict[str, tuple[str, str]] = {
     "session_extractions": ("browse", "session_extractions"),
     "session_thread": ("browse", "session_thread"),
     "sessions_scoped": ("scoped", "sessions_scoped"),
+    "tool_action": ("rule_match", "tool_action"),
 }
 
 __all__ = [
+    "BanHit",
     "ERROR_CHARS",
     "EXTRACTION_KINDS",
     "INTENTS",
     "SessionFilter",
     "TRUTH_CATEGORIES",
     "active_goal",
+    "bans_for_action",
     "candidates_by_id",
     "cap_fields",
     "change_stamp",
@@ -241,6 +251,7 @@ __all__ = [
     "resolve_session",
     "row_text",
     "run_questions",
+    "scope_bans",
     "search_messages",
     "search_scoped",
     "search_sessions",
@@ -249,6 +260,7 @@ __all__ = [
     "session_extractions",
     "session_thread",
     "sessions_scoped",
+    "tool_action",
 ]
 
 __getattr__ = lazy_api(__name__, _WHERE)

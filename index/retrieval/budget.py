@@ -72,6 +72,41 @@ def fit_fenced(sections: list[Section], budget: int, header: str = "", footer: s
     return Fitted(fence(fitted.text) if fitted.text else "", fitted.dropped)
 
 
+NOTE_CHARS = 160  # at most, the room kept for the size note of `fit_fenced_noted` (budget // 8 when less)
+
+
+def fit_fenced_noted(
+    sections: list[Section], budget: int, header: str = "", also: str = ""
+) -> tuple[Fitted, int]:
+    """`fit_fenced` whose last line states the block's size in tokens and what was dropped for budget
+    (per section when there is room, else how many lines), plus `also` (e.g. what was left out for
+    another reason): (fitted, tokens)."""
+    room = budget - FENCE_CHARS
+    reserve = min(NOTE_CHARS, budget // 8)
+    first = fit_sections(sections, room, header=header, footer="x" * reserve)
+    kept = [
+        Section(s.title, s.lines[: len(s.lines) - first.dropped.get(s.title, 0)], s.priority)
+        for s in sections
+    ]
+    body = fit_sections(kept, room, header=header).text
+    tokens = estimate_tokens(body) + estimate_tokens(fence("")) + reserve // 4
+    cut = sum(first.dropped.values())
+    parts = [f"~{tokens} tokens"]
+    if cut:
+        detail = ", ".join(f"{n} {title.lower()}" for title, n in first.dropped.items())
+        parts.append(f"dropped for budget: {detail}")
+    if also:
+        parts.append(also)
+    note = "(" + "; ".join(parts) + ")"
+    if len(note) > reserve:
+        note = f"(~{tokens} tokens" + (f"; {cut} lines dropped for budget" if cut else "") + ")"
+    fitted = fit_sections(kept, room, header=header, footer=note)
+    dropped = dict(first.dropped)
+    for title, n in fitted.dropped.items():
+        dropped[title] = dropped.get(title, 0) + n
+    return Fitted(fence(fitted.text) if fitted.text else "", dropped), tokens
+
+
 def cap_fields(obj: Any, field_cap: int, cut: dict[str, int] | None = None, path: str = "") -> Any:
     """Recursively clip every string longer than `field_cap`; counts cuts by field path in `cut`."""
     if isinstance(obj, str):

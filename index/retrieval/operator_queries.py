@@ -7,7 +7,6 @@ scope through `index.retrieval.scoped.walk`, and returns plain dicts that carry 
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -16,9 +15,11 @@ from typing import Any
 import orjson
 
 from index.retrieval.recall import recall
+from index.retrieval.rule_match import BANNED_AT, ban_matches, match_score, tokens
 from index.retrieval.scoped import Scoped, and_where, provenance, walk
 from index.store.operator import decayed_status
-from lib.text import STOPWORDS
+from index.store.stale import stale_of
+from lib.memid import memory_id
 
 TRUTH_CATEGORIES = (
     "certainty_claim",
@@ -29,9 +30,6 @@ TRUTH_CATEGORIES = (
     "hedge",
     "blame_shift",
 )
-_RAW_WORD = re.compile(r"[A-Za-z0-9]+")
-_STOP = STOPWORDS | frozenset("always don't dont else it's never new now without".split())
-_CLAUSE = re.compile(r"[,;:]| because | since | we decided | as we ")
 
 
 def _ctx(raw: str | None) -> dict[str, Any]:
@@ -196,9 +194,16 @@ def _rule_rows(
                     item["superseded_by"] = r[10]
                 if r[11] or r[12]:
                     item["from"], item["to"] = r[11], r[12]
+            item["id"] = memory_id(
+                "standing_decision" if table == "standing_decisions" else "ban", r[7], r[1]
+            )
             kept = keep(item) if keep else item
             if kept is not None:
                 out.append(kept)
+        stale = stale_of(conn, [i["id"] for i in out])
+        for it in out:
+            if it["id"] in stale:
+                it["stale"] = stale[it["id"]]  # the code it names is gone (index/briefing/staleness.py)
         return out
 
     return walk(scope, cwd, run)
@@ -229,45 +234,6 @@ def _name_successors(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> N
                 }
 
 
-def tokens(text: str) -> set[str]:
-    """Content words, lower-cased and lightly stemmed (tests→test, failing→fail); two-letter words only
-    as acronyms (RQ, CI, DB)."""
-    out = set()
-    for raw in _RAW_WORD.findall(text):
-        w = raw.lower()
-        if len(w) < 3 and not (len(w) == 2 and raw.isupper()) or w in _STOP:
-            continue
-        for suf in ("ing", "ed", "es", "s"):
-            if w.endswith(suf) and len(w) - len(suf) >= 3:
-                w = w[: -len(suf)]
-                break
-        out.add(w)
-    return out
-
-
-def _core(text: str) -> str:
-    """The rule itself, without its justification ("don't use X, we decided Y" → "don't use X")."""
-    head = _CLAUSE.split(" " + text.lower() + " ", maxsplit=1)[0]
-    return head if len(tokens(head)) >= 1 else text
-
-
-def match_score(
-    rule: str, statement: str | None, query: set[str], whole: bool = False
-) -> tuple[float, list[str]]:
-    """Share of the rule's core words (or all its words) found in the query; longer words weigh more."""
-    best: tuple[float, list[str]] = (0.0, [])
-    for text in (rule, statement or ""):
-        core = (tokens(text) if whole else tokens(_core(text))) if text else set()
-        if not core:
-            continue
-        weight = {w: 1.0 + min(len(w), 10) / 5 for w in core}
-        hit = sorted(core & query)
-        score = sum(weight[w] for w in hit) / sum(weight.values())
-        if score > best[0]:
-            best = (round(score, 3), hit)
-    return best
-
-
 def check_banned(conn: sqlite3.Connection, action: str, *, scope: str, cwd: str | None, limit: int) -> Scoped:
     """Bans whose wording overlaps `action`; verdict banned / possibly_banned / no_known_ban in `extra`."""
     query = tokens(action)
@@ -275,16 +241,14 @@ def check_banned(conn: sqlite3.Connection, action: str, *, scope: str, cwd: str 
 
     def keep(ban: dict[str, Any]) -> dict[str, Any] | None:
         checked[0] += 1
-        score, words = match_score(ban["content"], ban.get("statement"), query)
-        if score >= 0.3 and any(len(w) >= 4 for w in words):
-            return {**ban, "match": score, "matched_words": words}
-        return None
+        hit = ban_matches(ban["content"], ban.get("statement"), query)
+        return {**ban, "match": hit[0], "matched_words": hit[1]} if hit else None
 
     res = _rule_rows(conn, "bans", "t.active = 1", [], scope, cwd, None, limit, keep)
     found = sorted(res.items, key=lambda b: -b["match"])
     verdict = "no_known_ban"
     if found:
-        verdict = "banned" if found[0]["match"] >= 0.5 else "possibly_banned"
+        verdict = "banned" if found[0]["match"] >= BANNED_AT else "possibly_banned"
     return Scoped(found[:limit], res.scope, res.note, {"verdict": verdict, "bans_checked": checked[0]})
 
 

@@ -12,7 +12,8 @@ import sqlite3
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from index.retrieval.operator_queries import recall_kinds, tokens
+from index.retrieval.operator_queries import recall_kinds
+from index.retrieval.rule_match import tokens
 from index.retrieval.scoped import Scoped, search_scoped
 from index.store.filters import Filters
 from index.store.textstore import unpack

@@ -85,10 +85,18 @@ if TYPE_CHECKING:
     )
     from index.store.scope import BadScope as BadScope
     from index.store.scope import stored_cwd as stored_cwd
+    from index.store.stale import save_marks as save_marks
+    from index.store.stale import stale_of as stale_of
     from index.store.textstore import split_marks as split_marks
     from index.store.tx import transaction as transaction
     from index.store.userstate import PROMOTABLE as PROMOTABLE
     from index.store.userstate import load as load
+    from index.store.verdicts import VERDICTS as VERDICTS
+    from index.store.verdicts import Wrong as Wrong
+    from index.store.verdicts import enforced as enforced
+    from index.store.verdicts import record_feedback as record_feedback
+    from index.store.verdicts import set_enforcement as set_enforcement
+    from index.store.verdicts import wrong_items as wrong_items
 
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
@@ -106,9 +114,12 @@ _WHERE: dict[str, tuple[str, str]] = {
     "Query": ("fts_query", "Query"),
     "Ranked": ("plugins", "Ranked"),
     "SINCE_HELP": ("filters", "SINCE_HELP"),
+    "VERDICTS": ("verdicts", "VERDICTS"),
+    "Wrong": ("verdicts", "Wrong"),
     "access_problem": ("db", "access_problem"),
     "consolidate": ("manage", "consolidate"),
     "db_file": ("db", "db_file"),
+    "enforced": ("verdicts", "enforced"),
     "forget": ("manage", "forget"),
     "listing": ("memories", "listing"),
     "load": ("userstate", "load"),
@@ -120,18 +131,23 @@ _WHERE: dict[str, tuple[str, str]] = {
     "parse_ts": ("filters", "parse_ts"),
     "promote": ("memories", "promote"),
     "reapply": ("manage", "reapply"),
+    "record_feedback": ("verdicts", "record_feedback"),
     "register_vectors": ("plugins", "register_vectors"),
     "run_index": ("ingest", "run_index"),
+    "save_marks": ("stale", "save_marks"),
     "session_transcript": ("manage", "session_transcript"),
     "sessions_for": ("manage", "sessions_for"),
     "since_day": ("filters", "since_day"),
     "snippet_terms": ("fts_query", "snippet_terms"),
     "split_marks": ("textstore", "split_marks"),
+    "set_enforcement": ("verdicts", "set_enforcement"),
+    "stale_of": ("stale", "stale_of"),
     "stored_cwd": ("scope", "stored_cwd"),
     "transaction": ("tx", "transaction"),
     "unpromote": ("memories", "unpromote"),
     "writer_lock": ("lock", "writer_lock"),
     "zone": ("filters", "zone"),
+    "wrong_items": ("verdicts", "wrong_items"),
 }
 
 __all__ = [
@@ -149,9 +165,12 @@ __all__ = [
     "Query",
     "Ranked",
     "SINCE_HELP",
+    "VERDICTS",
+    "Wrong",
     "access_problem",
     "consolidate",
     "db_file",
+    "enforced",
     "forget",
     "listing",
     "load",
@@ -163,18 +182,23 @@ __all__ = [
     "parse_ts",
     "promote",
     "reapply",
+    "record_feedback",
     "register_vectors",
     "run_index",
+    "save_marks",
     "session_transcript",
     "sessions_for",
     "since_day",
     "snippet_terms",
     "split_marks",
+    "set_enforcement",
+    "stale_of",
     "stored_cwd",
     "transaction",
     "unpromote",
     "writer_lock",
     "zone",
+    "wrong_items",
 ]
 
 __getattr__ = lazy_api(__name__, _WHERE)

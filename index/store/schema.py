@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from index.store.tx import transaction
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT);
@@ -265,6 +265,16 @@ CREATE TRIGGER IF NOT EXISTS digests_gone AFTER DELETE ON sessions BEGIN
 END;
 """
 
+# v9 (issue 19): git-aware staleness. One row per memory checked against its project's repository at
+# one HEAD: the file, function, flag or package it names, and whether that is gone, with the commit.
+# Derived state (git is the truth): `rebuild` drops it and the next check recomputes it.
+_V9 = """
+CREATE TABLE IF NOT EXISTS stale_marks(
+  item_id TEXT PRIMARY KEY, head TEXT NOT NULL, stale INTEGER NOT NULL, ref TEXT, reason TEXT,
+  commit_sha TEXT, commit_date TEXT, checked_at TEXT NOT NULL
+);
+"""
+
 # Every FTS5 index: forget merges them all so no deleted term survives in an old segment.
 FTS_TABLES = ("messages_fts", "extractions_fts", "session_fts")
 
@@ -278,6 +288,7 @@ MIGRATIONS: dict[int, Migration] = {
     6: _V6,
     7: _V7,
     8: _V8,
+    9: _V9,
 }
 
 

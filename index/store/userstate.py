@@ -6,13 +6,19 @@ index so that deleting the database (`rebuild`, or by hand) never undoes them (i
     {"version": 1,
      "forgotten": {"<session id>": {"at": ISO time, "reason": str, "leaves": [summary leaf uuids]}},
      "promoted": [{"kind", "content", "context", "session_id", "source_uuid", "cwd", "project_key", "ts"}],
-     "demoted": [{"kind", "project_key", "norm", "content", "at"}]}
+     "demoted": [{"kind", "project_key", "norm", "content", "at"}],
+     "feedback": {"<memory id>": {"verdict": "wrong"|"helpful", "at", "kind", "norm", "content", …}},
+     "enforced": {"<ban id>": {"mode": "block", "at", "content", "project_key"}}}
 
 - *forgotten* sessions are never stored again; `leaves` are the uuids that `summary` records in other
   files point at, so a summary of a forgotten session is dropped too (it has no session id of its own).
 - *promoted* memories are inserted again when missing (a new database).
 - *demoted* memories (mined ones the user removed) are deleted again whenever an index run brings them
   back: every extraction of that kind, project and normalised content.
+- *feedback* (issue 19): the user's verdict on an injected item, by its `lib.memid` id; a `wrong` one is
+  never injected again (matched by id or by normalised text, so a rebuilt index or another path to the
+  same memory does not bring it back).
+- *enforced* bans (issue 19): the ones `total-recall bans enforce ID` set to block at PreToolUse.
 
 Everything in the file went through the scrubber (it holds memory text, like the index).
 `sync_tombstones` runs when an index run opens the index (before anything is planned);
@@ -46,6 +52,8 @@ class UserState:
     forgotten: dict[str, dict[str, Any]] = field(default_factory=dict)
     promoted: list[dict[str, Any]] = field(default_factory=list)
     demoted: list[dict[str, Any]] = field(default_factory=list)
+    feedback: dict[str, dict[str, Any]] = field(default_factory=dict)
+    enforced: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +61,8 @@ class UserState:
             "forgotten": self.forgotten,
             "promoted": self.promoted,
             "demoted": self.demoted,
+            "feedback": self.feedback,
+            "enforced": self.enforced,
         }
 
 
@@ -82,6 +92,8 @@ def load(db: Path) -> UserState:
             dict(data.get("forgotten") or {}),
             list(data.get("promoted") or []),
             list(data.get("demoted") or []),
+            dict(data.get("feedback") or {}),
+            dict(data.get("enforced") or {}),
         )
     except (ValueError, TypeError) as exc:
         raise UserStateError(f"{path} is not valid user state ({exc})") from exc
