@@ -6,6 +6,7 @@ short texts stay raw because zlib would make them longer.
 
 from __future__ import annotations
 
+import functools
 import re
 import zlib
 
@@ -34,6 +35,11 @@ def unpack(blob: bytes | str | None) -> str:
     return blob[1:].decode("utf-8", "replace")
 
 
+# Chars of a text searched for the window first: the scan is what a snippet costs, and a long tool
+# output holding the terms near its start (the usual case) need not be read to its end.
+_SCAN = 20_000
+
+
 def _needle(term: str) -> str:
     """Regex for one query term: identifiers verbatim, words by their stem up to the word's end."""
     if not term.isalnum():
@@ -42,16 +48,26 @@ def _needle(term: str) -> str:
     return r"(?<![^\W_])" + re.escape(stem) + r"[^\W_]*"
 
 
+@functools.lru_cache(maxsize=32)
+def _pattern(needles: tuple[str, ...]) -> re.Pattern[str]:
+    """One query's terms as one pattern, built once per query rather than once per snippet. The
+    lookahead on the terms' first letters lets the scan skip most positions without trying each term."""
+    first = "".join(sorted({re.escape(n[0].lower()) for n in needles}))
+    return re.compile(f"(?=[{first}])(?:" + "|".join(_needle(n) for n in needles) + ")", re.I)
+
+
 def snippet(text: str, terms: list[str], width: int = 220) -> str:
     """A window of `text` around the densest run of query terms, terms in [brackets]."""
     flat = " ".join(text.split())
     if not flat:
         return ""
-    needles = sorted({t for t in terms if len(t) > 1}, key=len, reverse=True)
+    needles = tuple(sorted({t for t in terms if len(t) > 1}, key=len, reverse=True))
     if not needles:
         return flat[:width] + ("…" if len(flat) > width else "")
-    rx = re.compile("|".join(_needle(n) for n in needles), re.I)
-    positions = [m.start() for _, m in zip(range(400), rx.finditer(flat))]
+    rx = _pattern(needles)
+    positions = [m.start() for _, m in zip(range(400), rx.finditer(flat, 0, _SCAN))]
+    if not positions and len(flat) > _SCAN:  # a long text whose start does not hold the terms
+        positions = [m.start() for _, m in zip(range(400), rx.finditer(flat, _SCAN))]
     if not positions:
         return flat[:width] + ("…" if len(flat) > width else "")
     best, best_n, j = positions[0], 0, 0
