@@ -9,9 +9,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from fixtures import make
 
-from index.retrieval.search import search_messages, search_sessions
+from index.retrieval import search
+from index.retrieval.search import _rare_terms, search_messages, search_sessions
 from index.store.db import open_reader
 from index.store.filters import Filters
 from index.store.fts_query import parse
@@ -68,7 +70,7 @@ def test_messages_are_scored_only_inside_the_sessions_whose_documents_rank_best(
     sql = _message_queries(conn)
     ranked = search_sessions(conn, QUERY, limit=10, hybrid=False)
     fts = [s for s in sql if "messages_fts MATCH" in s and "bm25(messages_fts" in s]
-    assert fts and all("+messages_fts.rowid IN" in s for s in fts)
+    assert len(fts) == 1 and "+messages_fts.rowid IN" in fts[0]  # one OR query, inside those sessions
     ids = {s.session_id for s in ranked}
     assert len(ids) == 10 and ids <= set(answers) and not ids & set(noisy)
     hits = search_messages(conn, QUERY, limit=10, hybrid=False)
@@ -121,3 +123,28 @@ def test_snippet_of_a_long_text_finds_terms_past_its_start() -> None:
     out = snippet(text, ["rounding", "drift"])
     assert "[rounding] [drift]" in out and out.startswith("…")
     assert snippet("Rounding fixed; the DRIFT is gone", ["rounding", "drift"]).count("[") == 2
+
+
+def test_term_rarity_is_counted_among_the_newest_messages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """How common a term is gets counted in a window of the newest messages, so the count does not
+    grow with the index: a word all over old sessions but absent from recent ones stays distinctive."""
+    root = tmp_path / "projects"
+    old = make.Session(make.uid("speed", "old"), cwd=SHOP)
+    for i in range(200):
+        old.prompt(f"legacy step {i}")
+        old.response(text=f"legacy done {i}")
+    _write(root, old)
+    run_index(tmp_path / "index.db", [root])
+    new = make.Session(make.uid("speed", "new"), cwd=SHOP)
+    for i in range(150):
+        new.prompt(f"widget step {i}")
+        new.response(text=f"widget done {i}")
+    _write(root, new)
+    run_index(tmp_path / "index.db", [root])
+    conn = open_reader(tmp_path / "index.db")
+    q = parse("legacy widget")
+    assert _rare_terms(conn, q) == q.terms  # over all 700 messages both are common: both kept
+    monkeypatch.setattr(search, "RARITY_WINDOW", 300)
+    assert _rare_terms(conn, q) == ['"legacy"']  # the newest 300 hold only `widget`
