@@ -77,6 +77,20 @@ def test_messages_are_scored_only_inside_the_sessions_whose_documents_rank_best(
     assert {h.session_id for h in hits} <= set(answers)
 
 
+def test_a_page_longer_than_the_session_depth_ranks_that_many_sessions_by_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A caller asking for more sessions than SESSION_DEPTH (an MCP tool's limit) gets as many ranked
+    by their documents, not a search of the whole index after a too-short one."""
+    conn, answers, _ = _index(tmp_path, answers=12, noisy=2)
+    monkeypatch.setattr(search, "SESSION_DEPTH", 5)
+    sql = _message_queries(conn)
+    ranked = search_sessions(conn, QUERY, limit=10, hybrid=False)
+    fts = [s for s in sql if "messages_fts MATCH" in s and "bm25(messages_fts" in s]
+    assert len(fts) == 1 and "+messages_fts.rowid IN" in fts[0]
+    assert len(ranked) == 10 and {s.session_id for s in ranked} <= set(answers)
+
+
 def test_too_few_documented_sessions_search_every_message(tmp_path: Path) -> None:
     """Fewer matching documents than the page holds: sessions found by their tool output alone are
     still listed (after the answer)."""

@@ -268,7 +268,7 @@ def _ranked(
     # Unfiltered: the sessions whose documents answer best, then messages inside them (filters can
     # exclude every one of those sessions, so a filtered search ranks the messages of the whole index).
     docs, doc_copies = (
-        ({}, {}) if f.sql()[0] else top_sessions(conn, parse(text, idents=False), SESSION_DEPTH)
+        ({}, {}) if f.sql()[0] else top_sessions(conn, parse(text, idents=False), max(SESSION_DEPTH, limit))
     )
     _, rows = _query_rows(conn, q, f, limit, list(docs) or None)
     if docs and len({r.session_id for r in rows}) < limit:  # too few: sessions whose messages match
