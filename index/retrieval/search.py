@@ -18,10 +18,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from index.retrieval.copies import fold_copies
 from index.store.filters import Filters, recency
 from index.store.fts_query import Query, bounded, parse
 from index.store.plugins import Candidate, Ranked, require_vectors
-from index.store.session_docs import doc_scores
+from index.store.session_docs import doc_scores, top_sessions
 from index.store.textstore import snippet, unpack
 
 # How much a hit of each kind is worth relative to a human prompt or an assistant answer. Tool calls
@@ -50,15 +51,18 @@ RECENCY_HALF_LIFE_DAYS = 180.0
 # A term in more than this share of messages is left out of the OR widening (it still counts in the
 # AND query): it adds little to bm25 but makes FTS5 score tens of thousands of rows.
 COMMON_TERM_SHARE = 0.1
+RARITY_WINDOW = 20_000  # newest messages that COMMON_TERM_SHARE is counted in
 EXACT_BONUS_DEPTH = 150  # exact-identifier promotion looks at this many of the best candidates
 TOOL_KINDS = frozenset({"tool_use", "tool_result", "command_output"})
 LONG_TOOL_CHARS = 500  # tool text longer than this is worth sqrt(LONG_TOOL_CHARS / length) of its score
 LONG_TOOL_DEPTH = 50  # ... among this many of the best candidates (each one read costs an unpack)
-FOLD_DEPTH = 50  # copies are looked for among this many of the best sessions (MCP's largest limit)
 # A session's score: (1 - DOC_SHARE) x its best message + DOC_SHARE x its document, each relative to
 # the best session of the query (docs/eval.md: leave-one-source-out choice on both dev sets).
 DOC_SHARE = 0.3
 DOC_DEPTH = 50  # sessions (by best message) whose document is scored
+# Sessions ranked by their document first; messages are then searched inside these alone (unfiltered
+# searches), so FTS5 scores the matches of a few sessions, not of the whole index.
+SESSION_DEPTH = 20
 
 
 @dataclass(slots=True)
@@ -105,15 +109,26 @@ _JOINS = """LEFT JOIN sessions s ON s.session_id = m.session_id
         LEFT JOIN ingest_state f ON f.id = m.file_id"""
 
 
-def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) -> list[Candidate]:
-    """Best `limit` matches as rows (`_COLUMNS`, rank, packed body). Unfiltered, FTS5 ranks alone and
-    only the winners are joined; with filters the join has to come first."""
+def _candidates(
+    conn: sqlite3.Connection, match: str, f: Filters, limit: int, within: list[str] | None = None
+) -> list[Candidate]:
+    """Best `limit` matches as rows (`_COLUMNS`, rank, packed body), of the sessions `within` when
+    given. Unfiltered, FTS5 ranks alone and only the winners are joined; with filters the join has to
+    come first."""
     where, args = f.sql()
+    # `+`: FTS5 must not take the ids as lookups (one full query per id); they filter its matches
+    # before bm25 is computed, so only those of the given sessions are scored.
+    inside = (
+        f"""AND +messages_fts.rowid IN (SELECT id FROM messages
+                 WHERE session_id IN ({",".join("?" * len(within))}))"""
+        if within
+        else ""
+    )
     if not where:
         ranked = conn.execute(
-            """SELECT rowid, bm25(messages_fts, 1.0, 0.6) FROM messages_fts
-                                 WHERE messages_fts MATCH ? ORDER BY 2 LIMIT ?""",
-            (match, limit),
+            f"""SELECT rowid, bm25(messages_fts, 1.0, 0.6) FROM messages_fts
+                                 WHERE messages_fts MATCH ? {inside} ORDER BY 2 LIMIT ?""",
+            (match, *(within or ()), limit),
         ).fetchall()
         if not ranked:
             return []
@@ -130,9 +145,9 @@ def _candidates(conn: sqlite3.Connection, match: str, f: Filters, limit: int) ->
         SELECT {_COLUMNS}, bm25(messages_fts, 1.0, 0.6) AS rank, m.body
         FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
         {_JOINS}
-        WHERE messages_fts MATCH ? {"AND " + where if where else ""}
+        WHERE messages_fts MATCH ? {inside} {"AND " + where if where else ""}
         ORDER BY rank LIMIT ?"""
-    return [Candidate._make(r) for r in conn.execute(sql, [match, *args, limit])]
+    return [Candidate._make(r) for r in conn.execute(sql, [match, *(within or ()), *args, limit])]
 
 
 _RANK = Candidate._fields.index("rank")
@@ -185,31 +200,41 @@ def _messages_total(conn: sqlite3.Connection) -> int:
 
 
 def _rare_terms(conn: sqlite3.Connection, q: Query) -> list[str]:
-    """The query's terms minus those in more than COMMON_TERM_SHARE of messages (all, if none is rare)."""
+    """The query's terms minus those in more than COMMON_TERM_SHARE of messages (all, if none is rare).
+    The share is counted among the newest RARITY_WINDOW messages: exact on an index that small, an
+    estimate from recent work on a larger one, whose counting would otherwise grow with the index."""
     if len(q.terms) < 2:
         return q.terms
-    cap = max(50, int(COMMON_TERM_SHARE * _messages_total(conn)))
+    newest = _messages_total(conn)
+    window = min(newest, RARITY_WINDOW)
+    cap = max(50, int(COMMON_TERM_SHARE * window))
     rare = [
         t
         for t in q.terms
         if conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
-            (t, cap + 1),
+            """SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? AND rowid > ?
+                                  LIMIT ?)""",
+            (t, newest - window, cap + 1),
         ).fetchone()[0]
         <= cap
     ]
     return rare or q.terms
 
 
-def _query_rows(conn: sqlite3.Connection, q: Query, f: Filters, limit: int) -> tuple[str, list[Candidate]]:
-    """AND of all terms first; widen to an OR of the distinctive terms when that finds too little."""
+def _query_rows(
+    conn: sqlite3.Connection, q: Query, f: Filters, limit: int, within: list[str] | None = None
+) -> tuple[str, list[Candidate]]:
+    """AND of all terms first; widen to an OR of the distinctive terms when that finds too little.
+    `within`: only messages of these sessions, ranked by that OR alone (their documents already
+    matched the query: the AND adds a statement whose bm25 counts every common term's rows over the
+    whole index; dropping it changed one answer of the dev sets, for the better)."""
     match = q.all_of()
-    rows = _candidates(conn, match, f, CANDIDATES) if len(q.terms) > 1 else []
+    rows = _candidates(conn, match, f, CANDIDATES, within) if len(q.terms) > 1 and not within else []
     if (
         len({(r.session_id, hash(r.body)) for r in rows}) < limit * 3 or len(q.terms) == 1
     ):  # a text repeated in a session counts once
         match = " OR ".join(_rare_terms(conn, q))
-        more = _candidates(conn, match, f, CANDIDATES)
+        more = _candidates(conn, match, f, CANDIDATES, within)
         have = {r.id for r in rows}
         # AND-matches keep a head start over OR-only matches
         rows = [_ranked_as(r, r.rank * 1.5) for r in rows] + [r for r in more if r.id not in have]
@@ -241,19 +266,27 @@ def _ranked(
     vectors = None if hybrid is False else require_vectors(hybrid is True)
     if vectors is not None:  # the query's vector search overlaps the FTS query
         vectors.prefetch(conn, text, hybrid is True)
-    _, rows = _query_rows(conn, q, f, limit)
+    # Unfiltered: the sessions whose documents answer best, then messages inside them (filters can
+    # exclude every one of those sessions, so a filtered search ranks the messages of the whole index).
+    docs, doc_copies = (
+        ({}, {}) if f.sql()[0] else top_sessions(conn, parse(text, idents=False), max(SESSION_DEPTH, limit))
+    )
+    _, rows = _query_rows(conn, q, f, limit, list(docs) or None)
+    if docs and len({r.session_id for r in rows}) < limit:  # too few: sessions whose messages match
+        docs, doc_copies = {}, {}  # but whose documents do not (tool output) must still be listed
+        _, rows = _query_rows(conn, q, f, limit)
     fts = _rank(rows, q, now)
     ranked = fts if vectors is None else vectors.fuse_messages(conn, text, q, f, fts, hybrid is True)
     per: dict[str, Ranked] = {}
     for score, r in ranked:
         per.setdefault(r.session_id, []).append((score, r))
-    sessions = session_scores(conn, text, fts)
+    sessions = session_scores(conn, text, fts, docs or None)
     if vectors is not None and ranked is not fts:  # vectors took part: fuse the session rankings too
         sessions = vectors.fuse_sessions(conn, text, sessions, set(per), hybrid is True)
     top = max(sessions.values(), default=0.0) or 1.0
     sessions = {sid: v / top for sid, v in sessions.items()}
     order = sorted(per, key=lambda sid: -sessions.get(sid, 0.0))
-    copies = _fold_copies(conn, order, per)
+    copies = fold_copies(conn, order, per, doc_copies)
     folded = {c for cs in copies.values() for c in cs}
     # a message is worth as much as it answers the query times how much its session is about it
     ranked = sorted(
@@ -263,9 +296,12 @@ def _ranked(
     return _Result(q, ranked, sessions, per, [sid for sid in order if sid not in folded], copies)
 
 
-def session_scores(conn: sqlite3.Connection, text: str, fts: Ranked) -> dict[str, float]:
+def session_scores(
+    conn: sqlite3.Connection, text: str, fts: Ranked, docs: dict[str, float] | None = None
+) -> dict[str, float]:
     """Each matching session: its best message and its document, each relative to the query's best.
-    Further matches add nothing, so a long session cannot win by repeating the query's words."""
+    Further matches add nothing, so a long session cannot win by repeating the query's words.
+    `docs`: the document scores when the sessions were ranked by them first (`top_sessions`)."""
     best: dict[str, float] = {}
     for score, r in fts:
         best.setdefault(r.session_id, score)  # `fts` is sorted: the first is the best
@@ -273,47 +309,13 @@ def session_scores(conn: sqlite3.Connection, text: str, fts: Ranked) -> dict[str
         return {}
     top = max(best.values()) or 1.0
     # only sessions the document could still lift to the top are scored (bm25 costs per session)
-    leaders = sorted(best, key=lambda sid: -best[sid])[:DOC_DEPTH]
-    docs = doc_scores(conn, parse(text, idents=False), leaders)
+    if docs is None:
+        leaders = sorted(best, key=lambda sid: -best[sid])[:DOC_DEPTH]
+        docs = doc_scores(conn, parse(text, idents=False), leaders)
     top_doc = max(docs.values(), default=0.0) or 1.0
     return {
         sid: (1.0 - DOC_SHARE) * b / top + DOC_SHARE * docs.get(sid, 0.0) / top_doc for sid, b in best.items()
     }
-
-
-def _fold_copies(conn: sqlite3.Connection, order: list[str], per: dict[str, Ranked]) -> dict[str, list[str]]:
-    """A session of the same project whose every matching text already appeared in a session ranked
-    above it, its conversation included (a resumed or continued copy, a re-written file), adds
-    nothing: it is listed once, under the first. Identical tool output alone (the same test log in
-    two sessions) does not make a copy. Returns {kept session: [folded sessions]}."""
-    order = order[:FOLD_DEPTH]
-    projects = _projects(conn, order)
-    seen: dict[str | None, dict[int, str]] = {}  # project -> text hash -> first session holding it
-    out: dict[str, list[str]] = {}
-    for sid in order:
-        texts = {hash(r.body) for _, r in per[sid]}
-        have = seen.setdefault(projects.get(sid), {})
-        owners = {have.get(t) for t in texts}
-        talk = any(r.kind in _CONVERSATION for _, r in per[sid])
-        if talk and None not in owners:
-            keep = next(s for s in order if s in owners)  # the best-ranked session it copies
-            out.setdefault(keep, []).append(sid)
-            continue
-        for t in texts:
-            have.setdefault(t, sid)
-    return out
-
-
-_CONVERSATION = ("prompt", "text")
-
-
-def _projects(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str | None]:
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    return dict(
-        conn.execute(f"SELECT session_id, project_key FROM sessions WHERE session_id IN ({marks})", ids)
-    )
 
 
 def search_messages(

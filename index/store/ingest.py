@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import importlib
 import multiprocessing as mp
 import os
 import signal
@@ -140,6 +141,7 @@ def _run_tasks(tasks: list[Task], jobs: int) -> Iterator[Outcome]:
         for t in tasks:
             yield _safe_prepare(t)
         return
+    importlib.import_module("index.store.prepare")  # the extractors load once, before the parsers fork
     queue = deque(tasks)
     while queue:
         suspects = yield from _pooled(queue, jobs)

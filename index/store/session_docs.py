@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 from index.store.fts_query import Query
 from index.store.textstore import unpack
 from index.store.tx import transaction
 
 DOC_KINDS = ("prompt", "text", "away_summary")
+COPIES_PER_SESSION = 20  # documents read per session wanted by `top_sessions`, for sessions with copies
 DOC_CLIP = 2000  # chars of one message in the document: a pasted log or a long report cannot dominate
 _SIG = "s.n_messages || '|' || coalesce(s.last_ts, '') || '|' || coalesce(s.title, '')"
 
@@ -77,6 +79,41 @@ def _texts(conn: sqlite3.Connection, session_id: str) -> tuple[str, str]:
     ):
         (prompts if kind == "prompt" else answers).append(unpack(body)[:DOC_CLIP])
     return "\n".join(prompts), "\n".join(answers)
+
+
+def top_sessions(
+    conn: sqlite3.Connection, q: Query, limit: int
+) -> tuple[dict[str, float], dict[str, list[str]]]:
+    """The `limit` sessions whose documents match `q` best (parsed without the idents column), in one
+    query: ({session: bm25, higher is better}, {session: its copies}). Sessions of one project with the
+    same document score, message count, last timestamp and title hold the same conversation (a copied
+    file): the first stands for them and the others are its copies, so they neither take the places of
+    other sessions nor get searched again. Empty on an index without documents (before schema v6)."""
+    if q.empty:
+        return {}, {}
+    try:
+        rows = conn.execute(
+            """SELECT d.session_id, r.score, s.project_key, d.sig FROM
+                 (SELECT rowid, bm25(session_fts) AS score FROM session_fts WHERE session_fts MATCH ?
+                  ORDER BY 2 LIMIT ?) r
+               JOIN session_docs d ON d.id = r.rowid LEFT JOIN sessions s ON s.session_id = d.session_id
+               ORDER BY r.score, d.session_id""",
+            (q.any_of(), limit * COPIES_PER_SESSION),
+        ).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return {}, {}
+        raise
+    scores: dict[str, float] = {}
+    copies: dict[str, list[str]] = {}
+    first: dict[tuple[Any, ...], str] = {}
+    for sid, score, project, sig in rows:
+        kept = first.setdefault((project, score, sig), sid)
+        if kept != sid:
+            copies.setdefault(kept, []).append(sid)
+        elif len(scores) < limit:
+            scores[sid] = -float(score)
+    return scores, {k: v for k, v in copies.items() if k in scores}
 
 
 def doc_scores(conn: sqlite3.Connection, q: Query, sessions: Iterable[str]) -> dict[str, float]:

@@ -6,9 +6,9 @@ short texts stay raw because zlib would make them longer.
 
 from __future__ import annotations
 
+import functools
 import re
 import zlib
-from functools import lru_cache
 
 _RAW, _ZLIB, _DEFLATE = b"\x00", b"\x01", b"\x02"  # _ZLIB: indexes written by 0.1.0 pre-releases
 _MIN_COMPRESS = 200  # below this, deflate saves little and its per-call setup dominates
@@ -35,6 +35,11 @@ def unpack(blob: bytes | str | None) -> str:
     return blob[1:].decode("utf-8", "replace")
 
 
+# Chars of a text searched for the window first: the scan is what a snippet costs, and a long tool
+# output holding the terms near its start (the usual case) need not be read to its end.
+_SCAN = 20_000
+
+
 def _needle(term: str) -> str:
     """Regex for one query term: identifiers verbatim, words by their stem up to the word's end."""
     if not term.isalnum():
@@ -43,21 +48,27 @@ def _needle(term: str) -> str:
     return r"(?<![^\W_])" + re.escape(stem) + r"[^\W_]*"
 
 
-@lru_cache(maxsize=64)
-def _terms_rx(terms: tuple[str, ...]) -> re.Pattern[str] | None:
-    needles = sorted({t for t in terms if len(t) > 1}, key=len, reverse=True)
-    return re.compile("|".join(_needle(n) for n in needles), re.I) if needles else None
+@functools.lru_cache(maxsize=32)
+def _pattern(needles: tuple[str, ...]) -> re.Pattern[str]:
+    """One query's terms as one pattern, built once per query rather than once per snippet. The
+    lookahead on the terms' first letters lets the scan skip most positions without trying each term."""
+    first = "".join(sorted({re.escape(n[0].lower()) for n in needles}))
+    return re.compile(f"(?=[{first}])(?:" + "|".join(_needle(n) for n in needles) + ")", re.I)
+
+
+def _needles(terms: list[str]) -> tuple[str, ...]:
+    return tuple(sorted({t for t in terms if len(t) > 1}, key=len, reverse=True))
 
 
 def split_marks(marked: str, terms: list[str]) -> list[tuple[str, bool]]:
     """A `snippet` as (piece, is_match) pairs without its [marks]; brackets of the text itself stay
     (`[[x]]` around a match of `x` is the text's `[x]`)."""
-    rx = _terms_rx(tuple(terms))
-    if rx is None:
+    needles = _needles(terms)
+    if not needles:
         return [(marked, False)]
     out: list[tuple[str, bool]] = []
     pos = 0
-    for m in re.finditer(r"\[((?:" + rx.pattern + r"))\]", marked, re.I):
+    for m in re.finditer(r"\[(" + _pattern(needles).pattern + r")\]", marked, re.I):
         out += [(marked[pos : m.start()], False), (m.group(1), True)]
         pos = m.end()
     out.append((marked[pos:], False))
@@ -69,10 +80,13 @@ def snippet(text: str, terms: list[str], width: int = 220) -> str:
     flat = " ".join(text.split())
     if not flat:
         return ""
-    rx = _terms_rx(tuple(terms))
-    if rx is None:
+    needles = _needles(terms)
+    if not needles:
         return flat[:width] + ("…" if len(flat) > width else "")
-    positions = [m.start() for _, m in zip(range(400), rx.finditer(flat))]
+    rx = _pattern(needles)
+    positions = [m.start() for _, m in zip(range(400), rx.finditer(flat, 0, _SCAN))]
+    if not positions and len(flat) > _SCAN:  # a long text whose start does not hold the terms
+        positions = [m.start() for _, m in zip(range(400), rx.finditer(flat, _SCAN))]
     if not positions:
         return flat[:width] + ("…" if len(flat) > width else "")
     best, best_n, j = positions[0], 0, 0
