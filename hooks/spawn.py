@@ -76,6 +76,12 @@ def spawn_index(
         cmd += ["--root", str(r)]
     if full:
         cmd.append("--full")
+    return spawn_detached(cmd, state)
+
+
+def spawn_detached(cmd: list[str], cwd: Path) -> str:
+    """Start `cmd` in its own session, detached from the hook (no pipes: the hook returns at once and
+    the child outlives it). "spawned" or "failed"."""
     try:
         subprocess.Popen(
             cmd,
@@ -84,7 +90,7 @@ def spawn_index(
             stderr=subprocess.DEVNULL,
             start_new_session=True,
             close_fds=True,
-            cwd=str(state),
+            cwd=str(cwd),
         )
     except OSError:
         return "failed"

@@ -13,11 +13,11 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from hooks.context import Ctx
@@ -135,7 +135,7 @@ def prompt_items(ctx: Ctx, cwd: str | None, prompt: str) -> list[Any]:
 def spawn_sync(ctx: Ctx, cwd: str | None) -> str:
     """Start `total-recall team sync` detached for an opted-in project; returns what happened."""
     found = _enabled(ctx, cwd)
-    if found is None:
+    if found is None or cwd is None:
         return "off"
     from total_recall.team.config import project_file
 
@@ -151,16 +151,6 @@ def spawn_sync(ctx: Ctx, cwd: str | None) -> str:
     except OSError:
         return "failed"
     cmd = [sys.executable, "-m", "total_recall", "--db", str(ctx.db), "team", "sync", "--cwd", str(cwd)]
-    try:
-        subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-            cwd=str(cwd),
-        )
-    except OSError:
-        return "failed"
-    return "spawned"
+    from hooks.spawn import spawn_detached
+
+    return spawn_detached(cmd, Path(cwd))
