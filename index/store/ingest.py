@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -34,7 +34,16 @@ from lib.sources import SOURCES
 AgentRoots = Mapping[str, list[Path]]  # other agents' session roots (lib.sources.enabled_roots)
 
 Progress = Callable[[int, int, str], None]  # (bytes_done, bytes_total, path)
-Outcome = Prepared | tuple[Task, str]  # a parsed chunk, or the task and why it could not be read
+
+
+class Unread(NamedTuple):
+    """A task whose file could not be read this run, and why (one line for the run's report)."""
+
+    task: Task
+    reason: str
+
+
+Outcome = Prepared | Unread  # a parsed chunk, or the file that could not be read
 
 
 @dataclass
@@ -147,7 +156,7 @@ def _run_tasks(tasks: list[Task], jobs: int) -> Iterator[Outcome]:
         suspects = yield from _pooled(queue, jobs)
         for t in suspects:
             if (yield from _pooled(deque([t]), 1)):
-                yield (t, f"{t.path}: its parser process died; the file is skipped this run")
+                yield Unread(t, f"{t.path}: its parser process died; the file is skipped this run")
 
 
 def _pooled(queue: deque[Task], jobs: int) -> Generator[Outcome, None, list[Task]]:
@@ -185,9 +194,9 @@ def _safe_prepare(t: Task) -> Outcome:
     try:
         return prepare(t)
     except OSError as exc:  # unreadable or vanished mid-run: report, never abort the run
-        return (t, f"{t.path}: {exc.strerror or exc}")
+        return Unread(t, f"{t.path}: {exc.strerror or exc}")
     except Exception as exc:  # one file's failure never stops the others; it is retried next run
-        return (t, f"{t.path}: {type(exc).__name__}: {str(exc)[:200]}")
+        return Unread(t, f"{t.path}: {type(exc).__name__}: {str(exc)[:200]}")
 
 
 def run_index(
@@ -239,8 +248,8 @@ def _run_index(
         done = 0
         batch = _Batch(conn)
         for item in _run_tasks(tasks, jobs):
-            if isinstance(item, tuple):
-                report.errors.append(item[1])
+            if isinstance(item, Unread):
+                report.errors.append(item.reason)
                 continue
             c = item.chunk
             m_added, e_added = batch.write(item)
