@@ -284,7 +284,9 @@ def test_memory_items_carry_the_ids_why_accepts_and_their_stale_marks(
             assert json.loads(got.output)["content"] == content
     ban = _id_of(_items(html, "bans")[0])
     assert "badge-stale" not in html
-    gone = Mark(ban, "f" * 40, True, "utils/retry.py::backoff", "backoff removed", "c0ffee1234abcd", "2026-02-03")
+    gone = Mark(
+        ban, "f" * 40, True, "utils/retry.py::backoff", "backoff removed", "c0ffee1234abcd", "2026-02-03"
+    )
     assert save_marks(db, [gone])
     item = next(it for it in _items(c.get("/memory").text, "bans") if _id_of(it) == ban)
     assert "badge-stale" in item and "utils/retry.py::backoff gone in c0ffee1234 (2026-02-03)" in item
