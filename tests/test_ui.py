@@ -4,6 +4,7 @@ token) are served, memory actions need the CSRF token, and the exports are self-
 
 from __future__ import annotations
 
+import json
 import re
 from html import unescape
 from pathlib import Path
@@ -250,3 +251,77 @@ def test_report_html_inlines_its_scripts_under_a_hash_policy(
     assert "Fix the flaky login test" in html and "usage-data" in html
     text = CliRunner().invoke(cli, ["--db", str(db), "report", "--since", "3650d"])
     assert text.exit_code == 0 and "3 sessions" in text.output
+
+
+def _items(html: str, section: str) -> list[str]:
+    """The <li class="item"> blocks of one Memory section."""
+    body = html.split(f'<section id="{section}">')[1].split("</section>")[0]
+    return re.findall(r'<li class="item[^"]*">.*?</li>\s*(?=<li class="item|</ul>)', body, re.S)
+
+
+def _id_of(item: str) -> str:
+    m = re.search(r'href="/why/([0-9a-f]{8})"[^>]*>#\1</a>', item)
+    assert m, f"no short id on {item[:200]!r}"
+    return m.group(1)
+
+
+def test_memory_items_carry_the_ids_why_accepts_and_their_stale_marks(
+    built: tuple[ui_fixture.UiCorpus, Path],
+) -> None:
+    from index.store import save_marks
+    from index.store.stale import Mark
+
+    _, db = built
+    c = client(db)
+    html = c.get("/memory").text
+    for section in ("decisions", "bans", "corrections"):
+        assert _items(html, section), f"no item in {section}"
+        for it in _items(html, section):
+            key = _id_of(it)
+            got = CliRunner().invoke(cli, ["--db", str(db), "why", key, "--json"])
+            assert got.exit_code == 0, got.output
+            content = unescape(re.search(r'<span class="content">(.*?)</span>', it).group(1))  # type: ignore[union-attr]
+            assert json.loads(got.output)["content"] == content
+    ban = _id_of(_items(html, "bans")[0])
+    assert "badge-stale" not in html
+    gone = Mark(
+        ban, "f" * 40, True, "utils/retry.py::backoff", "backoff removed", "c0ffee1234abcd", "2026-02-03"
+    )
+    assert save_marks(db, [gone])
+    item = next(it for it in _items(c.get("/memory").text, "bans") if _id_of(it) == ban)
+    assert "badge-stale" in item and "utils/retry.py::backoff gone in c0ffee1234 (2026-02-03)" in item
+    why = c.get(f"/why/{ban}").text
+    assert "backoff removed" in why and "commit c0ffee1234 (2026-02-03)" in why
+    assert c.get("/why/00000000").status_code == 404 and c.get("/why/<script>").status_code == 404
+
+
+def test_feedback_needs_the_csrf_token_and_is_what_the_hooks_read(
+    built: tuple[ui_fixture.UiCorpus, Path],
+) -> None:
+    from index.store import load, wrong_items
+
+    _, db = built
+    c = client(db)
+    html = c.get("/memory").text
+    decision, ban = _items(html, "decisions")[0], _items(html, "bans")[0]
+    key = _id_of(decision)
+    assert "badge-wrong" not in html and wrong_items(db).ids == set()
+    form = {"item_id": key, "verdict": "wrong", "back": "/memory"}
+    assert c.post("/act/feedback", data=form).status_code == 403
+    assert c.post("/act/feedback", data={**form, "csrf": "forged"}).status_code == 403
+    assert wrong_items(db).ids == set() and "badge-wrong" not in c.get("/memory").text
+    done = c.post("/act/feedback", data={**form, "csrf": _csrf(html)}, follow_redirects=False)
+    assert done.status_code == 303 and done.headers["location"].startswith("/memory?done=")
+    assert key in wrong_items(db).ids
+    after = c.get(done.headers["location"]).text
+    item = next(it for it in _items(after, "decisions") if _id_of(it) == key)
+    assert "badge-wrong" in item and 'value="wrong"' not in item  # no second "wrong" button
+    assert "will not be injected again" in after
+    helpful = c.post(
+        "/act/feedback", data={"item_id": _id_of(ban), "verdict": "helpful", "csrf": _csrf(html)}
+    )
+    assert helpful.status_code == 200 and load(db).feedback[_id_of(ban)]["verdict"] == "helpful"
+    assert "badge-helpful" in next(it for it in _items(helpful.text, "bans") if _id_of(it) == _id_of(ban))
+    assert "wrong (" in c.get(f"/why/{key}").text  # the why page shows the verdict
+    bad = c.post("/act/feedback", data={**form, "verdict": "maybe", "csrf": _csrf(html)})
+    assert bad.status_code == 400 and load(db).feedback[key]["verdict"] == "wrong"

@@ -181,6 +181,25 @@ def test_promote_and_forget_change_the_memory_page(browser: Browser, tmp_path: P
         pg.close()
 
 
+def test_mark_an_item_wrong_and_see_why(browser: Browser, tmp_path: Path) -> None:
+    _corpus, db = _index(tmp_path)
+    with serve(db) as url:
+        pg = browser.new_page()
+        pg.goto(url + "/memory")
+        item = pg.locator("#decisions li.item").first
+        expect(item.locator(".badge-wrong")).to_have_count(0)
+        item_id = item.locator("a.mid").inner_text()
+        item.locator("button.wrong").click()
+        expect(pg.locator("#done")).to_contain_text(f"{item_id} will not be injected again")
+        item = pg.locator("#decisions li.item").first
+        expect(item.locator(".badge-wrong")).to_have_text("marked wrong")
+        expect(item.locator("button.wrong")).to_have_count(0)
+        item.locator("a.mid").click()
+        expect(pg.locator("h1")).to_contain_text(item_id)
+        expect(pg.locator(".why-feedback")).to_contain_text("wrong")
+        pg.close()
+
+
 def test_forget_a_session_needs_confirmation(browser: Browser, tmp_path: Path) -> None:
     corpus, db = _index(tmp_path)
     with serve(db) as url:

@@ -5,6 +5,7 @@ an event in events.jsonl, for `total-recall adaptive`."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -71,33 +72,44 @@ def why(obj: Any, item_id: str, as_json: bool) -> None:
 @click.pass_obj
 def feedback(obj: Any, item_id: str, verdict: str, wait: float, as_json: bool) -> None:
     """Say an injected item was wrong (never inject it again) or helpful."""
+    key = _id(item_id)
+    try:
+        res = give_feedback(obj.db, key, verdict, wait, "cli")
+    except LookupError as exc:
+        fail(str(exc), "ids are printed with each injected item; see also `bans list`")
+    if as_json:
+        emit_json(res)
+    else:
+        done = "will not be injected again" if verdict == "wrong" else "noted as helpful"
+        click.echo(f"#{key} {done}: {res.get('content')}")
+
+
+def give_feedback(db: Path, key: str, verdict: str, wait: float, by: str) -> dict[str, Any]:
+    """Keep a verdict under the index lock and log it for `adaptive`: the CLI's and the viewer's
+    (`by` says which). LookupError when no item has id `key`."""
     from hooks.events import log_event
     from index.briefing import feedback as keep
     from index.store import open_reader, writer_lock
     from lib.paths import state_dir
 
-    key = _id(item_id)
-    with writer_lock(obj.db, wait=wait):
+    with writer_lock(db, wait=wait):
+        conn = open_reader(db)
         try:
-            res = keep(open_reader(obj.db), obj.db, key, verdict)
-        except LookupError as exc:
-            fail(str(exc), "ids are printed with each injected item; see also `bans list`")
+            res = keep(conn, db, key, verdict)
+        finally:
+            conn.close()
     log_event(
-        state_dir(obj.db),
+        state_dir(db),
         {
             "event": "feedback",
             "id": key,
             "verdict": verdict,
             "kind": res.get("kind"),
             "section": res.get("section"),
-            "by": "cli",
+            "by": by,
         },
     )
-    if as_json:
-        emit_json(res)
-    else:
-        done = "will not be injected again" if verdict == "wrong" else "noted as helpful"
-        click.echo(f"#{key} {done}: {res.get('content')}")
+    return res
 
 
 def register(cli: click.Group) -> None:

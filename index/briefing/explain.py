@@ -3,7 +3,8 @@ message, date, session, project and confidence — why it was chosen, where and 
 and what is known about it since (stale marks, the user's feedback).
 
 The hooks' injection ledger (hooks/ledger.py) says what was injected under an id; a ban's id (the one
-the PreToolUse hook quotes, or `bans list` prints) is also found in the bans table itself."""
+the PreToolUse hook quotes, or `bans list` prints) is also found in the bans table itself, and any other
+memory by the id the viewer's Memory page shows (index.retrieval.memory_view.find_item)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from index.retrieval.memory_view import find_item
 from index.retrieval.rule_match import scope_bans
 from index.store.stale import stale_of
 from index.store.textstore import unpack
@@ -83,12 +85,32 @@ def _from_bans(conn: sqlite3.Connection, item_id: str) -> dict[str, Any] | None:
     }
 
 
+def _from_memory(conn: sqlite3.Connection, item_id: str) -> dict[str, Any] | None:
+    """An item of the viewer's Memory page that no hook has injected (yet): its provenance only."""
+    it = find_item(conn, item_id)
+    if it is None:
+        return None
+    return {
+        "id": item_id,
+        "kind": it["kind"],
+        "content": it["content"],
+        "date": it["date"],
+        "session_id": it["session_id"],
+        "confidence": it["confidence"],
+        "reason": "not injected yet: listed by the viewer's Memory page",
+        "project": display_name(it["project_key"]) if it["project_key"] else None,
+        "project_key": it["project_key"],
+        "source_uuid": it["uuid"],
+        "injected": [],
+    }
+
+
 def explain(
     conn: sqlite3.Connection, item_id: str, ledger: list[dict[str, Any]], feedback: dict[str, Any] | None
 ) -> dict[str, Any] | None:
     """Everything known about item `item_id`, or None when no injection or ban has that id."""
     entries = [e for e in ledger if e.get("event") == "injected" and e.get("id") == item_id]
-    out = _from_ledger(entries) if entries else _from_bans(conn, item_id)
+    out = _from_ledger(entries) if entries else _from_bans(conn, item_id) or _from_memory(conn, item_id)
     if out is None:
         return None
     out["source_message"] = _source(conn, out.get("source_uuid"))

@@ -11,6 +11,7 @@ from typing import Any
 from index.retrieval.ontology_queries import profile
 from index.stats.metrics import CORRECTION_KINDS
 from index.store.operator import decayed_status
+from lib.memid import memory_id
 
 _PROMOTED = '%"promoted": true%'
 
@@ -163,13 +164,54 @@ def memory_overview(
     names the kinds whose promoted memories are listed apart (they can be unpromoted)."""
     now = now or datetime.now(timezone.utc)
     data, updated = profile(conn, "operator_profile")
-    return {
+    out: dict[str, Any] = {
         "decisions": _decisions(conn, project, limit),
         "bans": _bans(conn, project, limit),
         "goals": _goals(conn, project, limit, now),
         "failed": _failed(conn, project, limit),
         "corrections": _extractions(conn, CORRECTION_KINDS, project, min(limit, 30)),
         "promoted": _extractions(conn, promotable, project, limit, promoted=True) if promotable else [],
-        "profile": data,
-        "profile_updated": updated,
     }
+    for section, items in out.items():
+        for it in items:
+            it.setdefault("kind", SECTION_KINDS.get(section))
+            it["item_id"] = memory_id(it["kind"], it["project_key"], it["content"])
+    return {**out, "profile": data, "profile_updated": updated}
+
+
+# The kind each section's short id is made of: the one the hooks inject it under (index.briefing.bundle)
+SECTION_KINDS = {
+    "decisions": "standing_decision",
+    "bans": "ban",
+    "goals": "goal",
+    "failed": "failed_attempt",
+}
+_FIND = (
+    ("standing_decision", "standing_decisions t", "t.last_ts"),
+    ("ban", "bans t", "t.last_ts"),
+    ("goal", "goal_stack t", "coalesce(t.updated_ts, t.ts)"),
+    ("failed_attempt", "failed_attempts t", "t.ts"),
+)
+
+
+def find_item(conn: sqlite3.Connection, item_id: str) -> dict[str, Any] | None:
+    """The memory whose short id (lib.memid) is `item_id`, as listed on the Memory page, or None: what
+    `why` and `feedback` fall back to for an item shown there but never injected. A scan (ids are
+    hashes), done only when an id is asked about."""
+    for kind, table, ts in _FIND:
+        rows = conn.execute(
+            f"""SELECT t.id, t.content, t.session_id, t.source_uuid, t.project_key, {ts}, t.extraction_id,
+                       e.score, e.context FROM {table} LEFT JOIN extractions e ON e.id = t.extraction_id"""
+        )
+        for r in rows:
+            if memory_id(kind, r[4], r[1]) == item_id:
+                return {**_item(*r), "kind": kind}
+    marks = ",".join("?" * len(CORRECTION_KINDS))
+    for r in conn.execute(
+        f"""SELECT id, content, session_id, source_uuid, project_key, ts, id, score, context, kind
+            FROM extractions WHERE kind IN ({marks}) OR context LIKE ?""",
+        [*CORRECTION_KINDS, _PROMOTED],
+    ):
+        if memory_id(r[9], r[4], r[1]) == item_id:
+            return {**_item(*r[:9]), "kind": r[9]}
+    return None

@@ -1,12 +1,14 @@
 """The memory actions of the Memory and Session pages, through the same index functions as the CLI's
-`promote`, `unpromote` and `forget` (and under the same index lock): promote an item, demote/forget an
-item, forget a whole session (confirmed on its own page)."""
+`promote`, `unpromote`, `forget` and `feedback` (and under the same index lock): promote an item,
+demote/forget an item, mark it wrong or helpful, forget a whole session (confirmed on its own page)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from index.store import forget, maintenance, promote, sessions_for, unpromote
+from lib.memid import parse_id
+from total_recall.cmd_feedback import give_feedback
 from total_recall.cmd_manage import drop_hook_state
 
 WAIT_S = 10.0  # a browser should not hang for the CLI's two minutes behind an index run
@@ -37,6 +39,13 @@ def run(db: Path, action: str, form: dict[str, str]) -> tuple[str, str]:
             res = unpromote(conn, db, _id(form))
         verb = "unpromoted" if res["action"] == "unpromoted" else "forgot"
         return f"{verb} {res['kind']}: {res['content'][:120]}", _back(form, "/memory")
+    if action == "feedback":
+        key, verdict = parse_id(form.get("item_id", "")), form.get("verdict", "")
+        if key is None:
+            raise ValueError("no item id in the form: reload the page")
+        res = give_feedback(db, key, verdict, WAIT_S, "ui")
+        done = "will not be injected again" if verdict == "wrong" else "noted as helpful"
+        return f"#{key} {done}: {str(res.get('content'))[:120]}", _back(form, "/memory")
     if action == "forget-session":
         sid = form.get("session_id", "")
         if form.get("confirm") != "yes":

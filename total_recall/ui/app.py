@@ -1,5 +1,5 @@
 """The `total-recall ui` ASGI app (Starlette): read-only pages over the index, plus the memory actions a
-person takes on purpose (promote, demote/forget an item, forget a session), each a POST that carries the
+person takes on purpose (promote, demote/forget an item, mark it wrong or helpful, forget a session), each a POST that carries the
 page's CSRF token and goes through the same index functions as the CLI, under the index lock.
 
 Served on loopback only; the Host header must name loopback too (a DNS-rebinding page cannot drive
@@ -194,6 +194,14 @@ def create_app(cfg: Config) -> Starlette:
             ctx = pages.memory_page(conn, cfg.db, req.query_params.get("project"))
         return page(req, "memory.html", {**ctx, "done": req.query_params.get("done")})
 
+    def why(req: Request) -> Response:
+        from lib.memid import parse_id
+
+        key = parse_id(req.path_params["item_id"])
+        with reader() as conn:
+            ctx = pages.why_page(conn, cfg.db, key) if key else None
+        return not_found(req, "memory with that id") if ctx is None else page(req, "why.html", ctx)
+
     def usage(req: Request) -> Response:
         q = req.query_params
         try:
@@ -237,6 +245,7 @@ def create_app(cfg: Config) -> Starlette:
         Route("/session/{sid}/forget", confirm_forget),
         Route("/search", search),
         Route("/memory", memory),
+        Route("/why/{item_id}", why),
         Route("/usage", usage),
         Route("/act/{action}", act, methods=["POST"]),
         Route("/api/stamp", api_stamp),

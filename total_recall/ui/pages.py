@@ -22,7 +22,7 @@ from index.retrieval import (
     session_thread,
 )
 from index.stats import hook_stats, load_catalog, session_costs, usage_series
-from index.store import PROMOTABLE, Filters, listing
+from index.store import PROMOTABLE, Filters, listing, load, stale_of, wrong_items
 from lib.paths import state_dir
 
 PERIODS = ("day", "week", "month")
@@ -92,6 +92,7 @@ def search_page(
 
 def memory_page(conn: sqlite3.Connection, db: Path, project: str | None) -> dict[str, Any]:
     data = memory_overview(conn, project or None, promotable=PROMOTABLE)
+    _verdicts(conn, db, data)
     user = listing(conn, db)
     return {
         "m": data,
@@ -101,6 +102,32 @@ def memory_page(conn: sqlite3.Connection, db: Path, project: str | None) -> dict
         "demoted": user["demoted"],
         "forgotten": user["forgotten_sessions"],
     }
+
+
+SECTIONS = ("decisions", "bans", "goals", "failed", "corrections", "promoted")
+
+
+def _verdicts(conn: sqlite3.Connection, db: Path, data: dict[str, Any]) -> None:
+    """Each item's stale mark (the code it names is gone) and the user's verdict: `wrong` as the hooks'
+    gate matches a memory (by id or text, index.store.verdicts), `helpful` by id."""
+    items = [it for s in SECTIONS for it in data[s]]
+    stale = stale_of(conn, [it["item_id"] for it in items])
+    wrong, feedback = wrong_items(db), load(db).feedback
+    for it in items:
+        it["stale_mark"] = stale.get(it["item_id"])
+        fb = feedback.get(it["item_id"]) or {}
+        if wrong.blocks(it["item_id"], it["content"]):
+            it["verdict"] = "wrong"
+        elif fb.get("verdict") == "helpful":
+            it["verdict"] = "helpful"
+
+
+def why_page(conn: sqlite3.Connection, db: Path, item_id: str) -> dict[str, Any] | None:
+    """`total-recall why ID --json`'s answer, for the viewer's why page."""
+    from index.briefing import why
+
+    res = why(conn, db, item_id)
+    return None if res is None else {"w": res}
 
 
 def usage_page(conn: sqlite3.Connection, db: Path, by: str, since: str | None) -> dict[str, Any]:
