@@ -12,10 +12,14 @@ Variables (README "Configuration"):
   TOTAL_RECALL_EMBED_MODEL(_PATH)    the embedding model, and a local directory holding it (offline)
   TOTAL_RECALL_LLM_URL / _LLM_MODEL  the optional loopback refinement model (off until a model is named)
   TOTAL_RECALL_UI_TOKEN              the token `ui --host` requires on a non-loopback interface
+  TOTAL_RECALL_ENFORCE               block|warn for bans at PreToolUse (hooks/pre_tool_use.py)
+  CODEX_HOME, GEMINI_CLI_HOME, …     other agents' homes (lib/sources/homes.py)
+  NO_COLOR                           no colour on a terminal (total_recall/render.py)
   TOTAL_RECALL_SERVER_DSN / _SECRET  the team server's database and JWT key (total_recall/server/config.py)
   TOTAL_RECALL_TEAM_URL / _TEAM_TOKEN  the team client's server and token (total_recall/team/config.py)
   CLAUDE_PROJECT_ID                  the shared project id (lib/project_id.py)
-Those last read from `Settings.env`, the same snapshot, by the module that owns them.
+The variables after TOTAL_RECALL_UI_TOKEN are read from `Settings.env`, the same snapshot, by the
+module that owns them.
 """
 
 from __future__ import annotations
