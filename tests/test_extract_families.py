@@ -154,11 +154,9 @@ def _project_session(root: Path, name: str, cwd: str, prompts: list[str]) -> Pat
 def test_another_projects_rules_stay_there_unless_operator_wide(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import index.briefing.bundle
+    import index.briefing.gate
 
-    monkeypatch.setattr(
-        index.briefing.bundle, "bundle_threshold", lambda kind: 0.0
-    )  # scope alone decides here
+    monkeypatch.setattr(index.briefing.gate, "bundle_threshold", lambda kind: 0.0)  # scope alone decides here
     root = tmp_path / "projects"
     other = str(tmp_path / "work" / "other")
     here = str(tmp_path / "work" / "here")

@@ -87,7 +87,7 @@ def context_of(p: subprocess.CompletedProcess[str], event: str) -> str:
 
 def test_bundle_sections_framing_and_budget(past: Past, monkeypatch: pytest.MonkeyPatch) -> None:
     # Sections and framing, whatever the confidence cut (tests/test_extract_families.py covers the cut).
-    monkeypatch.setattr("index.briefing.bundle.bundle_threshold", lambda kind: 0.0)
+    monkeypatch.setattr("index.briefing.gate.bundle_threshold", lambda kind: 0.0)
     conn = open_reader(past.db)
     oc = operator_context(conn, past.cwd, now=NOW)
     assert fenced_body(oc.text)[0] == HEADER
@@ -118,7 +118,7 @@ def test_goal_decay() -> None:
 
 def test_old_goal_is_not_presented_as_active(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        "index.briefing.bundle.bundle_threshold", lambda kind: 0.0
+        "index.briefing.gate.bundle_threshold", lambda kind: 0.0
     )  # decay, not the confidence cut
     root, cwd = tmp_path / "p", str(tmp_path / "old")
     write_past_session(root, cwd, t0=NOW - timedelta(days=30))

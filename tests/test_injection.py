@@ -98,7 +98,7 @@ def write_planted(root: Path, cwd: str) -> tuple[str, Path]:
 
 def test_planted_text_is_served_fenced_and_quoted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # every planted item is served, whatever its confidence: the fence is what is under test
-    monkeypatch.setattr("index.briefing.bundle.bundle_threshold", lambda kind: 0.0)
+    monkeypatch.setattr("index.briefing.gate.bundle_threshold", lambda kind: 0.0)
     monkeypatch.setattr("index.briefing.continuation.bundle_threshold", lambda kind: 0.0)
     cwd = str(tmp_path / "w" / "zorblax")
     sid, path = write_planted(tmp_path / "projects", cwd)

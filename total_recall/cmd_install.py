@@ -283,9 +283,11 @@ def uninstall(obj: Any, claude_bin: str | None, scope: str, purge: bool, yes: bo
 def adaptive(obj: Any, as_json: bool) -> None:
     """Precision of the prompt-recall policy, measured from the hooks' recorded outcomes."""
     from hooks.adaptive import report
+    from index.store import wrong_items
     from lib.events import read_events
 
     rep = report(read_events(state_dir(obj.db)))
+    rep["thresholds_raised"] = wrong_items(obj.db).floors  # your verdicts calibrate the injection cuts
     if as_json:
         emit_json(rep)
         return
@@ -302,6 +304,11 @@ def adaptive(obj: Any, as_json: bool) -> None:
         "(next prompt neither a correction nor a repeat)"
     )
     say(f"misses: {pct(rep['miss_rate'])} of {rep['judged_skips']} skipped prompts were followed by one")
+    if rep["thresholds_raised"]:
+        say(
+            "injection thresholds raised by your feedback: "
+            + ", ".join(f"{k} ≥ {v:.2f}" for k, v in sorted(rep["thresholds_raised"].items()))
+        )
     for reason, r in rep["per_trigger"].items():
         say(f"  {reason:28s} {r['useful']}/{r['judged']} useful ({pct(r['precision'])})")
     fb = rep["feedback"]

@@ -20,7 +20,6 @@ from typing import Any
 
 import orjson
 
-from extractors.confidence import bundle_threshold
 from index.briefing.gate import Gate
 from index.briefing.quoting import ITEM_CHARS as ITEM_CHARS
 from index.briefing.quoting import provenance as provenance
@@ -164,7 +163,7 @@ def goals(conn: sqlite3.Connection, key: str | None, now: datetime, gate: Gate |
            LEFT JOIN extractions e ON e.id = g.extraction_id
            WHERE g.project_key = ? AND g.status IN ('active','paused','blocked') AND coalesce(e.score, 1) >= ?
            ORDER BY max(coalesce(g.updated_ts,''), coalesce(g.ts,'')) DESC, g.id DESC LIMIT 6""",
-        (key, bundle_threshold("goal")),
+        (key, gate.cut("goal")),
     ).fetchall()
     active: list[Item] = []
     parked: list[Item] = []
@@ -209,8 +208,8 @@ def _rules(
                      e.score, t.mentions FROM {table} t
               LEFT JOIN extractions e ON e.id = t.extraction_id
               WHERE t.project_key {{}} {status} ORDER BY t.mentions DESC, t.last_ts DESC LIMIT ?"""
-    cut = bundle_threshold(kind)
     gate = gate or Gate()
+    cut = gate.cut(kind)
     label = kind.replace("_", " ")
     out: list[Item] = []
     seen: set[str] = set()
@@ -295,7 +294,7 @@ def corrections(
 
     q = """SELECT content, context, ts, session_id, source_uuid, project_key, kind, score FROM extractions
            WHERE kind IN ('correction','model_correction') AND score >= ? AND {} ORDER BY ts DESC LIMIT ?"""
-    cut = bundle_threshold("correction")
+    cut = gate.cut("correction")
     if key:
         add(
             conn.execute(q.format("project_key = ?"), (cut, key, n_project * 3)).fetchall(),

@@ -162,6 +162,7 @@ def feedback(conn: sqlite3.Connection, db: Path, item_id: str, verdict: str) -> 
             "content": item.get("content"),
             "project_key": item.get("project_key"),
             "source_uuid": item.get("source_uuid") or src.get("uuid"),
+            "confidence": item.get("confidence"),  # the verdicts calibrate the kind's threshold
         },
     )
     return {**rec, "section": item.get("section")}

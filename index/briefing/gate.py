@@ -9,6 +9,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
+from extractors.confidence import bundle_threshold
 from index.briefing.staleness import Checker
 from index.store.verdicts import Wrong
 from lib.memid import memory_id
@@ -42,6 +43,11 @@ class Gate:
             )
             return None
         return item_id
+
+    def cut(self, kind: str) -> float:
+        """The confidence an item of `kind` needs to be injected: the confidence model's threshold,
+        raised where the user's verdicts found it too low (index.store.verdicts.calibrate)."""
+        return self.wrong.cut(kind, bundle_threshold(kind))
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}

@@ -11,7 +11,6 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from extractors.confidence import bundle_threshold
 from index.briefing.bundle import HEADER, operator_wide, quote, safe_text
 from index.briefing.gate import Gate
 from index.retrieval.budget import Section, fit_fenced
@@ -184,7 +183,7 @@ def gather(
         norm = " ".join(h.content.lower().split())[:160]
         if (h.session_id and h.session_id == session_id) or norm in same or h.source_uuid in same:
             continue
-        if h.confidence < bundle_threshold(h.kind):
+        if h.confidence < gate.cut(h.kind):
             continue  # the index keeps it; only confident memories are injected
         if here and h.project != here and h.kind in PROJECT_KINDS and not operator_wide(h.content):
             continue  # another project's decisions, bans and goals stay there
