@@ -1,5 +1,6 @@
 """Record handling for the walker: one decoded JSONL record -> messages, tree aliases, usage,
-compactions, subagent links and session metadata (W4–W9). Used by `lib.walker.parse_file`."""
+compactions, subagent links and session metadata (W4–W9). Used by `lib.walker.parse_file`.
+The usage of API responses (turns) is read in lib/turns.py, session metadata in lib/session_meta.py."""
 
 from __future__ import annotations
 
@@ -18,8 +19,11 @@ from lib.model import (
     Message,
     SessionDelta,
     TaskSpawn,
-    Turn,
 )
+from lib.session_meta import note_session, through_aliases
+from lib.turns import as_dict as _dict
+from lib.turns import as_int as _int
+from lib.turns import mirrored_turn, turn_of
 
 NON_TREE = {
     "summary",
@@ -117,27 +121,7 @@ class RecordState:
             self._assistant(rec, uuid, sid, parent, offset)
 
     def _session_meta(self, rec: dict[str, Any], sid: str) -> None:
-        d = self.session(sid)
-        ts = rec.get("timestamp")
-        if isinstance(ts, str):
-            if d.first_ts is None or ts < d.first_ts:
-                d.first_ts = ts
-            if d.last_ts is None or ts > d.last_ts:
-                d.last_ts = ts
-        if not rec.get("isSidechain"):
-            cwd = rec.get("cwd")
-            if isinstance(cwd, str) and cwd:
-                d.cwd = cwd
-            br = rec.get("gitBranch")
-            if isinstance(br, str) and br:
-                d.git_branch = br
-        else:
-            d.is_agent_only = d.cwd is None
-            if d.cwd is None and isinstance(rec.get("cwd"), str):
-                d.cwd = rec["cwd"]
-        v = rec.get("version")
-        if isinstance(v, str):
-            d.version = v
+        note_session(self.session(sid), rec)
         if self.info.layout == "main" and sid != self.info.stem and self.info.agent == "claude":
             self.session(self.info.stem).resumed_from = self.session(self.info.stem).resumed_from or sid
 
@@ -380,61 +364,21 @@ class RecordState:
         self._add(m)
 
     def _mirrored_usage(self, rec: dict[str, Any], uuid: str, sid: str) -> None:
-        """A subagent's API response mirrored in `agent_progress` is billed usage (format §8) even
-        when the agent's own file is gone; the turns upsert de-duplicates it against that file."""
-        data = _dict(rec.get("data"))
-        if data.get("type") != "agent_progress":
-            return
-        inner = _dict(data.get("message"))
-        msg = _dict(inner.get("message"))
-        if inner.get("type") != "assistant" or not msg.get("usage"):
-            return
-        model = msg.get("model") if isinstance(msg.get("model"), str) else None
-        mirror = {
-            "requestId": inner.get("requestId"),
-            "timestamp": inner.get("timestamp") or rec.get("timestamp"),
-            "isSidechain": True,
-            "agentId": data.get("agentId"),
-        }
-        self._turn(mirror, msg, str(inner.get("uuid") or uuid), sid, model)
+        t = mirrored_turn(rec, uuid, sid, self.info)
+        if t is not None:
+            self.chunk.turns.append(t)
 
     def _turn(self, rec: dict[str, Any], msg: dict[str, Any], uuid: str, sid: str, model: str | None) -> None:
-        usage = msg.get("usage")
-        mid = msg.get("id")
-        if not isinstance(usage, dict) or not isinstance(mid, str):
-            return
-        cc = _dict(usage.get("cache_creation"))
-        stu = _dict(usage.get("server_tool_use"))
-        self.chunk.turns.append(
-            Turn(
-                message_id=mid,
-                request_id=str(rec.get("requestId") or ""),
-                session_id=sid,
-                uuid=uuid,
-                ts=rec.get("timestamp"),
-                model=model,
-                input_tokens=_int(usage.get("input_tokens")) or 0,
-                output_tokens=_int(usage.get("output_tokens")) or 0,
-                cache_creation_tokens=_int(usage.get("cache_creation_input_tokens")) or 0,
-                cache_5m_tokens=_int(cc.get("ephemeral_5m_input_tokens")) or 0,
-                cache_1h_tokens=_int(cc.get("ephemeral_1h_input_tokens")) or 0,
-                cache_read_tokens=_int(usage.get("cache_read_input_tokens")) or 0,
-                is_sidechain=bool(rec.get("isSidechain")) or self.info.layout != "main",
-                agent_id=rec.get("agentId") if isinstance(rec.get("agentId"), str) else self.info.agent_id,
-                web_search_requests=_int(stu.get("web_search_requests")) or 0,
-            )
-        )
+        t = turn_of(rec, msg, uuid, sid, model, self.info)
+        if t is not None:
+            self.chunk.turns.append(t)
 
     # ---- end of chunk -----------------------------------------------------
     def finish(self) -> None:
         """Resolve parents through skipped nodes; mark what must be resolved by the writer."""
         known = self.msg_index
         for m in self.chunk.messages:
-            p = m.parent_uuid
-            hops = 0
-            while p is not None and p in self.alias_parent and hops < 10000:
-                p = self.alias_parent[p]
-                hops += 1
+            p = through_aliases(m.parent_uuid, self.alias_parent)
             if m.kind == "compact_boundary" and p is not None and p not in known and m.fallback_parent:
                 # logical parent not in this chunk: the writer checks the DB, else falls back
                 m.parent_external = True
@@ -442,25 +386,6 @@ class RecordState:
                 m.parent_external = True
             m.parent_uuid = p
             if m.fallback_parent is not None:
-                fp: str | None = m.fallback_parent
-                hops = 0
-                while fp is not None and fp in self.alias_parent and hops < 10000:
-                    fp = self.alias_parent[fp]
-                    hops += 1
-                m.fallback_parent = fp
+                m.fallback_parent = through_aliases(m.fallback_parent, self.alias_parent)
         self.chunk.carry.last_uuid = self.prev_uuid
         self.chunk.carry.inline = dict(list(self.inline_agent.items())[-64:])
-
-
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float):
-        return int(v)
-    return None

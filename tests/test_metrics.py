@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from index.stats.metrics import active_seconds, cost_report, period_of, summary, top_sessions, topics
+from index.stats.metrics import active_seconds, cost_report, period_of
 from index.stats.metrics_health import health, percentile
 from index.stats.pricing import BadRate, load_catalog, normalize_model, parse_rate_spec
+from index.stats.reports import summary, top_sessions
+from index.stats.topic_words import topics
 from index.store.db import open_reader
 from index.store.ingest import run_index
 from total_recall.cli import cli

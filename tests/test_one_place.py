@@ -51,10 +51,10 @@ def test_stopword_lists_extend_the_shared_one() -> None:
     from detector import escalation, policy
     from extractors import decisions
     from index.retrieval import rule_match
-    from index.stats import metrics
+    from index.stats import topic_words
     from lib.text import STOPWORDS
 
-    for module in (escalation, policy, metrics, rule_match, decisions):
+    for module in (escalation, policy, topic_words, rule_match, decisions):
         assert module._STOP >= STOPWORDS, module.__name__
 
 

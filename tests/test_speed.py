@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from fixtures import make
 
-from index.retrieval import search
-from index.retrieval.search import _rare_terms, search_messages, search_sessions
+from index.retrieval import candidates, search
+from index.retrieval.candidates import _rare_terms
+from index.retrieval.search import search_messages, search_sessions
 from index.store.db import open_reader
 from index.store.filters import Filters
 from index.store.fts_query import parse
@@ -160,5 +161,5 @@ def test_term_rarity_is_counted_among_the_newest_messages(
     conn = open_reader(tmp_path / "index.db")
     q = parse("legacy widget")
     assert _rare_terms(conn, q) == q.terms  # over all 700 messages both are common: both kept
-    monkeypatch.setattr(search, "RARITY_WINDOW", 300)
+    monkeypatch.setattr(candidates, "RARITY_WINDOW", 300)
     assert _rare_terms(conn, q) == ['"legacy"']  # the newest 300 hold only `widget`

@@ -1,81 +1,27 @@
-"""`total-recall metrics …` and `tail` (T3, C1). Thin: the numbers come from index.stats.metrics.
+"""`total-recall metrics …` usage reports (T3). Thin: the numbers come from index.stats.metrics.
+
+`metrics health` / `metrics rates` live in cmd_health and `tail` in cmd_tail; `register` adds them.
 
 Heavy imports (rich, the index modules) happen inside the commands so `--json` stays fast.
 """
 
 from __future__ import annotations
 
-import signal
-import time
-from collections.abc import Callable
 from typing import Any
 
 import click
 
-from total_recall.options import since as read_since
-from total_recall.options import since_option, timezone_option
-from total_recall.output import emit_json, fail, short
+from total_recall.cmd_health import health, rates_cmd
+from total_recall.cmd_tail import tail
+from total_recall.metrics_options import _json, _open, _rate, _since, _table
+from total_recall.output import emit_json, short
 from total_recall.render import (
-    Col,
-    ago,
     compact,
-    duration,
-    emit_rows,
     labeller,
-    output_options,
     pick_format,
     plural,
     say,
-    size,
 )
-
-
-def _since(f: Any) -> Any:
-    return since_option(timezone_option(f))
-
-
-_json = output_options
-_rate = click.option(
-    "--rate",
-    "rates",
-    multiple=True,
-    metavar="MODEL=IN/OUT",
-    help="Override a model's price in USD per million tokens "
-    "(IN/OUT[/CACHE_READ[/WRITE_5M[/WRITE_1H]]]); repeatable.",
-)
-
-
-def _open(
-    obj: Any, rates: tuple[str, ...], since: str | None, tz_name: str | None = None
-) -> tuple[Any, Any, str | None]:
-    from index.stats import BadRate, load_catalog
-    from index.store import open_reader
-
-    try:
-        cat = load_catalog(rates)
-    except BadRate as exc:
-        fail(str(exc))
-    return open_reader(obj.db), cat, read_since(since, tz_name)
-
-
-def _table(
-    fmt: str,
-    title: str,
-    cols: list[str],
-    rows: list[list[Any]],
-    right: set[int] | None = None,
-    wrap: int | None = None,
-) -> None:
-    """A table in the output format: columns in `right` are numbers; `wrap` is the long text column."""
-    emit_rows(
-        [
-            Col(c, right=bool(right and i in right), wrap=i == wrap, fold=i == wrap)
-            for i, c in enumerate(cols)
-        ],
-        rows,
-        fmt,
-        title,
-    )
 
 
 def _usd(u: dict[str, Any]) -> str:
@@ -355,180 +301,9 @@ def topics(
     )
 
 
-@metrics_group.command()
-@_since
-@click.option("--no-scan", is_flag=True, help="Do not stat the transcripts on disk.")
-@_json
-@click.pass_obj
-def health(
-    obj: Any, since: str | None, tz_name: str | None, no_scan: bool, fmt: str | None, as_json: bool
-) -> None:
-    """Index freshness, ingest p50/p95, errors, DB size, hook fire counts and latency."""
-    from index.stats import health as q
-
-    conn, _cat, s = _open(obj, (), since, tz_name)
-    data = q(conn, obj.db, s, scan_disk=not no_scan)
-    fmt = pick_format(fmt, as_json)
-    if fmt == "json":
-        emit_json(data)
-        return
-    f, ing, err = data["freshness"], data["ingest"], data["errors"]
-    pend = f.get("pending_files")
-    rows = [
-        ["db", f"{data['db']} ({size(data['db_bytes'])})"],
-        [
-            "last index run",
-            f"{ago(f['last_run_at'])} ({f['last_run_at'][:19].replace('T', ' ')})"
-            if f["last_run_at"]
-            else "never",
-        ],
-        ["newest indexed transcript", f["newest_indexed_mtime"] or "-"],
-    ]
-    if pend is not None:
-        rows.append(
-            [
-                "transcripts pending",
-                "none (up to date)" if pend == 0 else f"{plural(pend, 'file')} — run `total-recall index`",
-            ]
-        )
-    rows += [
-        [
-            "ingest p50 / p95",
-            f"{duration(ing['p50_s'])} / {duration(ing['p95_s'])} over {plural(ing['runs'], 'run')}",
-        ],
-        ["bad lines / ingest errors", f"{err['bad_lines']} / {err['ingest_errors']}"],
-        ["files tracked (missing)", f"{err['files']} ({err['files_missing']})"],
-    ]
-    _table(fmt, "index health", ["", ""], rows, wrap=1)
-    hooks = data["hooks"]["hooks"]
-    if hooks:
-        _table(
-            fmt,
-            "hooks",
-            ["hook", "fired", "errors", "p50 ms", "p95 ms", "last error"],
-            [
-                [
-                    h["hook"],
-                    h["fired"],
-                    h["errors"],
-                    h["latency_ms_p50"],
-                    h["latency_ms_p95"],
-                    short(h["last_error"] or "", 60),
-                ]
-                for h in hooks
-            ],
-            {1, 2, 3, 4},
-            wrap=5,
-        )
-    else:
-        say(f"no hook events in {data['hooks']['events_file']}")
-    bg = data["hooks"]["background_index"]
-    if bg:
-        say(
-            f"background index runs: {bg['fired']} ({bg['errors']} failed), "
-            f"p50 {bg['latency_ms_p50']} ms, p95 {bg['latency_ms_p95']} ms"
-        )
-
-
-@metrics_group.command(name="rates")
-@_rate
-@_json
-def rates_cmd(rates: tuple[str, ...], fmt: str | None, as_json: bool) -> None:
-    """The shipped price catalog (USD per million tokens), with overrides applied."""
-    from index.stats import BadRate, load_catalog
-
-    try:
-        cat = load_catalog(rates)
-    except BadRate as exc:
-        fail(str(exc))
-    models = [m.to_json() for m in sorted(cat.models.values(), key=lambda m: (m.provider, m.key))]
-    fmt = pick_format(fmt, as_json)
-    if fmt == "json":
-        emit_json({"as_of": cat.as_of, "sources": cat.sources, "models": models})
-        return
-    _table(
-        fmt,
-        f"rates as of {cat.as_of} (USD / million tokens)",
-        ["model", "provider", "input", "output", "cache read", "write 5m", "write 1h", "long ctx"],
-        [
-            [
-                m["model"],
-                m["provider"] + ("*" if m["source"] == "override" else ""),
-                m["input"],
-                m["output"],
-                m["cache_read"],
-                m["cache_write_5m"],
-                m["cache_write_1h"],
-                ", ".join(f">{t['above'] // 1000}k: {t['input']}/{t['output']}" for t in m["tiers"]),
-            ]
-            for m in models
-        ],
-        {2, 3, 4, 5, 6},
-    )
-
-
-@click.command()
-@click.option("--projects-root", "roots", multiple=True, help="Transcript root (repeatable).")
-@click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(0.2, 3600), help="Seconds.")
-@click.option("--once", is_flag=True, help="Index once and exit (for scripts and tests).")
-@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64))
-@click.option("--json", "as_json", is_flag=True, help="One JSON line per pass that indexed something.")
-@click.pass_obj
-def tail(obj: Any, roots: tuple[str, ...], interval: float, once: bool, jobs: int, as_json: bool) -> None:
-    """Watch mode: poll the transcripts and index what grew (Ctrl-C to stop)."""
-    from index.store import run_index
-    from lib.paths import state_dir
-    from lib.sources import enabled_roots
-
-    paths = obj.settings.projects_roots(roots)
-    # other agents' sessions too, as `index` reads them, unless --projects-root names the roots
-    agents = (
-        {} if roots else {a: r for a, r in enabled_roots(state_dir(obj.db), obj.settings.env).items() if r}
-    )
-    missing = [str(p) for p in paths if not p.is_dir()]
-    if missing and len(missing) == len(paths) and not agents:
-        fail(
-            f"projects root {missing[0]} does not exist",
-            "pass --projects-root DIR or set TOTAL_RECALL_PROJECTS",
-        )
-    tell: Callable[[str], None] = (lambda m: click.echo(m, err=True)) if as_json else click.echo
-    if not once:
-        watched = [*paths, *(r for rs in agents.values() for r in rs)]
-        tell(f"watching {', '.join(map(str, watched))} every {interval:g}s (Ctrl-C to stop)")
-        signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        while True:
-            report = run_index(obj.db, [p for p in paths if p.is_dir()], jobs=jobs, agents=agents)
-            changed = report.files - report.files_unchanged
-            if as_json and once:
-                emit_json(report.to_json())
-            elif as_json and changed:
-                print(_compact(report.to_json()), flush=True)
-            elif changed or once:
-                tell(
-                    f"{time.strftime('%H:%M:%S')} +{report.messages_added} messages, "
-                    f"+{report.extractions_added} extractions from {changed} files in {report.elapsed_s:.2f}s"
-                )
-            for e in report.errors[:3]:
-                click.echo(f"warning: {e}", err=True)
-            if once:
-                return
-            time.sleep(interval)
-    except KeyboardInterrupt:
-        tell("stopped")
-
-
-def _interrupt(_sig: int, _frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
-def _compact(d: dict[str, Any]) -> str:
-    import orjson
-
-    return orjson.dumps(d).decode()
-
-
 def register(cli: click.Group) -> None:
     """Add `metrics` and `tail` to the top-level CLI."""
+    metrics_group.add_command(health)
+    metrics_group.add_command(rates_cmd)
     cli.add_command(metrics_group)
     cli.add_command(tail)

@@ -12,7 +12,7 @@ import click
 from lib.paths import state_dir
 from lib.settings import Settings
 from lib.sources import AGENTS, SOURCES, agent_roots, disabled, enabled_roots, set_enabled
-from total_recall.cmd_metrics import _json, _table
+from total_recall.metrics_options import _json, _table
 from total_recall.output import checked_roots, emit_json, fail
 from total_recall.render import pick_format, size
 

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from index import lazy_api
 
 if TYPE_CHECKING:
-    from index.briefing.bundle import Item as Item
-    from index.briefing.bundle import line as bundle_line
     from index.briefing.bundle import operator_context as operator_context
     from index.briefing.continuation import Packet as Packet
     from index.briefing.continuation import continuation as continuation_packet
@@ -22,6 +20,8 @@ if TYPE_CHECKING:
     from index.briefing.explain import feedback as feedback
     from index.briefing.explain import why as why
     from index.briefing.gate import Gate as Gate
+    from index.briefing.items import Item as Item
+    from index.briefing.items import line as bundle_line
     from index.briefing.prompt_recall import Recalled as Recalled
     from index.briefing.prompt_recall import (
         gather as gather_prompt_recall,
@@ -42,11 +42,11 @@ if TYPE_CHECKING:
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
     "Gate": ("gate", "Gate"),
-    "Item": ("bundle", "Item"),
+    "Item": ("items", "Item"),
     "Packet": ("continuation", "Packet"),
     "Recalled": ("prompt_recall", "Recalled"),
     "assess": ("escalation", "assess"),
-    "bundle_line": ("bundle", "line"),
+    "bundle_line": ("items", "line"),
     "check_staleness": ("staleness", "check_all"),
     "continuation_packet": ("continuation", "continuation"),
     "feedback": ("explain", "feedback"),

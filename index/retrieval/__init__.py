@@ -28,6 +28,12 @@ if TYPE_CHECKING:
     from index.retrieval.budget import (
         estimate_tokens as estimate_tokens,
     )
+    from index.retrieval.candidates import (
+        candidates_by_id as candidates_by_id,
+    )
+    from index.retrieval.candidates import (
+        row_text as row_text,
+    )
     from index.retrieval.digest import (
         digest_markdown as digest_markdown,
     )
@@ -123,12 +129,6 @@ if TYPE_CHECKING:
         sessions_scoped as sessions_scoped,
     )
     from index.retrieval.search import (
-        candidates_by_id as candidates_by_id,
-    )
-    from index.retrieval.search import (
-        row_text as row_text,
-    )
-    from index.retrieval.search import (
         search_messages as search_messages,
     )
     from index.retrieval.search import (
@@ -156,7 +156,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "TRUTH_CATEGORIES": ("operator_queries", "TRUTH_CATEGORIES"),
     "active_goal": ("operator_queries", "active_goal"),
     "bans_for_action": ("rule_match", "bans_for_action"),
-    "candidates_by_id": ("search", "candidates_by_id"),
+    "candidates_by_id": ("candidates", "candidates_by_id"),
     "cap_fields": ("budget", "cap_fields"),
     "change_stamp": ("browse", "change_stamp"),
     "check_banned": ("operator_queries", "check_banned"),
@@ -191,7 +191,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "recent_sessions": ("digest", "recent_sessions"),
     "records": ("timeline", "records"),
     "report": ("retrieval_eval", "report"),
-    "row_text": ("search", "row_text"),
+    "row_text": ("candidates", "row_text"),
     "run_questions": ("retrieval_eval", "run_questions"),
     "scope_bans": ("rule_match", "scope_bans"),
     "search_messages": ("search", "search_messages"),

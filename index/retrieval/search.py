@@ -1,5 +1,8 @@
 """The one search implementation (I7): FTS5 bm25 + kind + recency, filters, snippets, de-duplication.
 
+The FTS candidate rows (AND, then OR of the rare terms) come from index/retrieval/candidates.py; this
+module ranks them and turns them into message and session hits.
+
 CLI `search`, the hooks and the MCP tools all call `search_messages` / `search_sessions`; when a vector
 plugin is registered (index/store/plugins.py, implemented by vec/), it fuses vector neighbours into the
 ranking of `Candidate` rows.
@@ -18,12 +21,13 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from index.retrieval.candidates import query_rows, row_text
 from index.retrieval.copies import fold_copies
 from index.store.filters import Filters, recency
 from index.store.fts_query import Query, bounded, parse
 from index.store.plugins import Candidate, Ranked, require_vectors
 from index.store.session_docs import doc_scores, top_sessions
-from index.store.textstore import snippet, unpack
+from index.store.textstore import snippet
 
 # How much a hit of each kind is worth relative to a human prompt or an assistant answer. Tool calls
 # and their output are evidence the work happened, not the answer (docs/eval.md: the weights were
@@ -46,12 +50,7 @@ KIND_WEIGHT = {
     "api_error": 0.2,
     "compact_boundary": 0.1,
 }
-CANDIDATES = 400
 RECENCY_HALF_LIFE_DAYS = 180.0
-# A term in more than this share of messages is left out of the OR widening (it still counts in the
-# AND query): it adds little to bm25 but makes FTS5 score tens of thousands of rows.
-COMMON_TERM_SHARE = 0.1
-RARITY_WINDOW = 20_000  # newest messages that COMMON_TERM_SHARE is counted in
 EXACT_BONUS_DEPTH = 150  # exact-identifier promotion looks at this many of the best candidates
 TOOL_KINDS = frozenset({"tool_use", "tool_result", "command_output"})
 LONG_TOOL_CHARS = 500  # tool text longer than this is worth sqrt(LONG_TOOL_CHARS / length) of its score
@@ -102,67 +101,6 @@ class SessionHit:
         return d
 
 
-# In `Candidate`'s field order, then the rank and the body (`Candidate._make` refuses any other count).
-_COLUMNS = """m.id, m.session_id, m.uuid, m.ts, m.role, m.kind, s.cwd, s.project_key, f.path,
-               m.is_sidechain, m.on_main, m.agent"""
-_JOINS = """LEFT JOIN sessions s ON s.session_id = m.session_id
-        LEFT JOIN ingest_state f ON f.id = m.file_id"""
-
-
-def _candidates(
-    conn: sqlite3.Connection, match: str, f: Filters, limit: int, within: list[str] | None = None
-) -> list[Candidate]:
-    """Best `limit` matches as rows (`_COLUMNS`, rank, packed body), of the sessions `within` when
-    given. Unfiltered, FTS5 ranks alone and only the winners are joined; with filters the join has to
-    come first."""
-    where, args = f.sql()
-    # `+`: FTS5 must not take the ids as lookups (one full query per id); they filter its matches
-    # before bm25 is computed, so only those of the given sessions are scored.
-    inside = (
-        f"""AND +messages_fts.rowid IN (SELECT id FROM messages
-                 WHERE session_id IN ({",".join("?" * len(within))}))"""
-        if within
-        else ""
-    )
-    if not where:
-        ranked = conn.execute(
-            f"""SELECT rowid, bm25(messages_fts, 1.0, 0.6) FROM messages_fts
-                                 WHERE messages_fts MATCH ? {inside} ORDER BY 2 LIMIT ?""",
-            (match, *(within or ()), limit),
-        ).fetchall()
-        if not ranked:
-            return []
-        rank = dict(ranked)
-        rows = conn.execute(
-            f"""SELECT {_COLUMNS}, 0.0, m.body FROM messages m {_JOINS}
-                                WHERE m.id IN ({",".join("?" * len(rank))})""",
-            list(rank),
-        ).fetchall()
-        out = [_ranked_as(r, rank[r[0]]) for r in rows]
-        out.sort(key=lambda r: r.rank)
-        return out
-    sql = f"""
-        SELECT {_COLUMNS}, bm25(messages_fts, 1.0, 0.6) AS rank, m.body
-        FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-        {_JOINS}
-        WHERE messages_fts MATCH ? {inside} {"AND " + where if where else ""}
-        ORDER BY rank LIMIT ?"""
-    return [Candidate._make(r) for r in conn.execute(sql, [match, *(within or ()), *args, limit])]
-
-
-_RANK = Candidate._fields.index("rank")
-
-
-def _ranked_as(r: tuple[Any, ...], rank: float) -> Candidate:
-    """The row with another rank (`_replace` costs four times as much, on hundreds of rows a query)."""
-    return Candidate._make(r[:_RANK] + (rank,) + r[_RANK + 1 :])
-
-
-def row_text(r: Candidate) -> str:
-    """The message text of a candidate row (bodies stay packed until someone needs them)."""
-    return unpack(r.body)
-
-
 def _rank(rows: list[Candidate], q: Query, now: datetime) -> Ranked:
     scored = []
     for r in rows:
@@ -192,53 +130,6 @@ def _rank(rows: list[Candidate], q: Query, now: datetime) -> Ranked:
     head = [(adjust(sc, r), r) for sc, r in scored[:depth]]
     scored = sorted(head, key=lambda x: -x[0]) + scored[depth:]
     return scored
-
-
-def _messages_total(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT max(id) FROM messages").fetchone()
-    return int(row[0] or 0)
-
-
-def _rare_terms(conn: sqlite3.Connection, q: Query) -> list[str]:
-    """The query's terms minus those in more than COMMON_TERM_SHARE of messages (all, if none is rare).
-    The share is counted among the newest RARITY_WINDOW messages: exact on an index that small, an
-    estimate from recent work on a larger one, whose counting would otherwise grow with the index."""
-    if len(q.terms) < 2:
-        return q.terms
-    newest = _messages_total(conn)
-    window = min(newest, RARITY_WINDOW)
-    cap = max(50, int(COMMON_TERM_SHARE * window))
-    rare = [
-        t
-        for t in q.terms
-        if conn.execute(
-            """SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? AND rowid > ?
-                                  LIMIT ?)""",
-            (t, newest - window, cap + 1),
-        ).fetchone()[0]
-        <= cap
-    ]
-    return rare or q.terms
-
-
-def _query_rows(
-    conn: sqlite3.Connection, q: Query, f: Filters, limit: int, within: list[str] | None = None
-) -> tuple[str, list[Candidate]]:
-    """AND of all terms first; widen to an OR of the distinctive terms when that finds too little.
-    `within`: only messages of these sessions, ranked by that OR alone (their documents already
-    matched the query: the AND adds a statement whose bm25 counts every common term's rows over the
-    whole index; dropping it changed one answer of the dev sets, for the better)."""
-    match = q.all_of()
-    rows = _candidates(conn, match, f, CANDIDATES, within) if len(q.terms) > 1 and not within else []
-    if (
-        len({(r.session_id, hash(r.body)) for r in rows}) < limit * 3 or len(q.terms) == 1
-    ):  # a text repeated in a session counts once
-        match = " OR ".join(_rare_terms(conn, q))
-        more = _candidates(conn, match, f, CANDIDATES, within)
-        have = {r.id for r in rows}
-        # AND-matches keep a head start over OR-only matches
-        rows = [_ranked_as(r, r.rank * 1.5) for r in rows] + [r for r in more if r.id not in have]
-    return match, rows
 
 
 @dataclass(slots=True)
@@ -271,10 +162,10 @@ def _ranked(
     docs, doc_copies = (
         ({}, {}) if f.sql()[0] else top_sessions(conn, parse(text, idents=False), max(SESSION_DEPTH, limit))
     )
-    _, rows = _query_rows(conn, q, f, limit, list(docs) or None)
+    _, rows = query_rows(conn, q, f, limit, list(docs) or None)
     if docs and len({r.session_id for r in rows}) < limit:  # too few: sessions whose messages match
         docs, doc_copies = {}, {}  # but whose documents do not (tool output) must still be listed
-        _, rows = _query_rows(conn, q, f, limit)
+        _, rows = query_rows(conn, q, f, limit)
     fts = _rank(rows, q, now)
     ranked = fts if vectors is None else vectors.fuse_messages(conn, text, q, f, fts, hybrid is True)
     per: dict[str, Ranked] = {}
@@ -408,14 +299,3 @@ def _session_meta(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[A
         ids,
     ).fetchall()
     return {r[0]: r[1:] for r in rows}
-
-
-def candidates_by_id(conn: sqlite3.Connection, ids: list[int], f: Filters) -> list[Candidate]:
-    """Candidate rows (rank 0) for messages found another way (vector neighbours), those `f` lets through."""
-    if not ids:
-        return []
-    where, args = f.sql()
-    marks = ",".join("?" * len(ids))
-    sql = f"""SELECT {_COLUMNS}, 0.0, m.body FROM messages m {_JOINS}
-              WHERE m.id IN ({marks}) {"AND " + where if where else ""}"""
-    return [Candidate._make(r) for r in conn.execute(sql, [*ids, *args])]

@@ -18,15 +18,6 @@ if TYPE_CHECKING:
     from index.stats.metrics import (
         cost_report as cost_report,
     )
-    from index.stats.metrics import (
-        summary as summary,
-    )
-    from index.stats.metrics import (
-        top_sessions as top_sessions,
-    )
-    from index.stats.metrics import (
-        topics as topics,
-    )
     from index.stats.metrics_health import health as health
     from index.stats.metrics_health import hook_stats as hook_stats
     from index.stats.metrics_health import indexed_files_by_root as indexed_files_by_root
@@ -53,6 +44,9 @@ if TYPE_CHECKING:
     from index.stats.queries import (
         status as status,
     )
+    from index.stats.reports import summary as summary
+    from index.stats.reports import top_sessions as top_sessions
+    from index.stats.topic_words import topics as topics
     from index.stats.usage_view import session_costs as session_costs
     from index.stats.usage_view import usage_series as usage_series
 
@@ -73,9 +67,9 @@ _WHERE: dict[str, tuple[str, str]] = {
     "recent_sessions": ("queries", "recent_sessions"),
     "session_costs": ("usage_view", "session_costs"),
     "status": ("queries", "status"),
-    "summary": ("metrics", "summary"),
-    "top_sessions": ("metrics", "top_sessions"),
-    "topics": ("metrics", "topics"),
+    "summary": ("reports", "summary"),
+    "top_sessions": ("reports", "top_sessions"),
+    "topics": ("topic_words", "topics"),
     "usage_series": ("usage_view", "usage_series"),
 }
 

@@ -4,22 +4,19 @@ Accounting (transcript-format.md §8): `turns` holds one row per API response (m
 request id, the largest usage of its split records). Days are UTC calendar days of the response
 timestamp; weeks start on Monday (labelled by that Monday's date); months are `YYYY-MM`.
 Cost comes from `index.stats.pricing`; a model the catalog does not price is reported, never guessed.
+The summary and session reports built on these rows are in reports.py, `topics` in topic_words.py.
 """
 
 from __future__ import annotations
 
-import math
-import re
 import sqlite3
-from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any
 
 from index.stats.pricing import Catalog
-from index.store.filters import parse_ts, since_day
-from lib.text import STOPWORDS
+from index.store.filters import since_day
 
 GAP_S = 30 * 60  # inactivity longer than this ends an active stretch
 CORRECTION_KINDS = ("correction", "model_correction")
@@ -214,19 +211,6 @@ def cost_report(
     }
 
 
-def _span_h(a: str | None, b: str | None) -> float:
-    if not a or not b:
-        return 0.0
-    return max((_dt(b) - _dt(a)).total_seconds(), 0.0) / 3600.0
-
-
-def _dt(ts: str) -> datetime:
-    dt = parse_ts(ts)
-    if dt is None:
-        raise ValueError(f"bad timestamp {ts!r}")
-    return dt
-
-
 def active_seconds(conn: sqlite3.Connection, since: str | None = None) -> dict[str, float]:
     """Per session: sum of `turn_duration` records; sessions without any use the gaps < 30 min
     between consecutive API responses (subagent responses included)."""
@@ -257,172 +241,6 @@ def active_seconds(conn: sqlite3.Connection, since: str | None = None) -> dict[s
         last = secs
     if prev is not None:
         out[prev] = round(acc, 3)
-    return out
-
-
-def _sessions_in(conn: sqlite3.Connection, since: str | None) -> list[tuple[Any, ...]]:
-    return conn.execute(
-        """SELECT session_id, project_key, title, first_ts, last_ts FROM sessions
-           WHERE last_ts >= ?""",
-        (since or "",),
-    ).fetchall()
-
-
-def summary(conn: sqlite3.Connection, cat: Catalog, since: str | None = None, top: int = 5) -> dict[str, Any]:
-    sessions = _sessions_in(conn, since)
-    total = Usage()
-    by_project: dict[str, Usage] = defaultdict(Usage)
-    by_model: dict[str, Usage] = defaultdict(Usage)
-    projects = session_projects(conn)
-    for _day, sid, model, u in usage_rows(conn, cat, since, by_day=False, by_session=True):
-        pkey = projects.get(sid, "?")
-        total.add(u)
-        by_project[pkey].add(u)
-        by_model[model].add(u)
-    denom = total.input + total.cache_read + total.cache_creation
-    active = active_seconds(conn, since)
-    wall = sum(_span_h(max(f or "", since or ""), last) for _sid, _p, _t, f, last in sessions)
-    busiest = max(by_project.items(), key=lambda kv: (kv[1].turns, kv[1].total), default=None)
-    sessions_per_project = Counter(p for _s, p, *_ in sessions)
-    return {
-        "since": since,
-        "rates_as_of": cat.as_of,
-        "sessions": len(sessions),
-        "projects": len({p for _s, p, *_ in sessions}),
-        "tokens": total.to_json(),
-        "cache_hit_rate": round(total.cache_read / denom, 4) if denom else None,
-        "cost_usd": round(total.cost, 6) if total.cost_known else None,
-        "cost_known_usd": round(total.cost, 6),
-        "unknown_models": sorted(total.unknown_models),
-        "active_hours": round(sum(active.values()) / 3600.0, 2),
-        "wall_hours": round(wall, 2),
-        "models": [
-            {"model": m, **u.to_json()} for m, u in sorted(by_model.items(), key=lambda kv: -kv[1].total)
-        ],
-        "busiest_project": None
-        if busiest is None
-        else {
-            "project": busiest[0],
-            "sessions": sessions_per_project.get(busiest[0], 0),
-            **busiest[1].to_json(),
-        },
-        "top_corrections": top_corrections(conn, since, top),
-    }
-
-
-def top_corrections(
-    conn: sqlite3.Connection, since: str | None = None, limit: int = 5
-) -> list[dict[str, Any]]:
-    """The corrections the user repeated most (same text), newest first among equals."""
-    marks = ",".join("?" * len(CORRECTION_KINDS))
-    rows = conn.execute(
-        f"""SELECT min(content), kind, count(*) AS n, max(ts) AS last, count(DISTINCT session_id)
-            FROM extractions WHERE kind IN ({marks}) AND coalesce(ts, '') >= ?
-            GROUP BY kind, lower(trim(content)) ORDER BY n DESC, last DESC LIMIT ?""",
-        (*CORRECTION_KINDS, since or "", limit),
-    ).fetchall()
-    return [
-        {"content": c, "kind": k, "count": n, "last_ts": last, "sessions": ns} for c, k, n, last, ns in rows
-    ]
-
-
-SESSION_SORTS = ("tokens", "cost", "duration", "active", "corrections")
-
-
-def top_sessions(
-    conn: sqlite3.Connection, cat: Catalog, since: str | None = None, by: str = "tokens", limit: int = 10
-) -> list[dict[str, Any]]:
-    """Sessions ranked by tokens, cost, wall duration, active time or number of corrections."""
-    if by not in SESSION_SORTS:
-        raise ValueError(f"sort by one of {', '.join(SESSION_SORTS)}")
-    usage: dict[str, Usage] = defaultdict(Usage)
-    models: dict[str, set[str]] = defaultdict(set)
-    for _day, sid, model, u in usage_rows(conn, cat, since, by_day=False, by_session=True):
-        usage[sid].add(u)
-        models[sid].add(model)
-    marks = ",".join("?" * len(CORRECTION_KINDS))
-    corr = dict(
-        conn.execute(
-            f"""SELECT session_id, count(*) FROM extractions WHERE kind IN ({marks}) AND coalesce(ts, '') >= ?
-            GROUP BY session_id""",
-            (*CORRECTION_KINDS, since or ""),
-        ).fetchall()
-    )
-    active = active_seconds(conn, since)
-    sessions = _sessions_in(conn, since)
-    empty = Usage()
-    key: Callable[[tuple[Any, ...]], float] = {
-        "tokens": lambda r: usage.get(r[0], empty).total,
-        "cost": lambda r: usage.get(r[0], empty).cost,
-        "duration": lambda r: _span_h(r[3], r[4]),
-        "active": lambda r: active.get(r[0], 0.0),
-        "corrections": lambda r: corr.get(r[0], 0),
-    }[by]
-    sessions.sort(key=lambda r: (key(r), r[4] or ""), reverse=True)
-    return [
-        {
-            "session_id": sid,
-            "project": pkey,
-            "title": title,
-            "first_ts": first,
-            "last_ts": last,
-            "wall_hours": round(_span_h(first, last), 3),
-            "active_hours": round(active.get(sid, 0.0) / 3600.0, 3),
-            "corrections": corr.get(sid, 0),
-            "models": sorted(models.get(sid, ())),
-            **usage.get(sid, empty).to_json(),
-        }
-        for sid, pkey, title, first, last in sessions[:limit]
-    ]
-
-
-_WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}")
-_DOMAIN_STOP = """add above available check claude code context continue continued conversation details edit
-file files fix help it's like look need new now okay one onto per previous read ready run see session start
-summary sure two want wants work working write yes"""  # words every session title has: no topic
-_ENVELOPE = re.compile(
-    r"<(ide_[a-z_]+|system-reminder|command-[a-z]+|local-command-[a-z]+)>.*?(?:</\1>|$)", re.S
-)
-_STOP = STOPWORDS | frozenset(_DOMAIN_STOP.split())
-
-
-def topics(
-    conn: sqlite3.Connection, since: str | None = None, projects: int = 8, terms: int = 8, titles: int = 3
-) -> list[dict[str, Any]]:
-    """Per busy project: its most distinctive words (session titles and first prompts, tf x idf over
-    projects) and its latest session titles. Cheap: reads the sessions table only."""
-    rows = conn.execute(
-        """SELECT coalesce(project_key, '?'), title, first_prompt, last_ts FROM sessions
-           WHERE last_ts >= ? ORDER BY last_ts DESC""",
-        (since or "",),
-    ).fetchall()
-    tf: dict[str, Counter[str]] = defaultdict(Counter)
-    latest: dict[str, list[str]] = defaultdict(list)
-    count: Counter[str] = Counter()
-    for pkey, title, prompt, _last in rows:
-        count[pkey] += 1
-        title = _ENVELOPE.sub("", title or "").strip()
-        text = f"{title} {_ENVELOPE.sub('', (prompt or '')[:1000])[:400]}".lower()
-        tf[pkey].update(set(w.strip("-_") for w in _WORD.findall(text)) - _STOP)
-        if title and len(latest[pkey]) < titles and title not in latest[pkey]:
-            latest[pkey].append(title)
-    df: Counter[str] = Counter()
-    for c in tf.values():
-        df.update(c.keys())
-    n = max(len(tf), 1)
-    out = []
-    for pkey, sessions in count.most_common(projects):
-        scored = sorted(
-            ((c * (1.0 + math.log(n / df[w])), c, w) for w, c in tf[pkey].items() if len(w) > 2), reverse=True
-        )
-        out.append(
-            {
-                "project": pkey,
-                "sessions": sessions,
-                "terms": [{"term": w, "sessions": c} for _s, c, w in scored[:terms]],
-                "recent_titles": latest[pkey],
-            }
-        )
     return out
 
 

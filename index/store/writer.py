@@ -1,4 +1,7 @@
-"""The single writer: applies one parsed file chunk (rows + cursor) in one transaction (I4)."""
+"""The single writer: applies one parsed file chunk (rows + cursor) in one transaction (I4).
+
+The per-record tables (turns, durations, compactions, summaries, spawns, agents) are written by
+index/store/record_rows.py."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from index.store.branches import update_main_branch
 from index.store.idents import identifier_parts
 from index.store.operator import mark_projects
 from index.store.pending import mark_pending
+from index.store.record_rows import write_record_rows
 from index.store.textstore import pack, unpack
 from lib.discovery import key_path, path_key
 from lib.model import FileChunk, Message
@@ -216,7 +220,7 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
                ON CONFLICT(file_id, profile, key) DO UPDATE SET value = value + excluded.value""",
             [(fid, p, k, v) for p, k, v in prep.counters if (p, k) not in NOT_ADDITIVE],
         )
-    _write_metrics(conn, c, fid)
+    write_record_rows(conn, c, fid)
     _name_task_results(conn, c)
     _write_sessions(conn, c, fid, prep.layout)
     _update_main_branch(conn, c)
@@ -271,113 +275,6 @@ def write_extractions(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], fil
         (last,),
     ).rowcount
     return max(n, 0)
-
-
-def _write_metrics(conn: sqlite3.Connection, c: FileChunk, fid: int) -> None:
-    if c.turns:
-        conn.executemany(
-            """INSERT INTO turns(message_id, request_id, session_id, uuid, ts, model, input_tokens, output_tokens,
-               cache_creation_tokens, cache_5m_tokens, cache_1h_tokens, cache_read_tokens, web_search_requests,
-               is_sidechain, agent_id, file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-               ON CONFLICT(message_id, request_id) DO UPDATE SET
-               uuid=excluded.uuid, ts=excluded.ts, input_tokens=excluded.input_tokens,
-               output_tokens=excluded.output_tokens, cache_creation_tokens=excluded.cache_creation_tokens,
-               cache_5m_tokens=excluded.cache_5m_tokens, cache_1h_tokens=excluded.cache_1h_tokens,
-               cache_read_tokens=excluded.cache_read_tokens, web_search_requests=excluded.web_search_requests
-               WHERE excluded.output_tokens + excluded.input_tokens + excluded.cache_read_tokens
-                     + excluded.cache_creation_tokens
-                   >= turns.output_tokens + turns.input_tokens + turns.cache_read_tokens + turns.cache_creation_tokens""",
-            [
-                (
-                    t.message_id,
-                    t.request_id,
-                    t.session_id,
-                    t.uuid,
-                    t.ts,
-                    t.model,
-                    t.input_tokens,
-                    t.output_tokens,
-                    t.cache_creation_tokens,
-                    t.cache_5m_tokens,
-                    t.cache_1h_tokens,
-                    t.cache_read_tokens,
-                    t.web_search_requests,
-                    int(t.is_sidechain),
-                    t.agent_id,
-                    fid,
-                )
-                for t in c.turns
-            ],
-        )
-    if c.durations:
-        conn.executemany(
-            """INSERT OR IGNORE INTO turn_durations(uuid, session_id, parent_uuid, duration_ms, ts,
-                            file_id) VALUES(?,?,?,?,?,?)""",
-            [(d.uuid, d.session_id, d.parent_uuid, d.duration_ms, d.ts, fid) for d in c.durations],
-        )
-    if c.compactions:
-        conn.executemany(
-            """INSERT OR IGNORE INTO compactions(uuid, session_id, ts, kind, trigger, pre_tokens,
-                            tokens_saved, logical_parent_uuid, file_id) VALUES(?,?,?,?,?,?,?,?,?)""",
-            [
-                (
-                    x.uuid,
-                    x.session_id,
-                    x.ts,
-                    x.kind,
-                    x.trigger,
-                    x.pre_tokens,
-                    x.tokens_saved,
-                    x.logical_parent_uuid,
-                    fid,
-                )
-                for x in c.compactions
-            ],
-        )
-    if c.summaries:
-        conn.executemany(
-            "INSERT OR IGNORE INTO summaries(leaf_uuid, summary, file_id) VALUES(?,?,?)",
-            [(a, b, fid) for a, b in c.summaries],
-        )
-    if c.spawns:
-        conn.executemany(
-            """INSERT INTO task_spawns(tool_use_id, session_id, uuid, subagent_type, description, prompt_key,
-               agent_id, file_id) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(tool_use_id) DO UPDATE SET
-               agent_id=coalesce(excluded.agent_id, task_spawns.agent_id),
-               subagent_type=coalesce(task_spawns.subagent_type, excluded.subagent_type),
-               prompt_key=coalesce(task_spawns.prompt_key, excluded.prompt_key)""",
-            [
-                (
-                    s.tool_use_id,
-                    s.session_id,
-                    s.uuid,
-                    s.subagent_type,
-                    s.description,
-                    s.prompt_key,
-                    s.agent_id,
-                    fid,
-                )
-                for s in c.spawns
-            ],
-        )
-    if c.agents:
-        conn.executemany(
-            """INSERT OR IGNORE INTO agents(agent_id, session_id, layout, file_id, is_compaction_helper,
-               first_ts, prompt_key, subagent_type) VALUES(?,?,?,?,?,?,?,?)""",
-            [
-                (
-                    a.agent_id,
-                    a.session_id,
-                    a.layout,
-                    fid,
-                    int(a.is_compaction_helper),
-                    a.first_ts,
-                    a.prompt_key,
-                    a.subagent_type,
-                )
-                for a in c.agents
-            ],
-        )
 
 
 def _name_task_results(conn: sqlite3.Connection, c: FileChunk) -> None:

@@ -1,0 +1,116 @@
+"""The per-record tables of a chunk (usage, durations, compactions, summaries, spawns, agents), split
+from the writer: rows keyed by record, not messages or sessions. Called inside `write_chunk`'s transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from lib.model import FileChunk
+
+
+def write_record_rows(conn: sqlite3.Connection, c: FileChunk, fid: int) -> None:
+    """Insert the chunk's rows of the per-record tables; a turn seen again keeps its largest usage."""
+    if c.turns:
+        conn.executemany(
+            """INSERT INTO turns(message_id, request_id, session_id, uuid, ts, model, input_tokens, output_tokens,
+               cache_creation_tokens, cache_5m_tokens, cache_1h_tokens, cache_read_tokens, web_search_requests,
+               is_sidechain, agent_id, file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+               ON CONFLICT(message_id, request_id) DO UPDATE SET
+               uuid=excluded.uuid, ts=excluded.ts, input_tokens=excluded.input_tokens,
+               output_tokens=excluded.output_tokens, cache_creation_tokens=excluded.cache_creation_tokens,
+               cache_5m_tokens=excluded.cache_5m_tokens, cache_1h_tokens=excluded.cache_1h_tokens,
+               cache_read_tokens=excluded.cache_read_tokens, web_search_requests=excluded.web_search_requests
+               WHERE excluded.output_tokens + excluded.input_tokens + excluded.cache_read_tokens
+                     + excluded.cache_creation_tokens
+                   >= turns.output_tokens + turns.input_tokens + turns.cache_read_tokens + turns.cache_creation_tokens""",
+            [
+                (
+                    t.message_id,
+                    t.request_id,
+                    t.session_id,
+                    t.uuid,
+                    t.ts,
+                    t.model,
+                    t.input_tokens,
+                    t.output_tokens,
+                    t.cache_creation_tokens,
+                    t.cache_5m_tokens,
+                    t.cache_1h_tokens,
+                    t.cache_read_tokens,
+                    t.web_search_requests,
+                    int(t.is_sidechain),
+                    t.agent_id,
+                    fid,
+                )
+                for t in c.turns
+            ],
+        )
+    if c.durations:
+        conn.executemany(
+            """INSERT OR IGNORE INTO turn_durations(uuid, session_id, parent_uuid, duration_ms, ts,
+                            file_id) VALUES(?,?,?,?,?,?)""",
+            [(d.uuid, d.session_id, d.parent_uuid, d.duration_ms, d.ts, fid) for d in c.durations],
+        )
+    if c.compactions:
+        conn.executemany(
+            """INSERT OR IGNORE INTO compactions(uuid, session_id, ts, kind, trigger, pre_tokens,
+                            tokens_saved, logical_parent_uuid, file_id) VALUES(?,?,?,?,?,?,?,?,?)""",
+            [
+                (
+                    x.uuid,
+                    x.session_id,
+                    x.ts,
+                    x.kind,
+                    x.trigger,
+                    x.pre_tokens,
+                    x.tokens_saved,
+                    x.logical_parent_uuid,
+                    fid,
+                )
+                for x in c.compactions
+            ],
+        )
+    if c.summaries:
+        conn.executemany(
+            "INSERT OR IGNORE INTO summaries(leaf_uuid, summary, file_id) VALUES(?,?,?)",
+            [(a, b, fid) for a, b in c.summaries],
+        )
+    if c.spawns:
+        conn.executemany(
+            """INSERT INTO task_spawns(tool_use_id, session_id, uuid, subagent_type, description, prompt_key,
+               agent_id, file_id) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(tool_use_id) DO UPDATE SET
+               agent_id=coalesce(excluded.agent_id, task_spawns.agent_id),
+               subagent_type=coalesce(task_spawns.subagent_type, excluded.subagent_type),
+               prompt_key=coalesce(task_spawns.prompt_key, excluded.prompt_key)""",
+            [
+                (
+                    s.tool_use_id,
+                    s.session_id,
+                    s.uuid,
+                    s.subagent_type,
+                    s.description,
+                    s.prompt_key,
+                    s.agent_id,
+                    fid,
+                )
+                for s in c.spawns
+            ],
+        )
+    if c.agents:
+        conn.executemany(
+            """INSERT OR IGNORE INTO agents(agent_id, session_id, layout, file_id, is_compaction_helper,
+               first_ts, prompt_key, subagent_type) VALUES(?,?,?,?,?,?,?,?)""",
+            [
+                (
+                    a.agent_id,
+                    a.session_id,
+                    a.layout,
+                    fid,
+                    int(a.is_compaction_helper),
+                    a.first_ts,
+                    a.prompt_key,
+                    a.subagent_type,
+                )
+                for a in c.agents
+            ],
+        )

@@ -1,0 +1,70 @@
+"""API-response usage -> `Turn` rows (W8), split from lib/records.py: billing, not the conversation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lib.model import FileInfo, Turn
+
+
+def as_dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def as_int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return int(v)
+    return None
+
+
+def turn_of(
+    rec: dict[str, Any], msg: dict[str, Any], uuid: str, sid: str, model: str | None, info: FileInfo
+) -> Turn | None:
+    """The billed usage of one API response, or None when the message has no usage or id."""
+    usage = msg.get("usage")
+    mid = msg.get("id")
+    if not isinstance(usage, dict) or not isinstance(mid, str):
+        return None
+    cc = as_dict(usage.get("cache_creation"))
+    stu = as_dict(usage.get("server_tool_use"))
+    return Turn(
+        message_id=mid,
+        request_id=str(rec.get("requestId") or ""),
+        session_id=sid,
+        uuid=uuid,
+        ts=rec.get("timestamp"),
+        model=model,
+        input_tokens=as_int(usage.get("input_tokens")) or 0,
+        output_tokens=as_int(usage.get("output_tokens")) or 0,
+        cache_creation_tokens=as_int(usage.get("cache_creation_input_tokens")) or 0,
+        cache_5m_tokens=as_int(cc.get("ephemeral_5m_input_tokens")) or 0,
+        cache_1h_tokens=as_int(cc.get("ephemeral_1h_input_tokens")) or 0,
+        cache_read_tokens=as_int(usage.get("cache_read_input_tokens")) or 0,
+        is_sidechain=bool(rec.get("isSidechain")) or info.layout != "main",
+        agent_id=rec.get("agentId") if isinstance(rec.get("agentId"), str) else info.agent_id,
+        web_search_requests=as_int(stu.get("web_search_requests")) or 0,
+    )
+
+
+def mirrored_turn(rec: dict[str, Any], uuid: str, sid: str, info: FileInfo) -> Turn | None:
+    """A subagent's API response mirrored in `agent_progress` is billed usage (format §8) even
+    when the agent's own file is gone; the turns upsert de-duplicates it against that file."""
+    data = as_dict(rec.get("data"))
+    if data.get("type") != "agent_progress":
+        return None
+    inner = as_dict(data.get("message"))
+    msg = as_dict(inner.get("message"))
+    if inner.get("type") != "assistant" or not msg.get("usage"):
+        return None
+    model = msg.get("model") if isinstance(msg.get("model"), str) else None
+    mirror = {
+        "requestId": inner.get("requestId"),
+        "timestamp": inner.get("timestamp") or rec.get("timestamp"),
+        "isSidechain": True,
+        "agentId": data.get("agentId"),
+    }
+    return turn_of(mirror, msg, str(inner.get("uuid") or uuid), sid, model, info)
