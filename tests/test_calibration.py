@@ -1,5 +1,6 @@
-"""The user's verdicts calibrate the injection thresholds (issue 19): once enough items of a kind are
-judged, the kind's cut rises to where the judged items above it were right often enough."""
+"""What may be injected (issue 19): the user's verdicts calibrate the injection thresholds (once enough
+items of a kind are judged, the kind's cut rises to where the judged items above it were right often
+enough), and recall keeps the copy of a memory that may be injected."""
 
 from __future__ import annotations
 
@@ -97,3 +98,29 @@ def test_a_raised_cut_keeps_a_correction_out_of_the_bundle(tmp_path: Path) -> No
     assert "bucket number 0" not in after and "bucket number 1" in after
     out = CliRunner().invoke(cli, ["--db", str(db), "adaptive"])
     assert out.exit_code == 0 and "correction ≥ 0.95" in out.output
+
+
+def test_recall_keeps_the_copy_that_may_be_injected(tmp_path: Path) -> None:
+    """A memory mined with low confidence and promoted by hand (confidence 1.0) is one recall hit: the
+    promoted copy, even when the mined one ranks first (newer), so prompt recall can inject it."""
+    from index.retrieval.recall import recall
+
+    db = tmp_path / "index.db"
+    conn = sqlite3.connect(db)
+    migrate(conn)
+    text = "we deploy the webhook worker with blue green switches only"
+    with conn:
+        for uuid, score, ts in (
+            ("mined", 0.2, "2026-11-20T10:00:00Z"),
+            ("manual:1", 1.0, "2026-01-01T10:00:00Z"),
+        ):
+            conn.execute(
+                """INSERT INTO extractions(kind, content, score, session_id, source_uuid, cwd, project_key, ts)
+                   VALUES('decision', ?, ?, 's1', ?, '/w/app', '/w/app', ?)""",
+                (text, score, uuid, ts),
+            )
+            conn.execute(
+                "INSERT INTO extractions_fts(rowid, content) VALUES(last_insert_rowid(), ?)", (text,)
+            )
+    hits = recall(conn, "webhook worker deploy", kind="decision", hybrid=False).hits
+    assert [(h.source_uuid, h.confidence) for h in hits] == [("manual:1", 1.0)]

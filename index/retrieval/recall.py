@@ -156,16 +156,15 @@ def _query(
         s = -float(r[10]) * KIND_WEIGHT.get(r[1], 0.8) * (0.5 + float(r[9])) * recency(r[8], now, 0.8, 90.0)
         scored.append(_hit(r, s))
     scored.sort(key=lambda h: -h.score)
-    out, seen = [], set()
+    best: dict[tuple[str, str], RecallHit] = {}  # one hit per memory, at the rank of its best copy
     for h in scored:
         key = (h.kind, h.content.lower()[:120])
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(h)
-        if len(out) >= limit:
-            break
-    return out
+        if key not in best:
+            best[key] = h
+        elif h.confidence > best[key].confidence:  # e.g. the promoted copy (1.0) of a mined memory:
+            h.score = best[key].score  # the copy that may be injected stands in for the others
+            best[key] = h
+    return list(best.values())[:limit]
 
 
 def _fuse(
