@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 command -v npm >/dev/null 2>&1 || { echo "npm not found: e2e tests will skip" >&2; exit 0; }
 mkdir -p .tools
 [ -f .tools/package.json ] || echo '{"name":"total-recall-tools","private":true}' > .tools/package.json
-want=(@anthropic-ai/claude-code@2.1.329 ccusage@20.0.24)
+want=(@anthropic-ai/claude-code@2.1.332 ccusage@20.0.24)
 have=$(cd .tools && npm ls --depth=0 2>/dev/null || true)
 missing=()
 for p in "${want[@]}"; do
