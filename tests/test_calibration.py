@@ -124,3 +124,19 @@ def test_recall_keeps_the_copy_that_may_be_injected(tmp_path: Path) -> None:
             )
     hits = recall(conn, "webhook worker deploy", kind="decision", hybrid=False).hits
     assert [(h.source_uuid, h.confidence) for h in hits] == [("manual:1", 1.0)]
+
+
+def test_what_the_user_marked_wrong_never_reaches_the_team(tmp_path: Path) -> None:
+    from index.briefing import shareable
+    from lib.memid import norm_text
+
+    db = _index_with_corrections(tmp_path, [0.9, 0.99])
+    conn = sqlite3.connect(db)
+
+    def shared(wrong: Wrong | None = None) -> set[str]:
+        return {s.content for s in shareable(conn, "/w/app", wrong=wrong) if s.kind == "correction"}
+
+    first, second = (f"no, use the staging bucket number {i} instead" for i in (0, 1))
+    assert shared() == {first, second}
+    assert shared(Wrong(texts={norm_text(first)})) == {second}  # marked wrong: stays on this machine
+    assert shared(Wrong(floors={"correction": 0.95})) == {second}  # below the calibrated cut

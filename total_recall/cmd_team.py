@@ -105,13 +105,13 @@ def disable(obj: Any, cwd: str | None) -> None:
 
 def _outgoing(obj: Any, pid: ProjectId) -> tuple[list[Any], Any]:
     from index.briefing import shareable
-    from index.store import open_reader, stored_cwd
+    from index.store import open_reader, stored_cwd, wrong_items
     from lib.project import project_key
     from total_recall.team.sync import Ledger, prepare
 
     ledger = Ledger(state_dir(obj.db), pid.id)
     key = project_key(stored_cwd(pid.root)) if pid.root else None
-    rows = shareable(open_reader(obj.db), key) if key else []
+    rows = shareable(open_reader(obj.db), key, wrong=wrong_items(obj.db)) if key else []
     return prepare(pid.id, rows, ledger.private), ledger
 
 

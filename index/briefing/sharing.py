@@ -1,6 +1,7 @@
 """What a project's team tier may receive (issue 16): the durable memories of one project — standing
 decisions, bans, failed attempts, live goals, recent corrections above the bundle's confidence
-threshold — and one summary per finished session. Rows of forgotten sessions are never returned.
+threshold — and one summary per finished session. Rows of forgotten sessions are never returned, nor
+memories the user marked `wrong`; the thresholds are the ones the user's verdicts calibrated.
 
 This only reads; the team client (total_recall/team) scrubs, reviews and sends what it returns."""
 
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 
 from extractors.confidence import bundle_threshold
 from extractors.model import SUMMARY_KIND
+from index.store.verdicts import Wrong
+from lib.memid import memory_id
 from lib.text import clip
 
 SUMMARY_CHARS = 1200
@@ -29,7 +32,7 @@ class Shareable:
     mentions: int = 1
 
 
-def _rules(conn: sqlite3.Connection, key: str) -> list[Shareable]:
+def _rules(conn: sqlite3.Connection, key: str, wrong: Wrong) -> list[Shareable]:
     out = []
     for table, kind, live in (
         ("standing_decisions", "standing_decision", "t.status = 'active'"),
@@ -41,7 +44,7 @@ def _rules(conn: sqlite3.Connection, key: str) -> list[Shareable]:
                 WHERE t.project_key = ? AND {live} AND coalesce(e.score, 0) >= ?
                   AND ({_NOT_FORGOTTEN.format(col="t.session_id")})
                 ORDER BY t.mentions DESC, t.last_ts DESC LIMIT 50""",
-            (key, bundle_threshold(kind)),
+            (key, wrong.cut(kind, bundle_threshold(kind))),
         ).fetchall()
         title = "Standing decision" if kind == "standing_decision" else "Ban"
         for norm, content, ts, sid, score, mentions in rows:
@@ -51,7 +54,7 @@ def _rules(conn: sqlite3.Connection, key: str) -> list[Shareable]:
     return out
 
 
-def _extracted(conn: sqlite3.Connection, key: str) -> list[Shareable]:
+def _extracted(conn: sqlite3.Connection, key: str, wrong: Wrong) -> list[Shareable]:
     """Failed attempts, live goals and recent corrections, each keyed by the record it came from."""
     out = []
     queries = (
@@ -80,7 +83,8 @@ def _extracted(conn: sqlite3.Connection, key: str) -> list[Shareable]:
     )
     for kind, title, sql in queries:
         rows = conn.execute(
-            sql.format(nf=_NOT_FORGOTTEN.format(col="t.session_id")), (key, bundle_threshold(kind))
+            sql.format(nf=_NOT_FORGOTTEN.format(col="t.session_id")),
+            (key, wrong.cut(kind, bundle_threshold(kind))),
         )
         for src, content, ts, sid, score in rows.fetchall():
             out.append(Shareable(kind, f"{kind}:{src}", title, content, ts or None, sid, float(score)))
@@ -108,11 +112,16 @@ def _sessions(conn: sqlite3.Connection, key: str, exclude: str | None, limit: in
 
 
 def shareable(
-    conn: sqlite3.Connection, project_key: str, *, exclude_session: str | None = None, sessions: int = 20
+    conn: sqlite3.Connection,
+    project_key: str,
+    *,
+    wrong: Wrong | None = None,
+    exclude_session: str | None = None,
+    sessions: int = 20,
 ) -> list[Shareable]:
-    """Everything of the project the team tier may receive, before scrubbing and review."""
-    return [
-        *_rules(conn, project_key),
-        *_extracted(conn, project_key),
-        *_sessions(conn, project_key, exclude_session, sessions),
-    ]
+    """Everything of the project the team tier may receive, before scrubbing and review; `wrong` (the
+    user's verdicts, index.store.wrong_items) keeps out what they marked wrong."""
+    wrong = wrong or Wrong()
+    memories = [*_rules(conn, project_key, wrong), *_extracted(conn, project_key, wrong)]
+    kept = [m for m in memories if not wrong.blocks(memory_id(m.kind, project_key, m.content), m.content)]
+    return [*kept, *_sessions(conn, project_key, exclude_session, sessions)]
