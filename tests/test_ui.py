@@ -325,3 +325,26 @@ def test_feedback_needs_the_csrf_token_and_is_what_the_hooks_read(
     assert "wrong (" in c.get(f"/why/{key}").text  # the why page shows the verdict
     bad = c.post("/act/feedback", data={**form, "verdict": "maybe", "csrf": _csrf(html)})
     assert bad.status_code == 400 and load(db).feedback[key]["verdict"] == "wrong"
+
+
+def test_the_session_page_marks_its_extractions_like_the_memory_page(
+    built: tuple[ui_fixture.UiCorpus, Path],
+) -> None:
+    from index.store import open_reader, record_feedback
+
+    _, db = built
+    conn = open_reader(db)
+    sid, kind, content, source = conn.execute(
+        "SELECT session_id, kind, content, source_uuid FROM extractions WHERE kind IN ('correction', 'decision')"
+        " ORDER BY id LIMIT 1"
+    ).fetchone()
+    c = client(db)
+    page = c.get(f"/session/{sid}").text
+    side = page[page.index('<ul class="extractions">') :]
+    ids = re.findall(r'href="/why/([0-9a-f]{8})"', side)
+    assert ids and "badge-wrong" not in side
+    record_feedback(db, ids[0], "wrong", {"kind": kind, "content": content, "source_uuid": source})
+    side = c.get(f"/session/{sid}").text.split('<ul class="extractions">')[1]
+    assert "badge-wrong" in side  # the verdict shows beside the item it was given on
+    export = CliRunner().invoke(cli, ["--db", str(db), "export", sid, "--format", "html"])
+    assert export.exit_code == 0 and "/why/" not in export.output  # exports carry no viewer links

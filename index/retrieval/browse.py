@@ -10,6 +10,7 @@ from typing import Any
 
 from index.store.fts_query import parse
 from index.store.textstore import unpack
+from lib.memid import memory_id
 
 PER_PAGE = 50
 _LIST_COLS = """s.session_id, s.title, s.project_key, s.cwd, s.first_ts, s.last_ts, s.n_messages, s.n_prompts,
@@ -222,15 +223,18 @@ def _call_ids(msgs: list[dict[str, Any]]) -> set[str]:
 
 
 def session_extractions(conn: sqlite3.Connection, session_id: str, limit: int = 200) -> list[dict[str, Any]]:
-    """What was mined from this session: kind, content, confidence, the message it came from."""
-    return [
-        dict(zip(("id", "kind", "content", "score", "source_uuid", "ts"), r))
-        for r in conn.execute(
-            """SELECT id, kind, content, score, source_uuid, ts FROM extractions WHERE session_id=?
-               ORDER BY ts, id LIMIT ?""",
-            (session_id, limit),
-        )
-    ]
+    """What was mined from this session: kind, content, confidence, the message it came from, and the
+    short id (lib.memid) that `why` and `feedback` take."""
+    out = []
+    for r in conn.execute(
+        """SELECT id, kind, content, score, source_uuid, ts, project_key FROM extractions WHERE session_id=?
+           ORDER BY ts, id LIMIT ?""",
+        (session_id, limit),
+    ):
+        e = dict(zip(("id", "kind", "content", "score", "source_uuid", "ts", "project_key"), r))
+        e["item_id"] = memory_id(e["kind"], e["project_key"], e["content"])
+        out.append(e)
+    return out
 
 
 def change_stamp(conn: sqlite3.Connection) -> int:

@@ -161,7 +161,7 @@ def create_app(cfg: Config) -> Starlette:
     def session(req: Request) -> Response:
         sid = req.path_params["sid"]
         with reader() as conn:
-            ctx = pages.session_page(conn, sid)
+            ctx = pages.session_page(conn, sid, cfg.db)
         return not_found(req, "such session") if ctx is None else page(req, "session.html", ctx)
 
     def agent(req: Request) -> Response:

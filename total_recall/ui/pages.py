@@ -46,17 +46,23 @@ def resume_line(session_id: str, cwd: str | None) -> str:
     return f"cd {shlex.quote(cwd)} && {cmd}" if cwd else cmd
 
 
-def session_page(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | None:
+def session_page(conn: sqlite3.Connection, session_id: str, db: Path | None = None) -> dict[str, Any] | None:
+    """The session's thread, digest and extractions; with the index's `db`, each extraction also carries
+    its stale mark and the user's verdict (the viewer; exports leave them out)."""
     thread = session_thread(conn, session_id)
     if thread is None:
         return None
     digest = session_digest(conn, session_id)
     cost = session_costs(conn, load_catalog(), [session_id]).get(session_id)
+    extractions = session_extractions(conn, session_id)
+    if db is not None:
+        _mark(conn, db, extractions)
     return {
         "s": thread,
         "cost": cost,
         "digest": digest_markdown(digest) if digest else "",
-        "extractions": session_extractions(conn, session_id),
+        "extractions": extractions,
+        "marked": db is not None,
         "resume": resume_line(session_id, thread.get("cwd")),
     }
 
@@ -110,7 +116,11 @@ SECTIONS = ("decisions", "bans", "goals", "failed", "corrections", "promoted")
 def _verdicts(conn: sqlite3.Connection, db: Path, data: dict[str, Any]) -> None:
     """Each item's stale mark (the code it names is gone) and the user's verdict: `wrong` as the hooks'
     gate matches a memory (by id or text, index.store.verdicts), `helpful` by id."""
-    items = [it for s in SECTIONS for it in data[s]]
+    _mark(conn, db, [it for s in SECTIONS for it in data[s]])
+
+
+def _mark(conn: sqlite3.Connection, db: Path, items: list[dict[str, Any]]) -> None:
+    """Set each item's `stale_mark` and `verdict` (see `_verdicts`)."""
     stale = stale_of(conn, [it["item_id"] for it in items])
     wrong, feedback = wrong_items(db), load(db).feedback
     for it in items:
