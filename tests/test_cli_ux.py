@@ -189,6 +189,12 @@ def test_search_highlights_like_ripgrep_without_brackets(db: Path) -> None:
     assert "[[SQLite]]" in p.stdout and "[[[" not in p.stdout
 
 
+def test_csv_names_the_columns_of_key_value_tables(db: Path) -> None:
+    for cmd in (["metrics", "summary"], ["metrics", "health"]):
+        p = piped(db, *cmd, "--format", "csv")
+        assert p.stdout.splitlines()[0] == "item,value", (cmd, p.stdout[:200])
+
+
 def test_sessions_piped_is_tsv_for_fzf(db: Path) -> None:
     p = piped(db, "sessions", "-n", "100")
     rows = [line.split("\t") for line in p.stdout.splitlines()]

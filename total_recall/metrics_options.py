@@ -51,7 +51,14 @@ def _table(
     """A table in the output format: columns in `right` are numbers; `wrap` is the long text column."""
     emit_rows(
         [
-            Col(c, right=bool(right and i in right), wrap=i == wrap, fold=i == wrap)
+            # an unlabelled key/value table keeps its terminal look, and is named item,value in CSV/JSON
+            Col(
+                c,
+                key=c or ("item", "value")[min(i, 1)],
+                right=bool(right and i in right),
+                wrap=i == wrap,
+                fold=i == wrap,
+            )
             for i, c in enumerate(cols)
         ],
         rows,
