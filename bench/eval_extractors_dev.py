@@ -231,6 +231,7 @@ def index_utterances(items: list[dict[str, Any]], corpus: Path) -> dict[str, Utt
     The walker caps the previous texts and orders context by file position rather than by parent
     chain, so scores here match ``total-recall eval extractors`` on a fresh index.
     """
+    from index.store.prepare import utterance
     from lib.context import iter_contexts
     from lib.discovery import discover
     from lib.model import Carry
@@ -245,18 +246,7 @@ def index_utterances(items: list[dict[str, Any]], corpus: Path) -> dict[str, Utt
         for m, ctx in iter_contexts(chunk.messages, chunk.carry):
             if m.kind not in ("prompt", "text"):
                 continue
-            out[m.uuid] = Utterance(
-                uuid=m.uuid,
-                session_id=m.session_id,
-                role="user" if m.role == "user" else "assistant",
-                text=m.text,
-                ts=m.ts,
-                cwd=m.cwd,
-                is_sidechain=m.is_sidechain,
-                prev_assistant_text=ctx.prev_assistant_text,
-                prev_user_text=ctx.prev_user_text,
-                recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools],
-            )
+            out[m.uuid] = utterance(m, ctx)
     return out
 
 

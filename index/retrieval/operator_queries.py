@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from extractors.truth import CATEGORIES
 from index.retrieval.recall import recall
 from index.retrieval.rule_match import BANNED_AT, ban_matches, match_score, tokens
 from index.retrieval.scoped import Scoped, and_where, provenance, walk
@@ -21,15 +22,7 @@ from index.store.operator import decayed_status
 from index.store.stale import stale_of
 from lib.memid import memory_id
 
-TRUTH_CATEGORIES = (
-    "certainty_claim",
-    "verification_claim",
-    "completion_claim",
-    "apology",
-    "agreement",
-    "hedge",
-    "blame_shift",
-)
+TRUTH_CATEGORIES = CATEGORIES  # the truth extractor's categories, one list (extractors/truth.py)
 
 
 def _ctx(raw: str | None) -> dict[str, Any]:

@@ -77,6 +77,23 @@ def _drop_sessions(chunk: FileChunk, gone: frozenset[str]) -> None:
     chunk.sessions = {k: v for k, v in chunk.sessions.items() if k not in gone}
 
 
+def utterance(m: Message, ctx: Context) -> Utterance:
+    """What the extractors see of a prompt or an answer: its text and the thread around it (the one
+    place this is built: the extractor evaluation builds it the same way)."""
+    return Utterance(
+        uuid=m.uuid,
+        session_id=m.session_id,
+        role="user" if m.role == "user" else "assistant",
+        text=m.text,
+        ts=m.ts,
+        cwd=m.cwd,
+        is_sidechain=m.is_sidechain,
+        prev_assistant_text=ctx.prev_assistant_text,
+        prev_user_text=ctx.prev_user_text,
+        recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools],
+    )
+
+
 def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Message, Context]]]:
     """Extraction rows for the chunk, plus the human prompts with their context (for profiles)."""
     rows: list[tuple[Any, ...]] = []
@@ -86,19 +103,7 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Messag
             continue
         if m.kind == "prompt":
             prompts.append((m, ctx))
-        u = Utterance(
-            uuid=m.uuid,
-            session_id=m.session_id,
-            role="user" if m.role == "user" else "assistant",
-            text=m.text,
-            ts=m.ts,
-            cwd=m.cwd,
-            is_sidechain=m.is_sidechain,
-            prev_assistant_text=ctx.prev_assistant_text,
-            prev_user_text=ctx.prev_user_text,
-            recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools],
-        )
-        for e in extract(u):
+        for e in extract(utterance(m, ctx)):
             content = scrub_text(e.content)
             context = scrub_obj(e.context) if e.context else {}
             rows.append(
