@@ -86,8 +86,3 @@ def bundle_threshold(kind: str, role: str = "user") -> float:
         m = models().get("assistant", {}).get(cls or "")
     # (Capped at 1.0: a memory the operator promoted by hand carries confidence 1.0 and is always shown.)
     return min(m.bundle, 1.0) if m is not None else UNSCORED_BUNDLE
-
-
-def bundle_thresholds() -> dict[str, float]:
-    """Per kind, the injection threshold of the user-side model (the bundle injects the user's words)."""
-    return {kind: bundle_threshold(kind) for kind in KIND_CLASS}

@@ -144,14 +144,3 @@ def evaluate(
 ) -> dict[str, Any]:
     """`report` of one gold set on one index."""
     return report(run_questions(conn, gold, hybrid, session_search, provenance))
-
-
-def compare(
-    conn: sqlite3.Connection,
-    gold: Iterable[Mapping[str, Any]],
-    modes: Iterable[str],
-    provenance: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """{mode: evaluate(...)} for each of 'fts' / 'hybrid' over the same gold rows."""
-    rows = list(gold)
-    return {m: evaluate(conn, rows, hybrid=MODES[m], provenance=provenance) for m in modes}
