@@ -9,17 +9,16 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from total_recall.ui.server import in_thread, loopback
 
 
 def _bindir() -> Path | None:
@@ -95,28 +94,8 @@ def postgres() -> Iterator[Postgres]:
         pytest.skip(str(exc))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def serve(app: object) -> Iterator[str]:
     """Run an ASGI app with uvicorn on a loopback port in a thread; yields its base URL."""
-    import uvicorn
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))  # type: ignore[arg-type]
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the test server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with in_thread(loopback(app)) as url:
+        yield url

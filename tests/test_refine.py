@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import socket
 import sqlite3
 import string
 import subprocess
@@ -20,6 +19,7 @@ import pytest
 from index.llm.llm_client import LLMError, OllamaClient, check_url, is_loopback
 from index.llm.refine import BAND, CAP, FLOOR, candidates, new_score, refine
 from index.store.textstore import pack
+from total_recall.ui.server import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "ghp_" + "".join(
@@ -119,12 +119,6 @@ def _writer(path: Path) -> sqlite3.Connection:
     return open_existing_writer(path)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_score_rules() -> None:
     assert new_score(0.6, "doubt") == pytest.approx(0.42)
     assert new_score(0.12, "doubt") == FLOOR
@@ -216,7 +210,7 @@ def test_non_loopback_urls_are_refused(url: str) -> None:
 
 def test_nothing_listening_stops_with_a_clear_error(db: Path) -> None:
     before = _rows(db)
-    report = refine(_writer(db), OllamaClient("m", f"http://127.0.0.1:{_free_port()}", timeout=5), limit=10)
+    report = refine(_writer(db), OllamaClient("m", f"http://127.0.0.1:{free_port()}", timeout=5), limit=10)
     assert report.considered == 0
     assert report.stopped and "cannot reach a local LLM" in report.stopped
     assert _rows(db) == before
@@ -263,7 +257,7 @@ def test_cli_refuses_a_remote_url(db: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_cli_reports_nothing_listening(db: Path) -> None:
     one_line_error(
-        run("--db", db, "refine", "--model", "m", "--url", f"http://127.0.0.1:{_free_port()}"),
+        run("--db", db, "refine", "--model", "m", "--url", f"http://127.0.0.1:{free_port()}"),
         "cannot reach",
         "ollama serve",
     )

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from fixtures.make import Session, slug, uid
-from pg_fixture import free_port
 
 from hooks.team import TIMEOUT_S, fetch_bounded
 from index.store import run_index
@@ -25,6 +24,7 @@ from lib.project_id import resolve_project_id
 from lib.settings import Settings
 from total_recall.team.config import TeamConfig, write_json
 from total_recall.team.sync import cache_path
+from total_recall.ui.server import free_port
 
 CACHED = "cached decision: pin the zorblax schema version"
 
