@@ -8,11 +8,12 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q -e '.[dev,vec,server]'
 # The team server tests start a real PostgreSQL (initdb/pg_ctl into a temp dir): install the binaries
 # when the machine has none (Debian/Ubuntu; pgvector where the distribution ships it).
+SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo "sudo")  # system packages below, when missing
 if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1; then
-        SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo "sudo")
-        $SUDO apt-get update -q && $SUDO apt-get install -y -q postgresql
-        $SUDO apt-get install -y -q postgresql-15-pgvector || echo "pgvector not available: full-text recall only"
+        { $SUDO apt-get update -q && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; } \
+            || echo "could not install PostgreSQL: the team server tests will skip" >&2
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15-pgvector || echo "pgvector not available: full-text recall only"
     else
         echo "PostgreSQL binaries missing and no apt-get: the team server tests will be skipped" >&2
     fi
@@ -23,7 +24,7 @@ fi
 scripts/node-tools.sh
 # The viewer's browser tests drive the system Chromium through Playwright (no browser download).
 if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+  { $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
     || echo "could not install chromium: the browser tests will skip" >&2
 fi
 .venv/bin/ruff check .
