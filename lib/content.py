@@ -159,3 +159,15 @@ def cut(text: str, cap: int) -> str:
         if text[i] in _BOUNDARY:
             return text[: i + 1]
     return text[:cap]
+
+
+_TODO = re.compile(
+    r"\[(pending|in_progress|completed)\]\s*(.*?)(?=;\s*\[(?:pending|in_progress|completed)\]|$)", re.S
+)
+
+
+def todo_items(text: str) -> list[tuple[str, str]]:
+    """(status, content) of each item of a stored TodoWrite call, as `tool_target` writes it
+    (`TodoWrite: [status] content; [status] content`): the one reader of that format."""
+    body = text.split(":", 1)[1] if text.startswith("TodoWrite") else text
+    return [(s, " ".join(c.split()).rstrip(" ;")) for s, c in _TODO.findall(body)]

@@ -30,6 +30,7 @@ from index.store.digest_rules import (
     relative,
 )
 from index.store.textstore import unpack
+from lib.content import todo_items
 from lib.model import EDIT_TOOLS
 from lib.text import clip
 
@@ -37,7 +38,6 @@ READ_TOOLS = ("Read", "NotebookRead")
 SEARCH_TOOLS = ("Grep", "Glob", "WebSearch", "WebFetch")
 ITEM_CHARS = 1000  # one stored item's text: a pasted log in a prompt cannot fill the table
 
-_TODO = re.compile(r"\[(pending|in_progress|completed)\] ((?:(?!; \[(?:pending|in_progress|completed)\]).)+)")
 _SENT = re.compile(r"(?<=[.!?])[^\S\n]+|\n+")
 _NEXT = re.compile(
     r"\b(next step|next,|remaining|todo|still need|follow[- ]up|left to|we should|you (?:can|could|should|"
@@ -224,7 +224,7 @@ def _tools(conn: sqlite3.Connection, d: Digest, msgs: list[tuple[Any, ...]], cwd
             )
     d.items.extend(groups.values())
     if todo:
-        for status, text in _TODO.findall(outputs.get(todo, "")):
+        for status, text in todo_items(outputs.get(todo, "")):
             if status != "completed":
                 d.items.append(Item("next", "plan", clip(text, ITEM_CHARS), todo, None, status))
     counts = {
