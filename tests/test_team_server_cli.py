@@ -15,7 +15,9 @@ import pytest
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("psycopg")
 
-from pg_fixture import Postgres, free_port  # noqa: E402
+from pg_fixture import Postgres  # noqa: E402
+
+from total_recall.ui.server import free_port  # noqa: E402
 
 SECRET = "cli-secret-0123456789abcdef-0123456789"
 
