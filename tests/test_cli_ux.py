@@ -192,7 +192,20 @@ def test_search_highlights_like_ripgrep_without_brackets(db: Path) -> None:
 def test_csv_names_the_columns_of_key_value_tables(db: Path) -> None:
     for cmd in (["metrics", "summary"], ["metrics", "health"]):
         p = piped(db, *cmd, "--format", "csv")
-        assert p.stdout.splitlines()[0] == "item,value", (cmd, p.stdout[:200])
+        assert p.stdout.splitlines()[0] == "section,item,value", (cmd, p.stdout[:200])
+
+
+def test_commands_printing_several_tables_name_each_row_s_table_in_a_pipe(db: Path) -> None:
+    """Several tables piped as TSV would run together; each row starts with its table's name."""
+    p = piped(db, "metrics", "summary")
+    rows = [line.split("\t") for line in p.stdout.splitlines()]
+    sections = {r[0] for r in rows}
+    assert {"usage", "models"} <= sections, p.stdout[:400]
+    assert all(len(r) == 3 for r in rows if r[0] == "usage"), rows
+    assert all(len(r) == 5 for r in rows if r[0] == "models"), rows
+    assert "sessions" in {r[1] for r in rows if r[0] == "usage"}
+    single = piped(db, "sessions", "-n", "5")  # a one-table command keeps its plain rows
+    assert all(not line.startswith(("usage\t", "models\t")) for line in single.stdout.splitlines())
 
 
 def test_sessions_piped_is_tsv_for_fzf(db: Path) -> None:

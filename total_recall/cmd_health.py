@@ -55,7 +55,7 @@ def health(
         ["bad lines / ingest errors", f"{err['bad_lines']} / {err['ingest_errors']}"],
         ["files tracked (missing)", f"{err['files']} ({err['files_missing']})"],
     ]
-    _table(fmt, "index health", ["", ""], rows, wrap=1)
+    _table(fmt, "index health", ["", ""], rows, wrap=1, section="index")
     hooks = data["hooks"]["hooks"]
     if hooks:
         _table(
@@ -75,6 +75,7 @@ def health(
             ],
             {1, 2, 3, 4},
             wrap=5,
+            section="hooks",
         )
     else:
         say(f"no hook events in {data['hooks']['events_file']}")

@@ -88,7 +88,12 @@ def summary(
             ]
         )
     _table(
-        fmt, f"usage since {s or 'the beginning'} (rates as of {data['rates_as_of']})", ["", ""], rows, wrap=1
+        fmt,
+        f"usage since {s or 'the beginning'} (rates as of {data['rates_as_of']})",
+        ["", ""],
+        rows,
+        wrap=1,
+        section="usage",
     )
     if data["models"]:
         _table(
@@ -97,6 +102,7 @@ def summary(
             ["model", "responses", "tokens", "cost"],
             [[m["model"], f"{m['turns']:,}", compact(m["total_tokens"]), _usd(m)] for m in data["models"]],
             {1, 2, 3},
+            section="models",
         )
     if data["top_corrections"]:
         _table(
@@ -108,6 +114,7 @@ def summary(
                 for c in data["top_corrections"]
             ],
             wrap=3,
+            section="corrections",
         )
 
 

@@ -47,14 +47,22 @@ def _table(
     rows: list[list[Any]],
     right: set[int] | None = None,
     wrap: int | None = None,
+    section: str = "",
 ) -> None:
-    """A table in the output format: columns in `right` are numbers; `wrap` is the long text column."""
+    """A table in the output format: columns in `right` are numbers; `wrap` is the long text column.
+    A command that prints several tables names each one's `section`: in TSV and CSV every row then
+    starts with it, so a pipe can tell the tables apart (`awk -F'\t' '$1 == "models"'`)."""
+    lead = 1 if section and fmt in ("tsv", "csv") else 0
+    if lead:
+        cols, rows = ["section", *cols], [[section, *r] for r in rows]
+        right = {i + 1 for i in right or ()}
+        wrap = None if wrap is None else wrap + 1
     emit_rows(
         [
             # an unlabelled key/value table keeps its terminal look, and is named item,value in CSV/JSON
             Col(
                 c,
-                key=c or ("item", "value")[min(i, 1)],
+                key=c or ("item", "value")[min(i - lead, 1)],
                 right=bool(right and i in right),
                 wrap=i == wrap,
                 fold=i == wrap,
