@@ -284,7 +284,8 @@ def extract_user_progress(v: View, floor: float = THRESHOLD) -> list[Hit]:
 
 
 # What broke after the assistant's change ("CMD is now broken", "it no longer loads", "I still can't get
-# past the login screen"): the attempt made things worse or did not get through.
+# past the login screen"), or an attempt looked back on: the attempt made things worse or did not get
+# through.
 _REGRESSED = cues(
     (
         r"\b(?:is|are|seems?|looks?) now (?:broken|failing|gone|missing|worse|empty|blank)\b|"
@@ -293,6 +294,15 @@ _REGRESSED = cues(
         1.0,
     ),
     (r"\bcan'?t (?:get past|get it to|make it)\b|\bstill can'?t\b", 0.8),
+    # "Previously, the prompt stopped ... Now, it continues": behaviour that changed for the worse.
+    (r"\b(?:previously|it used to)\b[^?]{0,300}?\bnow\b", 0.8, "previously used"),
+    # "We were trying to use a hammer to fix a watch": an approach looked back on.
+    (r"\b(?:we|i) (?:were|was|have been|'ve been) trying to\b", 0.8),
+)
+
+_YES_NO = re.compile(
+    r"^\W*(?:(?:ok|okay|so|and|but|hmm+|also)\W+)?(?:do|does|did|is|are|was|were|can|could|should|would|will|"
+    r"have|has)\b"
 )
 
 
@@ -312,6 +322,8 @@ def extract_user_failed(v: View, correction: float, pasted_fail: bool, floor: fl
     if score <= 0 and not FAIL_WORDS.search(low[:700], v.tok):
         # Nothing failed, went wrong or was given up: pushback on the result is a correction, not an attempt.
         return []
+    if _YES_NO.match(low):
+        score -= 0.8  # asking whether something fails ("do we have the same issue in ...?") reports nothing
     if not v.prev:
         # A bug report that opens a thread is about pre-existing behaviour, not an attempt.
         score -= 0.6

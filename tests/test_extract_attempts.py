@@ -8,20 +8,18 @@ from pathlib import Path
 
 from test_extract_families import _kinds, _prompts, _session
 
-from extractors.assistant_voice import reports_change
+from extractors.assistant_voice import failed_attempt, reports_change
 from extractors.model import ToolEvent, Utterance
+from extractors.patterns import Hit, make_view
 from extractors.pipeline import extract
 
 CHANGED = "I've switched the loader to read the config lazily. This should work now - try running it again."
 ERROR = "Loading failed for the module /app.js: blocked because of a disallowed MIME type (text/html)."
 
 
-def _assistant(text: str, errors: int = 0) -> set[str]:
-    tools = [ToolEvent("Bash", "make test", is_error=True, result_head="exit 1") for _ in range(errors)]
-    u = Utterance(
-        uuid="a-1", session_id="s-1", role="assistant", text=text, prev_user_text="fix it", recent_tools=tools
-    )
-    return {e.kind for e in extract(u)}
+def _attempt(text: str, errors: int = 0) -> list[Hit]:
+    """The heuristics' verdict on an assistant text (the class model then scores what they accept)."""
+    return failed_attempt(make_view(text, None, human=False), errors, "exit 1" if errors else "")
 
 
 def test_the_assistants_own_change_falling_short_is_a_failed_attempt() -> None:
@@ -32,7 +30,17 @@ def test_the_assistants_own_change_falling_short_is_a_failed_attempt() -> None:
         "The hook flagged the workflow files as advisory. Let me retry.",
         "Both the database and the cache are refusing connections: the API can't reach them.",
     ):
-        assert "failed_attempt" in _assistant(text), text
+        assert _attempt(text), text
+    # And the pipeline keeps it (the class model agrees).
+    u = Utterance(
+        uuid="a-1",
+        session_id="s-1",
+        role="assistant",
+        text="Good catch! That tag only works on the main site. Let me revert the tag and detect the context.",
+        prev_user_text="the assets still do not load",
+        recent_tools=[ToolEvent("Bash", "npm run build", is_error=True, result_head="exit 1")],
+    )
+    assert "failed_attempt" in {e.kind for e in extract(u)}
 
 
 def test_a_report_that_opens_with_success_is_progress() -> None:
@@ -40,7 +48,7 @@ def test_a_report_that_opens_with_success_is_progress() -> None:
         "Excellent! We've fixed all the parser tests. Only one test is still failing: test_dates. Let me look.",
         "**The network is fully operational!** The firewall rule was blocking local DNS; I disabled it.",
     ):
-        assert "failed_attempt" not in _assistant(text, errors=1), text
+        assert not _attempt(text, errors=1), text
 
 
 def test_a_failure_right_after_the_assistants_change_is_that_attempt_failing(tmp_path: Path) -> None:
@@ -91,3 +99,16 @@ def test_what_counts_as_the_assistant_reporting_a_change_of_its_own() -> None:
         "Let me read the loader first.",
     ):
         assert not reports_change(prev.lower()), prev
+
+
+def test_asking_whether_something_fails_reports_no_attempt(tmp_path: Path) -> None:
+    asked = "Do we have the same issue in the other shells, given what we fixed in the bash script?"
+    looked_back = [
+        "Previously the prompt stopped right away when I let go of Enter. Now it keeps going for seconds.",
+        "There it is. We were trying to use a hammer to fix a watch.",
+    ]
+    _session(tmp_path, [(CHANGED, asked)] + [(CHANGED, p) for p in looked_back], "asked")
+    got = _prompts(tmp_path)
+    for p in looked_back:
+        assert "failed_attempt" in _kinds(got[p]), p
+    assert "failed_attempt" not in _kinds(got[asked])
