@@ -78,6 +78,9 @@ CLASS_CUT: dict[str, float] = {"correction": 0.5, "failed_attempt": 0.35}
 MODE = os.environ.get("TR_EMIT_MODE", "f1")
 VETO_FRACTION = float(os.environ.get("TR_VETO", "0.5"))
 NO_VETO = ("rule", "preference")
+# Never injected: preferences are kept on the heuristics' word (above), so their probability ranks them
+# poorly; held out (leave one source out), the items above a fitted bundle cut were right 5 times in 9.
+NO_BUNDLE = ("preference",)
 WORD_CLASSES = ("rule",)
 # Dialogue-structure features (extractors.dialogue: what a reply does to the assistant's last turn) for
 # the correction model only: held out (leave one source out, average precision) they raise correction
@@ -208,6 +211,8 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
                 if keep.any()
                 else 1.01
             )
+            if cls in NO_BUNDLE:
+                bundle = 1.01
             if bundle > 1.0 and cls == "rule":
                 # Too few labels to place a cut for bans and standing decisions: the heuristics'
                 # explicit cues decide (checked by the bundle audit, bench/bundle_audit.py).
