@@ -17,6 +17,12 @@ CHANGED = "I've switched the loader to read the config lazily. This should work 
 ERROR = "Loading failed for the module /app.js: blocked because of a disallowed MIME type (text/html)."
 
 
+def _after_change(tmp_path: Path, prompts: list[str], name: str, reply: str = CHANGED) -> dict[str, set[str]]:
+    """Kinds extracted from each prompt, each answering the assistant's ``reply``."""
+    _session(tmp_path, [(reply, p) for p in prompts], name)
+    return {text: _kinds(found) for text, found in _prompts(tmp_path).items()}
+
+
 def _attempt(text: str, errors: int = 0) -> list[Hit]:
     """The heuristics' verdict on an assistant text (the class model then scores what they accept)."""
     return failed_attempt(make_view(text, None, human=False), errors, "exit 1" if errors else "")
@@ -57,10 +63,9 @@ def test_a_failure_right_after_the_assistants_change_is_that_attempt_failing(tmp
         "the prompt no longer shows up at all",
         "hmm, I still can't get past the login screen",
     ]
-    _session(tmp_path, [(CHANGED, r) for r in reports], "after-change")
-    got = _prompts(tmp_path)
+    got = _after_change(tmp_path, reports, "after-change")
     for r in reports:
-        assert "failed_attempt" in _kinds(got[r]), r
+        assert "failed_attempt" in got[r], r
 
 
 def test_pushback_without_any_failure_is_no_failed_attempt(tmp_path: Path) -> None:
@@ -72,18 +77,15 @@ def test_pushback_without_any_failure_is_no_failed_attempt(tmp_path: Path) -> No
         "The gradient colouring works, but it doesn't seem to correctly colour the powerline start symbol. "
         "The end symbol is correct, but the starting symbol is not right.\n\n{\n" + config + "\n}"
     )
-    _session(tmp_path, [(CHANGED, pushback)], "pushback")
-    assert "failed_attempt" not in _kinds(_prompts(tmp_path)[pushback])
+    assert "failed_attempt" not in _after_change(tmp_path, [pushback], "pushback")[pushback]
 
 
 def test_the_same_failure_counts_as_an_attempt_only_after_a_change(tmp_path: Path) -> None:
     failure = "the export failed with a timeout"
     described = "The exporter reads every table eagerly; the parser caches it per file."
-    _session(tmp_path / "after", [(CHANGED, failure)], "after")
-    _session(tmp_path / "before", [(described, failure)], "before")
-    assert "failed_attempt" in _kinds(_prompts(tmp_path / "after")[failure])
+    assert "failed_attempt" in _after_change(tmp_path / "after", [failure], "after")[failure]
     # Reported after a description, not after a change the assistant made: a bug report.
-    assert "failed_attempt" not in _kinds(_prompts(tmp_path / "before")[failure])
+    assert "failed_attempt" not in _after_change(tmp_path / "before", [failure], "before", described)[failure]
 
 
 def test_what_counts_as_the_assistant_reporting_a_change_of_its_own() -> None:
@@ -107,8 +109,7 @@ def test_asking_whether_something_fails_reports_no_attempt(tmp_path: Path) -> No
         "Previously the prompt stopped right away when I let go of Enter. Now it keeps going for seconds.",
         "There it is. We were trying to use a hammer to fix a watch.",
     ]
-    _session(tmp_path, [(CHANGED, asked)] + [(CHANGED, p) for p in looked_back], "asked")
-    got = _prompts(tmp_path)
+    got = _after_change(tmp_path, [asked, *looked_back], "asked")
     for p in looked_back:
-        assert "failed_attempt" in _kinds(got[p]), p
-    assert "failed_attempt" not in _kinds(got[asked])
+        assert "failed_attempt" in got[p], p
+    assert "failed_attempt" not in got[asked]

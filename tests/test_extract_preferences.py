@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_extract_families import _kinds, _prompts, _session
+from test_extract_dialogue import _after_shown
+from test_extract_families import _kinds
 
-from extractors.model import Extraction
-
-SHOWN = "I rewrote the intro copy and moved the map to the top. Reload to see it. Want me to commit?"
 PREFERENCE = {"implicit_preference", "domain_fact"}
 
 
-def _after_shown(tmp_path: Path, prompts: list[str], name: str) -> dict[str, list[Extraction]]:
-    _session(tmp_path, [(SHOWN, p) for p in prompts], name)
-    return _prompts(tmp_path)
+def _found(tmp_path: Path, kind: str, found: list[str], not_found: list[str], name: str) -> None:
+    """Each prompt of ``found`` (answering the assistant's report) yields ``kind``; none of ``not_found`` does."""
+    got = _after_shown(tmp_path, found + not_found, name)
+    for p in found:
+        assert kind in _kinds(got[p]), p
+    for p in not_found:
+        assert kind not in _kinds(got[p]), p
 
 
 def test_a_verdict_on_the_thing_at_hand_is_not_a_preference(tmp_path: Path) -> None:
@@ -33,11 +35,10 @@ def test_a_verdict_on_the_thing_at_hand_is_not_a_preference(tmp_path: Path) -> N
         # A verdict backed by the operator's own experience with the thing says something durable.
         "I very much like this idea, and I used it already with some success in another project.",
     ]
-    got = _after_shown(tmp_path, verdicts + tastes, "verdicts")
+    _found(tmp_path, "implicit_preference", tastes, verdicts, "verdicts")
+    got = _after_shown(tmp_path, verdicts, "verdicts-facts")
     for p in verdicts:
         assert not _kinds(got[p]) & PREFERENCE, p
-    for p in tastes:
-        assert "implicit_preference" in _kinds(got[p]), p
 
 
 def test_preferences_said_of_things_in_general(tmp_path: Path) -> None:
@@ -47,13 +48,9 @@ def test_preferences_said_of_things_in_general(tmp_path: Path) -> None:
         "name it env[xxx] with [xxx] being the python version",
         "you need to prefix them with acme- before publishing",
     ]
-    got = _after_shown(tmp_path, prompts, "general")
-    for p in prompts:
-        assert "implicit_preference" in _kinds(got[p]), p
     # The name of one thing is a one-off instruction, not a convention.
     one_name = "oops, please fix the name of the shortcut. just call it Tmux Main"
-    got = _after_shown(tmp_path, [one_name], "one-name")
-    assert "implicit_preference" not in _kinds(got[one_name])
+    _found(tmp_path, "implicit_preference", prompts, [one_name], "general")
 
 
 def test_where_things_live_is_a_fact(tmp_path: Path) -> None:
@@ -66,10 +63,6 @@ def test_where_things_live_is_a_fact(tmp_path: Path) -> None:
         "Hello buddy, welcome to the repo. It's a fresh repo for us to work out of.",
         "update: work-laptop and home-desktop are seperate clients",
     ]
-    got = _after_shown(tmp_path, prompts, "places")
-    for p in prompts:
-        assert "domain_fact" in _kinds(got[p]), p
     # Text that merely runs on something, in a pasted story, is not about the operator's setup.
     story = "Pilot, the ship survived. Your ship runs on mission records, scattered across this planet."
-    got = _after_shown(tmp_path, [story], "story")
-    assert "domain_fact" not in _kinds(got[story])
+    _found(tmp_path, "domain_fact", prompts, [story], "places")
