@@ -146,8 +146,8 @@ _REACTION = re.compile(
     r"(?:this|that|these|those|how|the|all|what|your|some|any|it\b(?! when))"
 )
 _EXPERIENCE = re.compile(
-    r"\bi (?:\w+ )?(?:used|tried|struggled with|worked with|had)\b[^.?!\n]{0,12}\b(?:it|this|that|them)\b|"
-    r"\bin my experience\b"
+    r"\bi (?:\w+ )?(?:used|tried|struggled with|worked with)\b[^.?!\n]{0,12}\b(?:it|this|that|them)\b|"
+    r"\bin my experience\b|\bi(?:'ve| have)? had (?:good|bad|great|mixed|no) (?:luck|experiences?|results?)\b"
 )
 # Facts hidden in questions are still facts ("I have redirects() in next.config.js, would that work?"),
 # but a bare question with a path is not.

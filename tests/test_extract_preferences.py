@@ -27,6 +27,7 @@ def test_a_verdict_on_the_thing_at_hand_is_not_a_preference(tmp_path: Path) -> N
         "i dont like the idea of using the map for this",
         "ew i hate all of those. it sounds too generated",
         "i like the islands but the planet got whiter",
+        "i like this, I had a look at it and the header reads well",
     ]
     tastes = [
         "too many words + i dont like emdashes",
