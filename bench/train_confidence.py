@@ -87,6 +87,11 @@ WORD_CLASSES = ("rule",)
 # on extract-dev2 and lower goal, decision and failed_attempt, whose evidence already says what they
 # need (docs/eval.md).
 DIALOGUE_CLASSES = ("correction",)
+# Evidence read only by its own class. The failed-attempt evidence adds the correction evidence and is
+# gated on failure words: for the other classes it repeats what they read, or moves whenever the
+# failed-attempt cues do; held out, leaving it out keeps correction, goal and progress where they were
+# before the third pass (docs/eval.md).
+OWN_ONLY = {"h:failed_attempt": "failed_attempt"}
 L2 = 3.0
 MIN_WEIGHT = 1e-3
 
@@ -180,6 +185,9 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
             names, x = matrices[
                 "words" if cls in WORD_CLASSES else "plain" if cls in DIALOGUE_CLASSES else "bare"
             ]
+            cols = [i for i, n in enumerate(names) if OWN_ONLY.get(n, cls) == cls]
+            if len(cols) < len(names):
+                names, x = [names[i] for i in cols], x[:, [0] + [i + 1 for i in cols]]
             y = _labels(sel, cls)
             if y.sum() < 5:
                 continue
