@@ -66,7 +66,14 @@ _FAILED = cues(
     ),
     (
         r"\b(?:try|trying) (?:a )?(?:different|another|alternative|new|simpler) (?:approach|way|method|tack|fix)\b|"
-        r"\blet me try (?:again|another|something else|a different|the)\b|\bthat didn'?t\b|\bno luck\b",
+        r"\blet me (?:try (?:again|another|something else|a different|the)|retry)\b|\bthat didn'?t\b|\bno luck\b|"
+        # Its own earlier change fell short: "bugs in my own fixes", "a potential XSS in my QRCode
+        # implementation", "my albedo nudge was too timid", "I'll revert the <base> tag".
+        r"\b(?:bugs?|issues?|problems?|regressions?|errors?|mistakes?|flaws?|xss|leaks?) in my (?:own )?(?:\w+ )?"
+        r"(?:fix|fixes|change|changes|implementation|code|patch|edit|edits|commit|approach)\b|"
+        r"\bmy (?:\w+ ){0,2}(?:fix|change|nudge|tweak|attempt|approach|patch|edit|workaround) (?:was|wasn'?t|isn'?t|"
+        r"didn'?t) (?:too|not|enough|quite|sufficient|strong)\b|"
+        r"\b(?:let me|i'?ll|i will|i need to|we need to) (?:revert|roll back|undo|back out) (?:the|my|that|this|these)\b",
         1.0,
     ),
     (
@@ -75,6 +82,7 @@ _FAILED = cues(
         0.9,
     ),
     (r"\b(?:recreate|redo|retry|try again|re-run|rerun|refresh)\b|\bwhat happened\b", 0.3),
+    (r"\brefus(?:es|ed|ing) (?:the |all |our |my )?connections?\b", 0.8),
     (
         r"\b(?:not appearing|not showing|not being (?:applied|used|picked up)|no effect|same error|same issue|"
         r"same problem|still the same|says otherwise)\b|\b(?:are|is) (?:still )?missing\b",
@@ -114,9 +122,38 @@ _ERRORISH = Cue(
     r"isn'?t|didn'?t|can'?t|couldn'?t)\b"
 )
 _FIX_THAT = Cue(r"\b(?:let me|i'?ll|i need to) (?:fix|correct|address|handle) (?:that|this|it|those|these)\b")
+# A report that opens by announcing success ("Excellent! We've fixed ...", "Almost there!", "Network is
+# fully operational!", "Verdict landed, exploit fixed, everything pushed.") states progress; a test still
+# failing inside it is what remains, not an attempt that failed.
+_SUCCESS_OPEN = re.compile(
+    r"^\W{0,6}(?:(?:excellent|perfect|great|awesome|success|done|nice|fantastic)\b[^.\n]{0,12}[!.]|almost there\b|"
+    r"(?:all )?(?:done|fixed|complete|set)\b[.!]|[^.!?\n]{0,60}\b(?:fully operational|now working|works now|"
+    r"all (?:tests|checks) pass\w*|fixed|pushed|landed)\b[^.!?\n]{0,30}[.!])"
+)
 _DIAGNOSIS = re.compile(
     r"^\W{0,4}(?:found (?:it|the (?:issue|problem|bug|cause))|i see (?:the|what)|the (?:root )?cause)\b"
 )
+
+# The assistant reports a change of its own that should now hold ("I've switched the submodule to HTTPS",
+# "this should work now", "ready to commit", "the next CI run should be green"): a failure the operator
+# reports right after it is that attempt failing, not a bug in what was there before.
+_CHANGE_REPORT = re.compile(
+    r"\b(?:i'?ve|i have|we'?ve|we have) (?:now |just |also )?(?:\w+ )?(?:changed|switched|fixed|updated|added|"
+    r"replaced|removed|moved|set|configured|rewrote|reworked|adjusted|modified|implemented|patched|installed|"
+    r"restarted|rebuilt|reverted|made)\b|"
+    r"^\W{0,6}(?:changed|switched|fixed|updated|added|replaced|removed|moved|rewrote|reworked|adjusted|modified|"
+    r"patched|installed|rebuilt|reverted)\b|"
+    r"\bshould (?:now )?(?:work|fix|load|resolve|render|pass|be (?:fixed|working|resolved|gone|green))\b|"
+    r"\b(?:try|run|reload|refresh|restart|rebuild) (?:it |that |the \w+ )?(?:again|now)\b|\b(?:will|should) now\b|"
+    r"\bnow (?:works|loads|shows|correctly|properly|uses)\b|\bready to (?:commit|deploy|test|go|merge|push)\b",
+    re.M,
+)
+
+
+def reports_change(prev: str) -> bool:
+    """The (lower-cased) assistant text ends by reporting a change it made as done or about to work."""
+    return _CHANGE_REPORT.search(tail(prev, 800)) is not None
+
 
 _PROGRESS = cues(
     (
@@ -277,6 +314,8 @@ def failed_attempt(v: View, tool_errors: int, last_error: str, floor: float = TH
             score += 0.3
     if _DIAGNOSIS.match(low):
         score -= 0.5
+    if _SUCCESS_OPEN.match(low):
+        score -= 1.0
     if score < floor:
         return []
     ctx: dict[str, object] = {}

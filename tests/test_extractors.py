@@ -383,7 +383,7 @@ def test_preferences_and_facts() -> None:
     "text, kind",
     [
         ("I very much like this idea, and I used it already in the clmail project.", "implicit_preference"),
-        ("I actually don't like much this idea. Can you list its weak points?", "implicit_preference"),
+        ("I actually don't like much this idea, I struggled with it. Weak points?", "implicit_preference"),
         ("I dont want unlock to be only a alphanum password", "implicit_preference"),
         ("yes, config book(this machine) to have cloudflared access to ssh slate", "domain_fact"),
         ("troubleshoot network: focus on slate(router) config", "domain_fact"),
