@@ -160,6 +160,6 @@ def test_term_rarity_is_counted_among_the_newest_messages(
     run_index(tmp_path / "index.db", [root])
     conn = open_reader(tmp_path / "index.db")
     q = parse("legacy widget")
-    assert _rare_terms(conn, q) == q.terms  # over all 700 messages both are common: both kept
+    assert _rare_terms(conn, q.terms) == q.terms  # over all 700 messages both are common: both kept
     monkeypatch.setattr(candidates, "RARITY_WINDOW", 300)
-    assert _rare_terms(conn, q) == ['"legacy"']  # the newest 300 hold only `widget`
+    assert _rare_terms(conn, q.terms) == ['"legacy"']  # the newest 300 hold only `widget`

@@ -6,7 +6,7 @@ import sqlite3
 from typing import Any
 
 from index.store.filters import Filters
-from index.store.fts_query import Query
+from index.store.fts_query import Query, in_message_text, in_sessions
 from index.store.plugins import Candidate
 from index.store.textstore import unpack
 
@@ -15,6 +15,7 @@ CANDIDATES = 400
 # AND query): it adds little to bm25 but makes FTS5 score tens of thousands of rows.
 COMMON_TERM_SHARE = 0.1
 RARITY_WINDOW = 20_000  # newest messages that COMMON_TERM_SHARE is counted in
+_WEIGHTS = "1.0, 0.6, 0.0"  # bm25 weights of messages_fts's text, identifier parts and session token
 
 
 # In `Candidate`'s field order, then the rank and the body (`Candidate._make` refuses any other count).
@@ -31,19 +32,19 @@ def _candidates(
     given. Unfiltered, FTS5 ranks alone and only the winners are joined; with filters the join has to
     come first."""
     where, args = f.sql()
-    # `+`: FTS5 must not take the ids as lookups (one full query per id); they filter its matches
-    # before bm25 is computed, so only those of the given sessions are scored.
-    inside = (
-        f"""AND +messages_fts.rowid IN (SELECT id FROM messages
-                 WHERE session_id IN ({",".join("?" * len(within))}))"""
-        if within
-        else ""
-    )
+    inside, ids = "", list(within or ())
+    if within and has_session_column(conn):  # FTS5 skips to those sessions' rows (schema v10)
+        match, ids = in_sessions(match, within), []
+    elif within:
+        # `+`: FTS5 must not take the ids as lookups (one full query per id); they filter its
+        # matches before bm25 is computed, so only those of the given sessions are scored.
+        inside = f"""AND +messages_fts.rowid IN (SELECT id FROM messages
+                     WHERE session_id IN ({",".join("?" * len(within))}))"""
     if not where:
         ranked = conn.execute(
-            f"""SELECT rowid, bm25(messages_fts, 1.0, 0.6) FROM messages_fts
+            f"""SELECT rowid, bm25(messages_fts, {_WEIGHTS}) FROM messages_fts
                                  WHERE messages_fts MATCH ? {inside} ORDER BY 2 LIMIT ?""",
-            (match, *(within or ()), limit),
+            (match, *ids, limit),
         ).fetchall()
         if not ranked:
             return []
@@ -55,14 +56,25 @@ def _candidates(
         ).fetchall()
         out = [_ranked_as(r, rank[r[0]]) for r in rows]
         out.sort(key=lambda r: r.rank)
-        return out
-    sql = f"""
-        SELECT {_COLUMNS}, bm25(messages_fts, 1.0, 0.6) AS rank, m.body
-        FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-        {_JOINS}
-        WHERE messages_fts MATCH ? {inside} {"AND " + where if where else ""}
-        ORDER BY rank LIMIT ?"""
-    return [Candidate._make(r) for r in conn.execute(sql, [match, *(within or ()), *args, limit])]
+    else:
+        sql = f"""
+            SELECT {_COLUMNS}, bm25(messages_fts, {_WEIGHTS}) AS rank, m.body
+            FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+            {_JOINS}
+            WHERE messages_fts MATCH ? {inside} AND {where}
+            ORDER BY rank LIMIT ?"""
+        out = [Candidate._make(r) for r in conn.execute(sql, [match, *ids, *args, limit])]
+    if within:  # two sessions can share a token (a hash): keep only the ones asked for
+        wanted = set(within)
+        out = [r for r in out if r.session_id in wanted]
+    return out
+
+
+def has_session_column(conn: sqlite3.Connection) -> bool:
+    """Whether messages_fts names each message's session (schema v10; an index the writer has not
+    migrated yet is searched the older way)."""
+    row = conn.execute("SELECT 1 FROM pragma_table_info('messages_fts') WHERE name = 'session'").fetchone()
+    return row is not None
 
 
 _RANK = Candidate._fields.index("rank")
@@ -83,18 +95,18 @@ def _messages_total(conn: sqlite3.Connection) -> int:
     return int(row[0] or 0)
 
 
-def _rare_terms(conn: sqlite3.Connection, q: Query) -> list[str]:
-    """The query's terms minus those in more than COMMON_TERM_SHARE of messages (all, if none is rare).
+def _rare_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+    """`terms` minus those in more than COMMON_TERM_SHARE of messages (all, if none is rare).
     The share is counted among the newest RARITY_WINDOW messages: exact on an index that small, an
     estimate from recent work on a larger one, whose counting would otherwise grow with the index."""
-    if len(q.terms) < 2:
-        return q.terms
+    if len(terms) < 2:
+        return terms
     newest = _messages_total(conn)
     window = min(newest, RARITY_WINDOW)
     cap = max(50, int(COMMON_TERM_SHARE * window))
     rare = [
         t
-        for t in q.terms
+        for t in terms
         if conn.execute(
             """SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? AND rowid > ?
                                   LIMIT ?)""",
@@ -102,7 +114,12 @@ def _rare_terms(conn: sqlite3.Connection, q: Query) -> list[str]:
         ).fetchone()[0]
         <= cap
     ]
-    return rare or q.terms
+    return rare or terms
+
+
+def message_terms(conn: sqlite3.Connection, q: Query) -> list[str]:
+    """The query's terms as messages_fts matches them: a term of digits kept off the session column."""
+    return [in_message_text(t) for t in q.terms] if has_session_column(conn) else q.terms
 
 
 def query_rows(
@@ -112,12 +129,13 @@ def query_rows(
     `within`: only messages of these sessions, ranked by that OR alone (their documents already
     matched the query: the AND adds a statement whose bm25 counts every common term's rows over the
     whole index; dropping it changed one answer of the dev sets, for the better)."""
-    match = q.all_of()
-    rows = _candidates(conn, match, f, CANDIDATES, within) if len(q.terms) > 1 and not within else []
+    terms = message_terms(conn, q)
+    match = " AND ".join(terms)
+    rows = _candidates(conn, match, f, CANDIDATES, within) if len(terms) > 1 and not within else []
     if (
-        len({(r.session_id, hash(r.body)) for r in rows}) < limit * 3 or len(q.terms) == 1
+        len({(r.session_id, hash(r.body)) for r in rows}) < limit * 3 or len(terms) == 1
     ):  # a text repeated in a session counts once
-        match = " OR ".join(_rare_terms(conn, q))
+        match = " OR ".join(_rare_terms(conn, terms))
         more = _candidates(conn, match, f, CANDIDATES, within)
         have = {r.id for r in rows}
         # AND-matches keep a head start over OR-only matches

@@ -15,6 +15,7 @@ from typing import Any
 
 import index.store.userstate as userstate
 from index.store.db import open_existing_writer
+from index.store.fts_query import session_token
 from index.store.idents import identifier_parts
 from index.store.lock import writer_lock
 from index.store.memories import delete_extractions, reapply_memories
@@ -146,8 +147,11 @@ def _delete_session(conn: sqlite3.Connection, sid: str, leaves: list[str]) -> di
     n_sum = conn.executemany("DELETE FROM summaries WHERE leaf_uuid=?", [(u,) for u in leaves]).rowcount
     rows = conn.execute("SELECT id, body FROM messages WHERE session_id=?", (sid,)).fetchall()
     conn.executemany(
-        "INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
-        [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)],
+        "INSERT INTO messages_fts(messages_fts, rowid, text, idents, session) VALUES('delete', ?, ?, ?, ?)",
+        [
+            (rid, t, identifier_parts(t), session_token(sid))
+            for rid, t in ((r[0], unpack(r[1])) for r in rows)
+        ],
     )
     n_msg = conn.execute("DELETE FROM messages WHERE session_id=?", (sid,)).rowcount
     n_ext = delete_extractions(
