@@ -18,10 +18,11 @@ from index.retrieval.search import search_messages, search_sessions
 from index.store import schema
 from index.store.db import open_reader, open_writer
 from index.store.filters import Filters
-from index.store.fts_query import in_message_text, in_sessions, session_token
+from index.store.fts_query import in_message_text, in_sessions, parse, session_token
 from index.store.idents import identifier_parts
 from index.store.ingest import run_index
 from index.store.manage import forget
+from index.store.session_docs import top_sessions
 from index.store.textstore import unpack
 
 CWD = "/home/dev/projects/shop"
@@ -165,3 +166,23 @@ def test_an_index_from_before_v10_is_searched_then_migrated(tmp_path: Path) -> N
     assert [
         (h.session_id, h.uuid) for h in search_messages(migrated, "invoice rounding cache", hybrid=False)
     ] == want
+
+
+def test_top_sessions_reads_documents_only_down_to_the_page(tmp_path: Path) -> None:
+    """Documents are read only down to the `limit`-th distinct score (a copy shares its session's
+    score), and what is returned is what reading them all gives."""
+    root = tmp_path / "projects"
+    for i in range(6):
+        _session(root, f"d{i}", "invoice rounding " + "rounding " * i)
+    db = tmp_path / "index.db"
+    run_index(db, [root])
+    conn = open_reader(db)
+    q = parse("invoice rounding", idents=False)
+    every, _ = top_sessions(conn, q, 6)
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    scores, copies = top_sessions(conn, q, 2)
+    conn.set_trace_callback(None)
+    assert list(scores) == list(every)[:2] and not copies
+    (read,) = [s for s in seen if "FROM session_docs d" in s]
+    assert read.count(",") - read.split("IN (")[0].count(",") == 1  # two documents read, not six

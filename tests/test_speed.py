@@ -71,7 +71,7 @@ def test_messages_are_scored_only_inside_the_sessions_whose_documents_rank_best(
     sql = _message_queries(conn)
     ranked = search_sessions(conn, QUERY, limit=10, hybrid=False)
     fts = [s for s in sql if "messages_fts MATCH" in s and "bm25(messages_fts" in s]
-    assert len(fts) == 1 and "+messages_fts.rowid IN" in fts[0]  # one OR query, inside those sessions
+    assert len(fts) == 1 and "AND session: (" in fts[0]  # one OR query, FTS5 inside those sessions
     ids = {s.session_id for s in ranked}
     assert len(ids) == 10 and ids <= set(answers) and not ids & set(noisy)
     hits = search_messages(conn, QUERY, limit=10, hybrid=False)
@@ -88,7 +88,7 @@ def test_a_page_longer_than_the_session_depth_ranks_that_many_sessions_by_docume
     sql = _message_queries(conn)
     ranked = search_sessions(conn, QUERY, limit=10, hybrid=False)
     fts = [s for s in sql if "messages_fts MATCH" in s and "bm25(messages_fts" in s]
-    assert len(fts) == 1 and "+messages_fts.rowid IN" in fts[0]
+    assert len(fts) == 1 and "AND session: (" in fts[0]
     assert len(ranked) == 10 and {s.session_id for s in ranked} <= set(answers)
 
 

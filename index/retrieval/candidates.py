@@ -26,14 +26,19 @@ _JOINS = """LEFT JOIN sessions s ON s.session_id = m.session_id
 
 
 def _candidates(
-    conn: sqlite3.Connection, match: str, f: Filters, limit: int, within: list[str] | None = None
+    conn: sqlite3.Connection,
+    match: str,
+    f: Filters,
+    limit: int,
+    within: list[str] | None = None,
+    by_session: bool = False,
 ) -> list[Candidate]:
     """Best `limit` matches as rows (`_COLUMNS`, rank, packed body), of the sessions `within` when
-    given. Unfiltered, FTS5 ranks alone and only the winners are joined; with filters the join has to
-    come first."""
+    given (`by_session`: messages_fts has its session column, `has_session_column`). Unfiltered, FTS5
+    ranks alone and only the winners are read; with filters the join has to come first."""
     where, args = f.sql()
     inside, ids = "", list(within or ())
-    if within and has_session_column(conn):  # FTS5 skips to those sessions' rows (schema v10)
+    if within and by_session:  # FTS5 skips to those sessions' rows (schema v10)
         match, ids = in_sessions(match, within), []
     elif within:
         # `+`: FTS5 must not take the ids as lookups (one full query per id); they filter its
@@ -41,21 +46,14 @@ def _candidates(
         inside = f"""AND +messages_fts.rowid IN (SELECT id FROM messages
                      WHERE session_id IN ({",".join("?" * len(within))}))"""
     if not where:
-        ranked = conn.execute(
-            f"""SELECT rowid, bm25(messages_fts, {_WEIGHTS}) FROM messages_fts
-                                 WHERE messages_fts MATCH ? {inside} ORDER BY 2 LIMIT ?""",
-            (match, *ids, limit),
-        ).fetchall()
-        if not ranked:
-            return []
-        rank = dict(ranked)
-        rows = conn.execute(
-            f"""SELECT {_COLUMNS}, 0.0, m.body FROM messages m {_JOINS}
-                                WHERE m.id IN ({",".join("?" * len(rank))})""",
-            list(rank),
-        ).fetchall()
-        out = [_ranked_as(r, rank[r[0]]) for r in rows]
-        out.sort(key=lambda r: r.rank)
+        rank = dict(
+            conn.execute(
+                f"""SELECT rowid, bm25(messages_fts, {_WEIGHTS}) FROM messages_fts
+                    WHERE messages_fts MATCH ? {inside} ORDER BY 2 LIMIT ?""",
+                (match, *ids, limit),
+            ).fetchall()
+        )
+        out = sorted(_read(conn, rank), key=lambda r: r.rank)
     else:
         sql = f"""
             SELECT {_COLUMNS}, bm25(messages_fts, {_WEIGHTS}) AS rank, m.body
@@ -68,6 +66,49 @@ def _candidates(
         wanted = set(within)
         out = [r for r in out if r.session_id in wanted]
     return out
+
+
+def _read(conn: sqlite3.Connection, rank: dict[int, float]) -> list[Candidate]:
+    """The messages `rank` holds, with that rank. Their sessions' and files' columns are read once
+    each rather than joined to every row (hundreds of rows come from a few sessions)."""
+    if not rank:
+        return []
+    rows = conn.execute(
+        f"""SELECT id, session_id, uuid, ts, role, kind, file_id, is_sidechain, on_main, agent, body
+            FROM messages WHERE id IN ({",".join("?" * len(rank))})""",
+        list(rank),
+    ).fetchall()
+    sids = list({r[1] for r in rows})
+    fids = list({r[6] for r in rows})
+    where = {
+        sid: (cwd, project)
+        for sid, cwd, project in conn.execute(
+            f"SELECT session_id, cwd, project_key FROM sessions WHERE session_id IN ({','.join('?' * len(sids))})",
+            sids,
+        )
+    }
+    paths = dict(
+        conn.execute(f"SELECT id, path FROM ingest_state WHERE id IN ({','.join('?' * len(fids))})", fids)
+    )
+    none = (None, None)
+    return [
+        Candidate(
+            mid,
+            sid,
+            uuid,
+            ts,
+            role,
+            kind,
+            *where.get(sid, none),
+            paths.get(fid),
+            side,
+            main,
+            agent,
+            rank[mid],
+            body,
+        )
+        for mid, sid, uuid, ts, role, kind, fid, side, main, agent, body in rows
+    ]
 
 
 def has_session_column(conn: sqlite3.Connection) -> bool:
@@ -117,11 +158,6 @@ def _rare_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
     return rare or terms
 
 
-def message_terms(conn: sqlite3.Connection, q: Query) -> list[str]:
-    """The query's terms as messages_fts matches them: a term of digits kept off the session column."""
-    return [in_message_text(t) for t in q.terms] if has_session_column(conn) else q.terms
-
-
 def query_rows(
     conn: sqlite3.Connection, q: Query, f: Filters, limit: int, within: list[str] | None = None
 ) -> tuple[str, list[Candidate]]:
@@ -129,14 +165,15 @@ def query_rows(
     `within`: only messages of these sessions, ranked by that OR alone (their documents already
     matched the query: the AND adds a statement whose bm25 counts every common term's rows over the
     whole index; dropping it changed one answer of the dev sets, for the better)."""
-    terms = message_terms(conn, q)
+    by_session = has_session_column(conn)
+    terms = [in_message_text(t) for t in q.terms] if by_session else q.terms
     match = " AND ".join(terms)
-    rows = _candidates(conn, match, f, CANDIDATES, within) if len(terms) > 1 and not within else []
+    rows = _candidates(conn, match, f, CANDIDATES, None, by_session) if len(terms) > 1 and not within else []
     if (
         len({(r.session_id, hash(r.body)) for r in rows}) < limit * 3 or len(terms) == 1
     ):  # a text repeated in a session counts once
         match = " OR ".join(_rare_terms(conn, terms))
-        more = _candidates(conn, match, f, CANDIDATES, within)
+        more = _candidates(conn, match, f, CANDIDATES, within, by_session)
         have = {r.id for r in rows}
         # AND-matches keep a head start over OR-only matches
         rows = [_ranked_as(r, r.rank * 1.5) for r in rows] + [r for r in more if r.id not in have]
