@@ -11,11 +11,12 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 from fixtures import make
 
 from index.retrieval.candidates import _candidates, has_session_column
 from index.retrieval.search import search_messages, search_sessions
-from index.store import schema
+from index.store import finalize, schema
 from index.store.db import open_reader, open_writer
 from index.store.filters import Filters
 from index.store.fts_query import in_message_text, in_sessions, parse, session_token
@@ -186,3 +187,38 @@ def test_top_sessions_reads_documents_only_down_to_the_page(tmp_path: Path) -> N
     assert list(scores) == list(every)[:2] and not copies
     (read,) = [s for s in seen if "FROM session_docs d" in s]
     assert read.count(",") - read.split("IN (")[0].count(",") == 1  # two documents read, not six
+
+
+def _segments(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(DISTINCT segid) FROM messages_fts_idx").fetchone()[0])
+
+
+def test_message_index_is_merged_when_it_grew_by_a_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search opens every segment of each term it reads: after an index run that grew messages_fts
+    by MERGE_GROWTH, it is one segment again; a run that added less leaves it as it is."""
+    monkeypatch.setattr(finalize, "MERGE_MIN_MESSAGES", 10**9)  # no merge while the segments pile up
+    db, root, _ = _index(tmp_path)
+    _session(root, "late", "invoice rounding")
+    run_index(db, [root])
+    with open_writer(db) as w:
+        assert _segments(w) > 1
+        monkeypatch.setattr(finalize, "MERGE_MIN_MESSAGES", 1)
+        assert finalize.merge_message_index(w) and _segments(w) == 1
+        newest = w.execute("SELECT max(id) FROM messages").fetchone()[0]
+        assert w.execute("SELECT value FROM schema_meta WHERE key='fts_merged_at'").fetchone() == (
+            str(newest),
+        )
+        assert not finalize.merge_message_index(w)  # nothing new since
+    monkeypatch.setattr(finalize, "MERGE_GROWTH", 100.0)
+    _session(root, "later", "invoice rounding")
+    run_index(db, [root])
+    with open_writer(db) as w:
+        assert _segments(w) == 2  # grew too little to be merged
+    monkeypatch.setattr(finalize, "MERGE_GROWTH", 0.25)
+    _session(root, "latest", "invoice rounding")
+    run_index(db, [root])  # 4 messages since the merge at 8: more than a quarter
+    with open_writer(db) as w:
+        assert _segments(w) == 1
+    assert search_messages(open_reader(db), "rounding", hybrid=False)

@@ -302,6 +302,7 @@ def _v10(conn: sqlite3.Connection) -> None:
         )
     conn.execute("DROP TABLE messages_fts")
     conn.execute("ALTER TABLE messages_fts_v10 RENAME TO messages_fts")
+    conn.execute("INSERT INTO messages_fts(messages_fts) VALUES('optimize')")  # one segment, as after an index
 
 
 # Every FTS5 index: forget merges them all so no deleted term survives in an old segment.
