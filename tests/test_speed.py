@@ -140,6 +140,13 @@ def test_snippet_of_a_long_text_finds_terms_past_its_start() -> None:
     assert snippet("Rounding fixed; the DRIFT is gone", ["rounding", "drift"]).count("[") == 2
 
 
+def test_snippet_marks_identifiers_inside_words_and_words_only_where_they_start() -> None:
+    """The scan skips positions inside a word unless an identifier can start there."""
+    text = "use mysub-agent and resubmit, then Submit it"
+    assert snippet(text, ["sub-agent", "submit"]) == "use my[sub-agent] and resubmit, then [Submit] it"
+    assert snippet("re-run xre-run", ["re-run"]) == "[re-run] x[re-run]"
+
+
 def test_term_rarity_is_counted_among_the_newest_messages(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
