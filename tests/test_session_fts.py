@@ -19,10 +19,11 @@ from index.retrieval.search import search_messages, search_sessions
 from index.store import finalize, schema
 from index.store.db import open_reader, open_writer
 from index.store.filters import Filters
-from index.store.fts_query import in_message_text, in_sessions, parse, session_token
+from index.store.fts_query import in_message_text, in_sessions, parse
 from index.store.idents import identifier_parts
 from index.store.ingest import run_index
 from index.store.manage import forget
+from index.store.schema import session_token
 from index.store.session_docs import top_sessions
 from index.store.textstore import unpack
 

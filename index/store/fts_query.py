@@ -10,15 +10,15 @@ user text (a CLI argument, an MCP topic, a hook prompt) and must never pin the C
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 
+from index.store.schema import session_token
 from lib.text import STOPWORDS
 
 MAX_QUERY_CHARS = 1_000  # longer queries are cut: FTS5 gains nothing from more terms, only cost
 # messages_fts columns a query's terms match; its third column, `session`, holds one token naming the
-# message's session (`session_token`), so FTS5 can skip to the messages of a few sessions (schema v10).
+# message's session (`schema.session_token`), so FTS5 can skip to the messages of a few sessions (v10).
 MESSAGE_TEXT_COLUMNS = "{text idents}"
 _DIGITS_TERM = re.compile(r'"[0-9]+"\*?')
 
@@ -141,13 +141,6 @@ def snippet_terms(text: str) -> list[str]:
     """The terms a search for `text` marks in its snippets (to find those marks again: `split_marks`)."""
     q = parse(text)
     return q.exact + q.words
-
-
-def session_token(session_id: str) -> str:
-    """The one token naming a session in messages_fts's `session` column: digits (the porter stemmer
-    and unicode61 keep them whole), a 56-bit hash so any session id fits. Two sessions sharing one is
-    harmless: rows are checked against their session_id after the match."""
-    return str(int.from_bytes(hashlib.blake2b(session_id.encode(), digest_size=7).digest(), "big"))
 
 
 def in_message_text(term: str) -> str:

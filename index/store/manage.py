@@ -15,14 +15,13 @@ from typing import Any
 
 import index.store.userstate as userstate
 from index.store.db import open_existing_writer
-from index.store.fts_query import session_token
 from index.store.idents import identifier_parts
 from index.store.lock import writer_lock
 from index.store.memories import delete_extractions, reapply_memories
 from index.store.operator import ABANDON_AFTER_DAYS, PAUSE_AFTER_DAYS
 from index.store.plugins import vectors
 from index.store.profiles import materialise
-from index.store.schema import FTS_TABLES
+from index.store.schema import FTS_TABLES, session_token
 from index.store.textstore import unpack
 from index.store.tx import transaction
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import zlib
 from collections.abc import Callable
 
-from index.store.fts_query import session_token
 from index.store.idents import identifier_parts
 from index.store.textstore import unpack
 from index.store.tx import transaction
@@ -280,6 +280,16 @@ CREATE TABLE IF NOT EXISTS stale_marks(
 """
 
 
+def session_token(session_id: str) -> str:
+    """The one token naming a session in messages_fts's `session` column: digits (unicode61 and the
+    porter stemmer keep them whole) of a 64-bit checksum pair, so any session id fits. zlib, not
+    hashlib: every hook imports this module. Two sessions sharing a token is harmless: rows are
+    checked against their session_id after the match. Stored in every index: changing it needs a
+    migration that rewrites messages_fts."""
+    data = session_id.encode()
+    return str(zlib.crc32(data) << 32 | zlib.adler32(data))
+
+
 def _v10(conn: sqlite3.Connection) -> None:
     """messages_fts gains its `session` column (one token per message naming its session), so a search
     inside a few sessions lets FTS5 skip to their rows instead of walking every match in the index.
@@ -302,7 +312,9 @@ def _v10(conn: sqlite3.Connection) -> None:
         )
     conn.execute("DROP TABLE messages_fts")
     conn.execute("ALTER TABLE messages_fts_v10 RENAME TO messages_fts")
-    conn.execute("INSERT INTO messages_fts(messages_fts) VALUES('optimize')")  # one segment, as after an index
+    conn.execute(
+        "INSERT INTO messages_fts(messages_fts) VALUES('optimize')"
+    )  # one segment, as after an index
 
 
 # Every FTS5 index: forget merges them all so no deleted term survives in an old segment.

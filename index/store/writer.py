@@ -13,11 +13,11 @@ from typing import Any
 import orjson
 
 from index.store.branches import update_main_branch
-from index.store.fts_query import session_token
 from index.store.idents import identifier_parts
 from index.store.operator import mark_projects
 from index.store.pending import mark_pending
 from index.store.record_rows import write_record_rows
+from index.store.schema import session_token
 from index.store.textstore import pack, unpack
 from lib.discovery import key_path, path_key
 from lib.model import FileChunk, Message
