@@ -140,6 +140,17 @@ def test_snippet_of_a_long_text_finds_terms_past_its_start() -> None:
     assert snippet("Rounding fixed; the DRIFT is gone", ["rounding", "drift"]).count("[") == 2
 
 
+def test_snippet_of_text_that_lowercasing_would_shift_is_still_marked() -> None:
+    """Terms are looked for where the lower-cased text holds their first letters; a text whose
+    lower-casing is longer (İ) or that the regex folds differently (long s, dotless i) is scanned
+    whole, so what the regex matches is still marked."""
+    assert snippet("the ſession log", ["session"]) == "the [ſession] log"
+    assert snippet("İ then the session log", ["session"]) == "İ then the [session] log"
+    assert snippet("a SESSION and a sessions", ["session"]) == "a [SESSION] and a [sessions]"
+    long = "x " * 15_000 + "Session drift → fixed"
+    assert snippet(long, ["session", "drift"]).endswith("[Session] [drift] → fixed")
+
+
 def test_snippet_marks_identifiers_inside_words_and_words_only_where_they_start() -> None:
     """The scan skips positions inside a word unless an identifier can start there."""
     text = "use mysub-agent and resubmit, then Submit it"
