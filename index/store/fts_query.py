@@ -151,7 +151,7 @@ def in_message_text(term: str) -> str:
 
 
 def in_sessions(match: str, session_ids: list[str]) -> str:
-    """`match` (terms passed through `in_message_text`) AND the message belongs to one of `session_ids`: FTS5 walks the
-    few rows of those sessions, not every match of `match` in the index."""
+    """`match` (terms passed through `in_message_text`) AND the message belongs to one of
+    `session_ids`: FTS5 walks the few rows of those sessions, not every match of `match` in the index."""
     tokens = " OR ".join(session_token(s) for s in dict.fromkeys(session_ids))
     return f"({match}) AND session: ({tokens})"
