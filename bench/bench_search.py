@@ -1,9 +1,10 @@
-"""Search latency of this checkout against another one (e.g. `git archive <rev>` unpacked) on one index.
+"""Search latency of this checkout against another one (e.g. `git archive <rev>` unpacked) on one index,
+or each on its own (`--baseline-db`: the index the other tree's code wrote, for a change of its layout).
 
 CPU time (process_time) per query, so the comparison holds on a busy machine where wall-clock
 figures drift; the two trees run alternately in separate processes over the same queries (both dev
 gold sets, 3 rounds). Usage:
-  python bench/bench_search.py --db INDEX [--baseline DIR] [--rounds 2]
+  python bench/bench_search.py --db INDEX [--baseline DIR [--baseline-db INDEX]] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -58,16 +59,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--db", required=True)
     ap.add_argument("--baseline", help="another source tree to compare with")
+    ap.add_argument("--baseline-db", help="the index the baseline tree searches (default: --db)")
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
     queries = [
         json.loads(x)["query"] for g in GOLDS if g.exists() for x in g.read_text().splitlines() if x.strip()
     ]
-    trees = [("this", ROOT)] + ([("baseline", Path(args.baseline))] if args.baseline else [])
+    trees = [("this", ROOT, args.db)]
+    if args.baseline:
+        trees.append(("baseline", Path(args.baseline), args.baseline_db or args.db))
     times: dict[tuple[str, str], list[float]] = {}
     for _ in range(args.rounds):
-        for label, tree in trees:
-            for name, ts in run(tree, args.db, queries).items():
+        for label, tree, db in trees:
+            for name, ts in run(tree, db, queries).items():
                 times.setdefault((label, name), []).extend(ts)
     for (label, name), ts in sorted(times.items()):
         print(

@@ -71,7 +71,7 @@ def test_messages_are_scored_only_inside_the_sessions_whose_documents_rank_best(
     sql = _message_queries(conn)
     ranked = search_sessions(conn, QUERY, limit=10, hybrid=False)
     fts = [s for s in sql if "messages_fts MATCH" in s and "bm25(messages_fts" in s]
-    assert len(fts) == 1 and "+messages_fts.rowid IN" in fts[0]  # one OR query, inside those sessions
+    assert len(fts) == 1 and "AND session: (" in fts[0]  # one OR query, FTS5 inside those sessions
     ids = {s.session_id for s in ranked}
     assert len(ids) == 10 and ids <= set(answers) and not ids & set(noisy)
     hits = search_messages(conn, QUERY, limit=10, hybrid=False)
@@ -88,7 +88,7 @@ def test_a_page_longer_than_the_session_depth_ranks_that_many_sessions_by_docume
     sql = _message_queries(conn)
     ranked = search_sessions(conn, QUERY, limit=10, hybrid=False)
     fts = [s for s in sql if "messages_fts MATCH" in s and "bm25(messages_fts" in s]
-    assert len(fts) == 1 and "+messages_fts.rowid IN" in fts[0]
+    assert len(fts) == 1 and "AND session: (" in fts[0]
     assert len(ranked) == 10 and {s.session_id for s in ranked} <= set(answers)
 
 
@@ -140,6 +140,24 @@ def test_snippet_of_a_long_text_finds_terms_past_its_start() -> None:
     assert snippet("Rounding fixed; the DRIFT is gone", ["rounding", "drift"]).count("[") == 2
 
 
+def test_snippet_of_text_that_lowercasing_would_shift_is_still_marked() -> None:
+    """Terms are looked for where the lower-cased text holds their first letters; a text whose
+    lower-casing is longer (İ) or that the regex folds differently (long s, dotless i) is scanned
+    whole, so what the regex matches is still marked."""
+    assert snippet("the ſession log", ["session"]) == "the [ſession] log"
+    assert snippet("İ then the session log", ["session"]) == "İ then the [session] log"
+    assert snippet("a SESSION and a sessions", ["session"]) == "a [SESSION] and a [sessions]"
+    long = "x " * 15_000 + "Session drift → fixed"
+    assert snippet(long, ["session", "drift"]).endswith("[Session] [drift] → fixed")
+
+
+def test_snippet_marks_identifiers_inside_words_and_words_only_where_they_start() -> None:
+    """The scan skips positions inside a word unless an identifier can start there."""
+    text = "use mysub-agent and resubmit, then Submit it"
+    assert snippet(text, ["sub-agent", "submit"]) == "use my[sub-agent] and resubmit, then [Submit] it"
+    assert snippet("re-run xre-run", ["re-run"]) == "[re-run] x[re-run]"
+
+
 def test_term_rarity_is_counted_among_the_newest_messages(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -160,6 +178,6 @@ def test_term_rarity_is_counted_among_the_newest_messages(
     run_index(tmp_path / "index.db", [root])
     conn = open_reader(tmp_path / "index.db")
     q = parse("legacy widget")
-    assert _rare_terms(conn, q) == q.terms  # over all 700 messages both are common: both kept
+    assert _rare_terms(conn, q.terms) == q.terms  # over all 700 messages both are common: both kept
     monkeypatch.setattr(candidates, "RARITY_WINDOW", 300)
-    assert _rare_terms(conn, q) == ['"legacy"']  # the newest 300 hold only `widget`
+    assert _rare_terms(conn, q.terms) == ['"legacy"']  # the newest 300 hold only `widget`

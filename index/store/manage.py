@@ -21,7 +21,7 @@ from index.store.memories import delete_extractions, reapply_memories
 from index.store.operator import ABANDON_AFTER_DAYS, PAUSE_AFTER_DAYS
 from index.store.plugins import vectors
 from index.store.profiles import materialise
-from index.store.schema import FTS_TABLES
+from index.store.schema import FTS_TABLES, session_token
 from index.store.textstore import unpack
 from index.store.tx import transaction
 
@@ -146,8 +146,11 @@ def _delete_session(conn: sqlite3.Connection, sid: str, leaves: list[str]) -> di
     n_sum = conn.executemany("DELETE FROM summaries WHERE leaf_uuid=?", [(u,) for u in leaves]).rowcount
     rows = conn.execute("SELECT id, body FROM messages WHERE session_id=?", (sid,)).fetchall()
     conn.executemany(
-        "INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
-        [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)],
+        "INSERT INTO messages_fts(messages_fts, rowid, text, idents, session) VALUES('delete', ?, ?, ?, ?)",
+        [
+            (rid, t, identifier_parts(t), session_token(sid))
+            for rid, t in ((r[0], unpack(r[1])) for r in rows)
+        ],
     )
     n_msg = conn.execute("DELETE FROM messages WHERE session_id=?", (sid,)).rowcount
     n_ext = delete_extractions(

@@ -92,18 +92,34 @@ def top_sessions(
     if q.empty:
         return {}, {}
     try:
-        rows = conn.execute(
-            """SELECT d.session_id, r.score, s.project_key, d.sig FROM
-                 (SELECT rowid, bm25(session_fts) AS score FROM session_fts WHERE session_fts MATCH ?
-                  ORDER BY 2 LIMIT ?) r
-               JOIN session_docs d ON d.id = r.rowid LEFT JOIN sessions s ON s.session_id = d.session_id
-               ORDER BY r.score, d.session_id""",
+        ranked = conn.execute(
+            "SELECT rowid, bm25(session_fts) FROM session_fts WHERE session_fts MATCH ? ORDER BY 2 LIMIT ?",
             (q.any_of(), limit * COPIES_PER_SESSION),
         ).fetchall()
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):
             return {}, {}
         raise
+    # Each distinct score keeps at least one session, and a copy shares its kept session's score: the
+    # rows down to the `limit`-th distinct score decide everything, so only those are read.
+    distinct: set[float] = set()
+    cut = 0
+    while cut < len(ranked) and (len(distinct) < limit or ranked[cut][1] in distinct):
+        distinct.add(ranked[cut][1])
+        cut += 1
+    score = dict(ranked[:cut])
+    marks = ",".join("?" * len(score))
+    rows = sorted(
+        (
+            (sid, score[did], project, sig)
+            for did, sid, project, sig in conn.execute(
+                f"""SELECT d.id, d.session_id, s.project_key, d.sig FROM session_docs d
+                    LEFT JOIN sessions s ON s.session_id = d.session_id WHERE d.id IN ({marks})""",
+                list(score),
+            )
+        ),
+        key=lambda r: (r[1], r[0]),
+    )
     scores: dict[str, float] = {}
     copies: dict[str, list[str]] = {}
     first: dict[tuple[Any, ...], str] = {}

@@ -17,6 +17,7 @@ from index.store.idents import identifier_parts
 from index.store.operator import mark_projects
 from index.store.pending import mark_pending
 from index.store.record_rows import write_record_rows
+from index.store.schema import session_token
 from index.store.textstore import pack, unpack
 from lib.discovery import key_path, path_key
 from lib.model import FileChunk, Message
@@ -109,10 +110,10 @@ def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
 
 def _delete_messages(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
     """Messages and their terms in the contentless FTS (which needs the text to forget it)."""
-    rows = conn.execute(f"SELECT id, body FROM messages WHERE {where}", args).fetchall()
+    rows = conn.execute(f"SELECT id, body, session_id FROM messages WHERE {where}", args).fetchall()
     conn.executemany(
-        "INSERT INTO messages_fts(messages_fts, rowid, text, idents) VALUES('delete', ?, ?, ?)",
-        [(rid, t, identifier_parts(t)) for rid, t in ((r[0], unpack(r[1])) for r in rows)],
+        "INSERT INTO messages_fts(messages_fts, rowid, text, idents, session) VALUES('delete', ?, ?, ?, ?)",
+        [(r[0], t, identifier_parts(t), session_token(r[2])) for r, t in ((r, unpack(r[1])) for r in rows)],
     )
     conn.execute(f"DELETE FROM messages WHERE {where}", args)
 
@@ -204,10 +205,10 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
            agent) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
         [_msg_row(m, bodies[m.uuid][0], fid) for m in c.messages],
     )
-    new = conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
+    new = conn.execute("SELECT id, uuid, session_id FROM messages WHERE id > ?", (last,)).fetchall()
     conn.executemany(
-        "INSERT INTO messages_fts(rowid, text, idents) VALUES(?,?,?)",
-        [(rid, bodies[u][1], bodies[u][2]) for rid, u in new],
+        "INSERT INTO messages_fts(rowid, text, idents, session) VALUES(?,?,?,?)",
+        [(rid, bodies[u][1], bodies[u][2], session_token(sid)) for rid, u, sid in new],
     )
     added = len(new) - len(taken)  # a copy taken over is written again, not new
     ext_last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
