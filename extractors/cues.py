@@ -259,7 +259,8 @@ REVIEW_RELAY = (
 # Pasted code-review feedback ("PR feedback: ...", "In src/x.ts around lines 76 to 82, ..."): its "avoid X" /
 # "don't X" are remarks about the code under review, not the user's standing instructions.
 REVIEW_PASTE = re.compile(
-    r"^(?:pr |code )?(?:feedback|review|review comments?)\s*:|^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b|"
+    r"^(?:pr |code )?(?:feedback|review|review comments?)\s*:|^(?:code )?review (?:for|of) (?:the )?(?:pr|mr|pull request)\b|"
+    r"^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b|"
     + REVIEW_RELAY
     + r"|\b(?:pr|code|reviewer'?s?) (?:feedback|review comments?|comments)\b",
     re.A,

@@ -148,6 +148,24 @@ _REFERENCE_ONLY = re.compile(
 _INFO_QUESTION = re.compile(
     r"^(?:what|which|who|where|when|is|are|does|do|did|has|have|can you explain|what'?s|whats|how (?:does|is|are|much|many|long|hard|big))\b"
 )
+# A question asks for work when it requests a change or a way to reach something ("can we log errors
+# when ...?", "how do we enable ...?", "any ideas why the uploads fail?"); any other question in a running
+# exchange ("should the dns entries be proxied?", "oauth won't work for previews, right?") asks to be told.
+_ASKS_WORK = re.compile(
+    r"\b(?:can|could|would|will) (?:we|you|i)(?: please| also| just| maybe){0,2} (?!tell|explain|confirm|clarify|"
+    r"check|see|share|show|remind|list|describe|summari[sz]e|give|let|help me understand)[a-z]+|"
+    r"\bhow (?:do|can|could|would|should|will) (?:we|i|you)\b|\bway (?:to|of)\b|\bany ideas?\b|"
+    r"\bwe (?:should|need|must|have to)\b|\bi (?:want|need|'d like|would like)\b|\blet'?s\b|\banaly[sz]e\b|"
+    r"\binvestigate\b|\bfigure out\b|\bhelp me\b"
+)
+# Asking to be told rather than for work: "explain what X does", "give me an overview of ...", "can you
+# list, in 5 bullet points, the strengths ...", "tell me if I'm wrong" (eval README: information requests
+# are not goals, whether asked as a question or as an order).
+_TELL_ME = re.compile(
+    r"\b(?:explain|describe|summari[sz]e)(?: to me| me)? (?:what|how|why|the|this|that|it|these|those|in|whether|if)\b|"
+    r"\b(?:give|show) me (?:an? |the )?(?:overview|summary|rundown|breakdown|list)\b|\bcan you (?:please )?list\b|"
+    r"\blist,? (?:in|the|all)\b[^.?!\n]{0,30}\b(?:points|what|which)\b|\btell me (?:what|how|why|if|whether|about)\b"
+)
 _SUBSTANTIVE = Cue(
     r"\b(?:so (?:that|i|we)|report|all|every|each|full|feature|plan|system|pipeline|architecture|"
     r"security|performance|hardening|history|workflow|support|integration|program|notebook|library|app|"
@@ -240,6 +258,12 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
         score -= 0.9
     if v.question and _INFO_QUESTION.match(low) and score < 1.0:
         score -= 0.6
+    elif v.question and v.prev and not _ASKS_WORK.search(low[:600]):
+        score -= 1.0
+    if _TELL_ME.search(low[:600]):
+        score -= 1.0
+    if REVIEW_PASTE.search(low[:400]):
+        score -= 1.0  # pasted or relayed review remarks correct the work under review; they set no objective
     if v.words >= 15:
         # Substantive requests take some words; "add an icon" is a tweak, not an objective.
         score += 0.2 if v.words < 40 else 0.3

@@ -1,0 +1,74 @@
+"""Goals and corrections read from the voice of a prompt and what the assistant last said (issue 11):
+asking to be told is not setting an objective, relayed review remarks are not goals. Each family is a
+small transcript the test writes; none of its words come from the dev sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_extract_dialogue import SHOWN, _after_shown
+from test_extract_families import _kinds
+
+from extractors.goals import THRESHOLD, goal_score
+from extractors.patterns import make_view
+
+
+def _goal(text: str, prev: str | None = SHOWN) -> float:
+    return goal_score(make_view(text, prev), 0.0)[0]
+
+
+def test_a_question_that_asks_to_be_told_sets_no_goal(tmp_path: Path) -> None:
+    """Mid-exchange, "should the records be proxied?" asks for an answer; "can we warn when ...?" asks for
+    work. Only the second states what the work is for."""
+    told = [
+        "ok i am adding the mail records now. should the records have the proxy switched off?",
+        "and i am guessing the login will not work on the preview builds, right?",
+        "ok, and if i read that right, the signing keys are kept by the relay service?",
+    ]
+    work = [
+        "ok i am adding the mail records now. can we warn in the setup script when the proxy is on?",
+        "any ideas why the preview builds fail to log in?",
+        "how do we make the relay service rotate its signing keys every week?",
+    ]
+    for t, w in zip(told, work, strict=True):
+        assert _goal(t) < THRESHOLD - 0.5, t
+        assert _goal(t) <= _goal(w) - 0.8, (t, w)
+    got = _after_shown(tmp_path, told, "told")
+    for t in told:
+        assert "goal" not in _kinds(got[t]), t
+
+
+def test_asking_for_an_explanation_or_a_list_is_not_a_goal(tmp_path: Path) -> None:
+    told = [
+        "please look at the diff of the loader and explain what the two new helpers do",
+        "use a subagent to give me an overview of how the modules are organised",
+        "I like this proposal. can you list, in 3 bullet points, what its strengths are?",
+    ]
+    for t in told:
+        assert _goal(t) < THRESHOLD - 0.5, t
+    assert _goal(told[0]) <= _goal(told[0].replace("explain", "fix")) - 0.8
+    # The same verbs in an objective still state one.
+    assert _goal("I want to add a loader that explains its cache misses in the log") >= THRESHOLD
+    got = _after_shown(tmp_path, told, "explain")
+    for t in told:
+        assert "goal" not in _kinds(got[t]), t
+
+
+def test_relayed_review_remarks_are_no_goal(tmp_path: Path) -> None:
+    """Pasted review feedback points at defects in the work under review (a correction), whoever wrote it."""
+    remarks = [
+        "the loader retries forever when the cache file is missing. Implement a bounded retry so that the "
+        "service can recover, and make sure the error is logged before giving up.",
+        "the retry loop never sleeps; implement a backoff so that the service is not hammered and make sure "
+        "the tests cover it.",
+        "we need to add a bound to the retry loop in the loader so that it cannot spin forever when the "
+        "cache file is missing.",
+    ]
+    framing = ("Code review for PR #12: ", "In src/loader.py around lines 10 to 24, ", "PR feedback: ")
+    pasted = [f + r for f, r in zip(framing, remarks, strict=True)]
+    for t, r in zip(pasted, remarks, strict=True):
+        assert _goal(t) < THRESHOLD - 0.5, t
+        assert _goal(t) <= _goal(r) - 0.8, t
+    got = _after_shown(tmp_path, pasted, "review")
+    for t in pasted:
+        assert "goal" not in _kinds(got[t]), t
