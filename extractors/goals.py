@@ -166,6 +166,13 @@ _TELL_ME = re.compile(
     r"\b(?:give|show) me (?:an? |the )?(?:overview|summary|rundown|breakdown|list)\b|\bcan you (?:please )?list\b|"
     r"\blist,? (?:in|the|all)\b[^.?!\n]{0,30}\b(?:points|what|which)\b|\btell me (?:what|how|why|if|whether|about)\b"
 )
+# Version-control chores anywhere in a short prompt ("okay lets commit these changes and push", "first
+# commit the previous task, then proceed", "create a pr for phase 12"): steps, not objectives. (Not a
+# command being named: "where you type git commit".)
+_VCS_STEP = re.compile(
+    r"(?<!git )(?<!git-)\b(?:commit|push|(?:create|open|make|raise|submit) (?:a |the )?(?:pr|pull request)|merge|"
+    r"rebase|pull in|branch off)\b(?!-)"
+)
 _SUBSTANTIVE = Cue(
     r"\b(?:so (?:that|i|we)|report|all|every|each|full|feature|plan|system|pipeline|architecture|"
     r"security|performance|hardening|history|workflow|support|integration|program|notebook|library|app|"
@@ -262,6 +269,8 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
         score -= 1.0
     if _TELL_ME.search(low[:600]):
         score -= 1.0
+    if v.words <= 40 and _VCS_STEP.search(low[:300]):
+        score -= 0.8
     if REVIEW_PASTE.search(low[:400]):
         score -= 1.0  # pasted or relayed review remarks correct the work under review; they set no objective
     if v.words >= 15:

@@ -72,3 +72,25 @@ def test_relayed_review_remarks_are_no_goal(tmp_path: Path) -> None:
     got = _after_shown(tmp_path, pasted, "review")
     for t in pasted:
         assert "goal" not in _kinds(got[t]), t
+
+
+def test_version_control_chores_are_steps_not_goals(tmp_path: Path) -> None:
+    """ "okay lets commit these changes and push" or "first commit the last task, then carry on with the plan"
+    move work along: the chore weighs against a goal that the same sentence about other work would not."""
+    chores = {
+        "okay lets commit these changes and push them to the release branch": ("commit", "push"),
+        "ok, so first commit the changes of the previous task, then proceed with the new retry plan": ("commit",),
+        "ok can we create a pr for the loader work, and also start the local dev server": ("create a pr",),
+    }
+    for t, words in chores.items():
+        other = t
+        for w in words:
+            other = other.replace(w, "tidy up")
+        assert _goal(t) < THRESHOLD, t
+        assert _goal(t) <= _goal(other) - 0.5, (t, other)
+    # A command named in a sentence is not the chore itself.
+    named = "the terminal where you type git commit uses a font that is far too small, lets rework the layout"
+    assert _goal(named) >= _goal(named.replace("git commit", "its commands"))
+    got = _after_shown(tmp_path, list(chores), "chores")
+    for t in chores:
+        assert "goal" not in _kinds(got[t]), t
