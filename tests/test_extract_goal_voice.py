@@ -79,7 +79,9 @@ def test_version_control_chores_are_steps_not_goals(tmp_path: Path) -> None:
     move work along: the chore weighs against a goal that the same sentence about other work would not."""
     chores = {
         "okay lets commit these changes and push them to the release branch": ("commit", "push"),
-        "ok, so first commit the changes of the previous task, then proceed with the new retry plan": ("commit",),
+        "ok, so first commit the changes of the previous task, then proceed with the new retry plan": (
+            "commit",
+        ),
         "ok can we create a pr for the loader work, and also start the local dev server": ("create a pr",),
     }
     for t, words in chores.items():
