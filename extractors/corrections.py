@@ -110,7 +110,9 @@ _BODY = cues(
     ),
     # Finding fault with a quality, whatever the quality: "too faded", "still too hard", "not gold
     # enough", "doesn't seem to end in the right colour", "that has already been fixed".
+    # (Not under a modal of possibility: "the secondary might be too small" weighs an option.)
     (
+        r"(?<!might be )(?<!may be )(?<!could be )(?<!would be )(?<!will be )"
         r"\btoo (?!(?:please|and|but|so|then|as|if|i|we|you|is|are|was|were|it|that|this|the|a|an|to|of|in|"
         r"on|at|for|with|by|from|now|here|there|though|btw)\b)[a-z]{3,}",
         0.8,
@@ -235,7 +237,9 @@ _REVIEW_TASK = Cue(
 _DECLINE = re.compile(r"^(?:no+|nope|nah|don'?t|do not|please don'?t|not now|not yet|never mind|nevermind)\b")
 # A hypothesis offered as a question ("could it be that the gradients are too far apart?") investigates
 # with the assistant; it does not reject what the assistant did.
-_HYPOTHESIS_Q = re.compile(r"^(?:could|can|might|may|would|is) it (?:be|have been) (?:that|because|due to)\b")
+_HYPOTHESIS_Q = re.compile(
+    r"(?:^|[.!?]\s+)(?:could|can|might|may|would|is) it (?:be|have been) (?:that|because|due to)\b"
+)
 _INFO_Q = re.compile(
     r"^(?:what (?:is|are|does)|how (?:do|does|can|would)|where (?:is|are|do)|is there|can you explain)\b"
 )
@@ -314,7 +318,7 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
         score -= 0.8
     if _INFO_Q.match(low) and score < 1.5:
         score -= 0.4
-    if _HYPOTHESIS_Q.match(low):
+    if _HYPOTHESIS_Q.search(low[:600]):
         score -= 0.6
     return score, pos
 

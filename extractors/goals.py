@@ -152,10 +152,10 @@ _INFO_QUESTION = re.compile(
 # when ...?", "how do we enable ...?", "any ideas why the uploads fail?"); any other question in a running
 # exchange ("should the dns entries be proxied?", "oauth won't work for previews, right?") asks to be told.
 _ASKS_WORK = re.compile(
-    r"\b(?:can|could|would|will) (?:we|you|i)(?: please| also| just| maybe){0,2} (?!tell|explain|confirm|clarify|"
+    r"\b(?:can|could|would|will) (?:we|you)(?: please| also| just| maybe){0,2} (?!tell|explain|confirm|clarify|"
     r"check|see|share|show|remind|list|describe|summari[sz]e|give|let|help me understand)[a-z]+|"
     r"\bhow (?:do|can|could|would|should|will) (?:we|i|you)\b|\bway (?:to|of)\b|\bany ideas?\b|"
-    r"\bwe (?:should|need|must|have to)\b|\bi (?:want|need|'d like|would like)\b|\blet'?s\b|\banaly[sz]e\b|"
+    r"\bwe (?:should|need|must|have to)\b|(?<!do )\bi (?:want|need|'d like|would like)\b|\blet'?s\b|\banaly[sz]e\b|"
     r"\binvestigate\b|\bfigure out\b|\bhelp me\b"
 )
 # Asking to be told rather than for work: "explain what X does", "give me an overview of ...", "can you

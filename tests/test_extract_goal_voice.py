@@ -9,12 +9,17 @@ from pathlib import Path
 from test_extract_dialogue import SHOWN, _after_shown
 from test_extract_families import _kinds
 
+from extractors.corrections import correction_score
 from extractors.goals import THRESHOLD, goal_score
 from extractors.patterns import make_view
 
 
 def _goal(text: str, prev: str | None = SHOWN) -> float:
     return goal_score(make_view(text, prev), 0.0)[0]
+
+
+def _correction(text: str, prev: str | None = SHOWN) -> float:
+    return correction_score(make_view(text, prev), False)[0]
 
 
 def test_a_question_that_asks_to_be_told_sets_no_goal(tmp_path: Path) -> None:
@@ -24,11 +29,13 @@ def test_a_question_that_asks_to_be_told_sets_no_goal(tmp_path: Path) -> None:
         "ok i am adding the mail records now. should the records have the proxy switched off?",
         "and i am guessing the login will not work on the preview builds, right?",
         "ok, and if i read that right, the signing keys are kept by the relay service?",
+        "ok and do i need the client secret for the preview builds?",
     ]
     work = [
         "ok i am adding the mail records now. can we warn in the setup script when the proxy is on?",
         "any ideas why the preview builds fail to log in?",
         "how do we make the relay service rotate its signing keys every week?",
+        "ok and can we read the client secret from the vault in the preview builds?",
     ]
     for t, w in zip(told, work, strict=True):
         assert _goal(t) < THRESHOLD - 0.5, t
@@ -96,3 +103,16 @@ def test_version_control_chores_are_steps_not_goals(tmp_path: Path) -> None:
     got = _after_shown(tmp_path, list(chores), "chores")
     for t in chores:
         assert "goal" not in _kinds(got[t]), t
+
+
+def test_a_fault_weighed_as_a_possibility_is_not_a_correction() -> None:
+    """ "the sidebar might be too narrow, so only do the header" weighs an option; "the sidebar is too
+    narrow" finds fault. A hypothesis asked later in the prompt investigates, like one that opens it."""
+    weighed = "Rework the header and the sidebar as well, although the sidebar might be too narrow, so only the header."
+    found = (
+        "Rework the header and the sidebar as well, although the sidebar is too narrow, so only the header."
+    )
+    assert _correction(weighed) <= _correction(found) - 0.5
+    asked = "I tried your config. Could it be that the two colour stops are too far apart for a blend?"
+    told = "I tried your config. The two colour stops are too far apart for a blend."
+    assert _correction(asked) <= _correction(told) - 0.5
