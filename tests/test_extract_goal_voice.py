@@ -35,7 +35,7 @@ def test_a_question_that_asks_to_be_told_sets_no_goal(tmp_path: Path) -> None:
         "ok i am adding the mail records now. can we warn in the setup script when the proxy is on?",
         "any ideas why the preview builds fail to log in?",
         "how do we make the relay service rotate its signing keys every week?",
-        "ok and can we keep the client secret in the vault so the preview builds can log in?",
+        "can we store the client secret in the vault so the preview builds can log in?",
     ]
     for t, w in zip(told, work, strict=True):
         assert _goal(t) < THRESHOLD - 0.5, t
