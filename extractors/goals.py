@@ -73,6 +73,14 @@ _GOAL = cues(
         0.9,
     ),
     (r"\b(?:find|figure) out (?:why|how|what|where)\b|\binvestigate (?:why|how|what|the)\b", 0.9),
+    # Opening an ideation: "let's brainstorm", "start thinking about what level 2 should look like", "I need
+    # ideas of how to ...", "I wanted to strategize about ...".
+    (
+        r"\b(?:let'?s|lets|we should|we need to|i want to|i wanted to|i'?d like to|start) (?:\w+ )?(?:think(?:ing)?|"
+        r"brainstorm(?:ing)?|strategi[sz]e|explore|discuss|rethink|come up with)\b|\b(?:i need|any|give me|some) "
+        r"ideas\b|\bideas (?:for|of|on) how\b",
+        1.0,
+    ),
     (
         r"^(?:so,? |ok(?:ay)?,? |now,? |alright,? )?how (?:do|can|could|would|should) (?:we|i|you) (?:\w+ )?"
         r"(?:enable|make|set up|setup|get|fix|disable|add|install|configure|build|create|implement|deploy|"

@@ -116,3 +116,16 @@ def test_a_fault_weighed_as_a_possibility_is_not_a_correction() -> None:
     asked = "I tried your config. Could it be that the two colour stops are too far apart for a blend?"
     told = "I tried your config. The two colour stops are too far apart for a blend."
     assert _correction(asked) <= _correction(told) - 0.5
+
+
+def test_opening_an_ideation_states_a_goal() -> None:
+    """ "let's brainstorm ...", "start thinking about what the next level should look like", "I need ideas of
+    how to ..." open a piece of design work: an objective, even without a verb of building."""
+    opened = [
+        "this looks good. i dont want the map to be flat though. let's brainstorm, i want it more playful",
+        "lets pick back up and start thinking about what the second level should look like",
+        "i need ideas of how to make the intro feel more like a game and less like a manual",
+        "I wanted to strategize for a few minutes about the sharing model for the next phase",
+    ]
+    for t in opened:
+        assert _goal(t) >= THRESHOLD, t
