@@ -129,3 +129,15 @@ def test_opening_an_ideation_states_a_goal() -> None:
     ]
     for t in opened:
         assert _goal(t) >= THRESHOLD, t
+
+
+def test_a_turn_that_opens_a_new_topic_corrects_nothing() -> None:
+    """ "next thing I wanted to change is ...", "pivoting really quickly, ..." say the turn is about something
+    else than what the assistant just did, whatever fault they find in it."""
+    for opener in (
+        "actually next thing i wanted to change: ",
+        "pivoting really quickly, ",
+        "another thing, ",
+    ):
+        reply = "the font in the settings panel is too small and crowded"
+        assert _correction(opener + reply) <= _correction(reply) - 0.5, opener
