@@ -57,7 +57,6 @@ _GOAL = cues(
     (r"\b(?:implement|execute|follow) (?:the|this) (?:following )?plan\b|\bimplement the following\b", 1.3),
     (r"^(?:the )?(?:task|goal|objective|mission|feature request|new feature|bug|problem)\s*(?:is|:)", 1.1),
     (
-        r"\b(?:i'?m|we'?re|i am|we are) (?:working on|building|developing|writing|migrating|porting|setting up)\b|"
         r"\blet'?s work on\b|\bi need help (?:with|to|getting)\b|\bhelp me (?:with )?(?:get|make|set|build|fix|figure)\b",
         1.0,
     ),
@@ -181,6 +180,11 @@ _VCS_STEP = re.compile(
     r"(?<!git )(?<!git-)\b(?:commit|push|(?:create|open|make|raise|submit) (?:a |the )?(?:pr|pull request)|merge|"
     r"rebase|pull in|branch off)\b(?!-)"
 )
+# "I'm building / we're setting up X" frames the work when it opens a thread; later in one it narrates what
+# the operator is doing at the moment ("ok i am setting up the dns entries. should they be proxied?").
+_DOING = re.compile(
+    r"\b(?:i'?m|we'?re|i am|we are) (?:working on|building|developing|writing|migrating|porting|setting up)\b"
+)
 _SUBSTANTIVE = Cue(
     r"\b(?:so (?:that|i|we)|report|all|every|each|full|feature|plan|system|pipeline|architecture|"
     r"security|performance|hardening|history|workflow|support|integration|program|notebook|library|app|"
@@ -287,6 +291,8 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
     if not v.prev:
         # The first prompt of a thread usually states what the session is for.
         score += 0.4
+        if _DOING.search(low[:800]):
+            score += 1.0
         if fails(low[:400], tok) or _BUG.search(low[:200], tok):
             score += 0.6
     if correction >= 1.0:

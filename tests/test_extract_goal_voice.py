@@ -141,3 +141,13 @@ def test_a_turn_that_opens_a_new_topic_corrects_nothing() -> None:
     ):
         reply = "the font in the settings panel is too small and crowded"
         assert _correction(opener + reply) <= _correction(reply) - 0.5, opener
+
+
+def test_narrating_what_the_operator_is_doing_sets_no_goal() -> None:
+    """ "I'm building X" frames the work when it opens a thread; later on, "ok I am setting up the mail
+    records, should they be proxied?" says what the operator is doing right now."""
+    framing = "I'm building a small service that mirrors our mail records into the staging zone"
+    assert _goal(framing, None) >= THRESHOLD
+    narrating = "ok I am setting up the mail records in the staging zone. should the records be proxied?"
+    assert _goal(narrating) < THRESHOLD - 0.5
+    assert _goal(narrating) <= _goal(narrating.replace("I am setting up", "I see")) + 0.3
