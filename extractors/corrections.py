@@ -169,7 +169,11 @@ _BODY = cues(
         r"\b(?:fail(?:s|ed|ing)|errored|unhappy|uncommitted|pedantic|complain(?:s|ing)|timed? ?out|blocked)\b",
         0.3,
     ),
-    (r"\b(?:missing|disappeared|vanished|lost)\b|\bis gone\b|\bare gone\b", 0.5),
+    # (Not the operator's own gap: "what am I missing?", "I think I'm missing a setup step".)
+    (
+        r"(?<!am i )(?<!i am )(?<!i'm )(?<!im )\b(?:missing|disappeared|vanished|lost)\b|\bis gone\b|\bare gone\b",
+        0.5,
+    ),
     (
         r"\bmaybe we should\b|\bcould (?:we|you) (?:just )?(?:reuse|use|instead)\b|\bcan'?t (?:we|you) "
         r"(?:just )?\w+|\bshouldn'?t (?:we|it|this|that)\b|\bwhat about using\b",

@@ -151,3 +151,11 @@ def test_narrating_what_the_operator_is_doing_sets_no_goal() -> None:
     narrating = "ok I am setting up the mail records in the staging zone. should the records be proxied?"
     assert _goal(narrating) < THRESHOLD - 0.5
     assert _goal(narrating) <= _goal(narrating.replace("I am setting up", "I see")) + 0.3
+
+
+def test_the_operators_own_gap_is_no_fault_of_the_assistant() -> None:
+    """ "what am I missing?" / "I think I'm missing a setup step" own the gap; "the footer is missing"
+    reports one in the work."""
+    own = "nothing from staging shows up on the dashboard, I think I'm missing a setup step"
+    work = "nothing from staging shows up on the dashboard, I think a setup step is missing"
+    assert _correction(own) <= _correction(work) - 0.4
