@@ -18,6 +18,7 @@ from extractors.cues import (
     FAIL_NOT_WORK,
     FAIL_STILL,
     FAIL_WORDS,
+    NEW_TOPIC,
     PROPOSAL,
     REVIEW_RELAY,
     Cue,
@@ -244,12 +245,6 @@ _DECLINE = re.compile(r"^(?:no+|nope|nah|don'?t|do not|please don'?t|not now|not
 _HYPOTHESIS_Q = re.compile(
     r"(?:^|[.!?]\s+)(?:could|can|might|may|would|is) it (?:be|have been) (?:that|because|due to)\b"
 )
-# A turn that announces a new topic ("next thing I wanted to change ...", "pivoting really quickly, ...",
-# "another thing, ...", "on a different note") is not about what the assistant just did.
-_NEW_TOPIC = re.compile(
-    r"\b(?:next|another|one more|other|different) thing\b|\bpivot(?:ing)?\b|\bswitching gears\b|\bon a (?:different|"
-    r"separate|side) note\b|\bunrelated(?: to this)?,|\bchanging (?:the )?(?:topic|subject)\b|\bmoving on\b"
-)
 _INFO_Q = re.compile(
     r"^(?:what (?:is|are|does)|how (?:do|does|can|would)|where (?:is|are|do)|is there|can you explain)\b"
 )
@@ -328,7 +323,7 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
         score -= 0.8
     if _INFO_Q.match(low) and score < 1.5:
         score -= 0.4
-    if _NEW_TOPIC.search(low[:150]):
+    if NEW_TOPIC.search(low[:150]):
         score -= 0.8
     if _HYPOTHESIS_Q.search(low[:600]):
         score -= 0.6

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from extractors.cues import GIVE_UP, REVIEW_PASTE, Cue, cues, fails, table, weigh
+from extractors.cues import GIVE_UP, NEW_TOPIC, REVIEW_PASTE, Cue, cues, fails, table, weigh
 from extractors.patterns import Hit, View, clip, sentence_at, squash
 
 THRESHOLD = 1.0
@@ -281,6 +281,8 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
         score -= 1.0
     if _TELL_ME.search(low[:600]):
         score -= 1.0
+    if v.prev and NEW_TOPIC.search(low[:150]):
+        score += 0.6
     if v.words <= 40 and _VCS_STEP.search(low[:300]):
         score -= 0.8
     if REVIEW_PASTE.search(low[:400]):

@@ -159,3 +159,8 @@ def test_the_operators_own_gap_is_no_fault_of_the_assistant() -> None:
     own = "nothing from staging shows up on the dashboard, I think I'm missing a setup step"
     work = "nothing from staging shows up on the dashboard, I think a setup step is missing"
     assert _correction(own) <= _correction(work) - 0.4
+
+
+def test_a_new_topic_announces_new_work() -> None:
+    reply = "the settings panel should remember the last tab you opened"
+    assert _goal("okay next thing i wanted to change: " + reply) >= _goal(reply) + 0.5
