@@ -142,11 +142,12 @@ _MECHANICAL = re.compile(
     r"explain|describe|summari[sz]e|look at|search|grep|ssh|cd|go to|switch to|give|change|enable|disable|"
     r"publish|cycle|create the|add (?:it|this|that|them)|work on|do next|do the|do it|yes|no|ok|sure)\b"
 )
-# "please fix these", "fix these lint errors": a step on something just shown, not an objective.
+# "please fix these", "add these in the README", "review this proposal with X": a step on something just
+# shown, not an objective.
 _DEICTIC_STEP = re.compile(
-    r"^(?:please |pls |can you |could you |now |ok(?:ay)?,? )?(?:fix|do|handle|address|solve|resolve|check|"
-    r"debug|investigate|troubleshoot|look into) "
-    r"(?:these|this|that|it|them|those)\b"
+    r"^(?:please |pls |(?:can|could) you (?:please )?|now |ok(?:ay)?,? )?(?:add|put|include|update|apply|use|change|"
+    r"move|save|write|document|test|run|try|implement|fix|do|handle|address|solve|resolve|check|debug|investigate|"
+    r"troubleshoot|look into|review|merge|revert|remove|delete|rename) (?:these|this|that|it|them|those)\b"
 )
 _REFERENCE_ONLY = re.compile(
     r"^(?:please )?(?:work on|implement|do|tackle|pick up|handle|continue|start|finish|close)\s+"
@@ -273,7 +274,7 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
         score -= 0.9
     if _REFERENCE_ONLY.match(low) and v.words <= 25:
         score -= 2.0
-    if v.words <= 8 and _DEICTIC_STEP.match(low):
+    if v.words <= 20 and _DEICTIC_STEP.match(low):
         score -= 0.9
     if v.question and _INFO_QUESTION.match(low) and score < 1.0:
         score -= 0.6

@@ -164,3 +164,14 @@ def test_the_operators_own_gap_is_no_fault_of_the_assistant() -> None:
 def test_a_new_topic_announces_new_work() -> None:
     reply = "the settings panel should remember the last tab you opened"
     assert _goal("okay next thing i wanted to change: " + reply) >= _goal(reply) + 0.5
+
+
+def test_a_step_on_what_was_just_shown_is_no_goal() -> None:
+    """ "please add these to the README" / "review this proposal with the other agent" act on what is on
+    screen; the same verb with its own object can state work."""
+    for step, own in (
+        ("please add these to the README, and also how to install it", "please add a section to the README"),
+        ("review this proposal with the other agent and report back", "review the caching layer for races"),
+    ):
+        assert _goal(step) < THRESHOLD, step
+        assert _goal(step) <= _goal(own) - 0.5, (step, own)
