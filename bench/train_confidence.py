@@ -83,6 +83,10 @@ WORD_CLASSES = ("rule",)
 # need (docs/eval.md).
 DIALOGUE_CLASSES = ("correction",)
 L2 = 3.0
+# Per-class regularisation, chosen held out (leave one source out, average precision on both sets): the goal
+# model's weights spread over many weak features, and a stronger prior keeps it from following the
+# phrasing of the sources it was fitted on (goal AP 0.799 -> 0.804, extract-dev 0.863 -> 0.869).
+CLASS_L2: dict[str, float] = {"goal": 10.0}
 MIN_WEIGHT = 1e-3
 
 
@@ -178,7 +182,8 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
             y = _labels(sel, cls)
             if y.sum() < 5:
                 continue
-            w = fit(x, y)
+            l2 = CLASS_L2.get(cls, L2)
+            w = fit(x, y, l2)
             oof = np.zeros(len(sel))
             if inner:
                 for src in sorted(set(sources)):
@@ -186,7 +191,7 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
                     if test.all() or y[~test].sum() < 3:
                         oof[test] = 1.0 / (1.0 + np.exp(-(x[test] @ w)))
                         continue
-                    wi = fit(x[~test], y[~test])
+                    wi = fit(x[~test], y[~test], l2)
                     oof[test] = 1.0 / (1.0 + np.exp(-(x[test] @ wi)))
             else:
                 oof = 1.0 / (1.0 + np.exp(-(x @ w)))
