@@ -245,6 +245,11 @@ _DECLINE = re.compile(r"^(?:no+|nope|nah|don'?t|do not|please don'?t|not now|not
 _HYPOTHESIS_Q = re.compile(
     r"(?:^|[.!?]\s+)(?:could|can|might|may|would|is) it (?:be|have been) (?:that|because|due to)\b"
 )
+# Checking one's own understanding ("I'm guessing X won't work for previews, right?", "if I understand it
+# correctly, the keys are kept by the relay?") asks for confirmation; it rejects nothing.
+_CHECKING = re.compile(
+    r"\bi(?:'m| am) (?:guessing|assuming)\b|\bi (?:assume|suppose)\b|\bif i (?:understand|read|get) (?:it|this|that|you)\b"
+)
 _INFO_Q = re.compile(
     r"^(?:what (?:is|are|does)|how (?:do|does|can|would)|where (?:is|are|do)|is there|can you explain)\b"
 )
@@ -325,6 +330,8 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
         score -= 0.4
     if NEW_TOPIC.search(low[:150]):
         score -= 0.8
+    if v.question and _CHECKING.search(low[:300]):
+        score -= 0.6
     if _HYPOTHESIS_Q.search(low[:600]):
         score -= 0.6
     return score, pos

@@ -175,3 +175,9 @@ def test_a_step_on_what_was_just_shown_is_no_goal() -> None:
     ):
         assert _goal(step) < THRESHOLD, step
         assert _goal(step) <= _goal(own) - 0.5, (step, own)
+
+
+def test_checking_ones_understanding_rejects_nothing() -> None:
+    checking = "and I am guessing the login won't work on the preview builds, right?"
+    stating = "and the login won't work on the preview builds, right?"
+    assert _correction(checking) <= _correction(stating) - 0.5
