@@ -321,7 +321,7 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
         score -= 0.6
     if (v.words > 25 or len(v.text) > 400) and _TASK_SPEC.match(low):
         # A task spec (its prose may be short when the rest is a pasted or bulleted brief).
-        score -= 0.5
+        score -= 1.0
     if _REVIEW_TASK.search(low[:300], tok) and not _PASTE_FAIL.search(low[:300]):
         score -= 0.8
     if _PRAISE.match(low) and opener == 0:

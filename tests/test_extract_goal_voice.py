@@ -181,3 +181,13 @@ def test_checking_ones_understanding_rejects_nothing() -> None:
     checking = "and I am guessing the login won't work on the preview builds, right?"
     stating = "and the login won't work on the preview builds, right?"
     assert _correction(checking) <= _correction(stating) - 0.5
+
+
+def test_a_task_spec_is_no_correction_whatever_its_checklist_says() -> None:
+    """A brief opening "Analyze ..." lists what to look for ("failed logins", "broken rules"); it finds no
+    fault with the assistant's last turn."""
+    checklist = (
+        " all router logs for security and operational issues. Required analysis: 1. failed logins and their "
+        "sources 2. firewall rules that are broken or missing 3. errors in the DNS resolver 4. anything unusual"
+    )
+    assert _correction("Analyze" + checklist) <= _correction("I read" + checklist) - 0.8
