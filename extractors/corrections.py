@@ -333,7 +333,7 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
     if v.question and _CHECKING.search(low[:300]):
         score -= 0.6
     if _HYPOTHESIS_Q.search(low[:600]):
-        score -= 0.6
+        score -= 1.0
     return score, pos
 
 
