@@ -162,7 +162,7 @@ _INFO_QUESTION = re.compile(
 _ASKS_WORK = re.compile(
     r"\b(?:can|could|would|will) (?:we|you)(?: please| also| just| maybe){0,2} (?!tell|explain|confirm|clarify|"
     r"check|see|share|show|remind|list|describe|summari[sz]e|give|let|help me understand)[a-z]+|"
-    r"\bhow (?:do|can|could|would|should|will) (?:we|i|you)\b|\bway (?:to|of)\b|\bany ideas?\b|"
+    r"\bhow (?:do|can|could|would|should|will) (?:we|you)\b|\bway (?:to|of)\b|\bany ideas?\b|"
     r"\bwe (?:should|need|must|have to)\b|(?<!do )\bi (?:want|need|'d like|would like)\b|\blet'?s\b|\banaly[sz]e\b|"
     r"\binvestigate\b|\bfigure out\b|\bhelp me\b"
 )

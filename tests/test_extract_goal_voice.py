@@ -30,12 +30,14 @@ def test_a_question_that_asks_to_be_told_sets_no_goal(tmp_path: Path) -> None:
         "and i am guessing the login will not work on the preview builds, right?",
         "ok, and if i read that right, the signing keys are kept by the relay service?",
         "ok and do i need the client secret for the preview builds?",
+        "how do i get to the settings panel..where is it",
     ]
     work = [
         "ok i am adding the mail records now. can we warn in the setup script when the proxy is on?",
         "any ideas why the preview builds fail to log in?",
         "how do we make the relay service rotate its signing keys every week?",
         "can we store the client secret in the vault so the preview builds can log in?",
+        "how do we make the settings panel remember the last tab?",
     ]
     for t, w in zip(told, work, strict=True):
         assert _goal(t) < THRESHOLD - 0.5, t
