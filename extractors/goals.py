@@ -299,7 +299,8 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
         if fails(low[:400], tok) or _BUG.search(low[:200], tok):
             score += 0.6
     if correction >= 1.0:
-        score -= 0.5
+        # (Lightly: a correction can set new work too, and the model reads the correction evidence itself.)
+        score -= 0.2
     return score, pos
 
 

@@ -193,3 +193,10 @@ def test_a_task_spec_is_no_correction_whatever_its_checklist_says() -> None:
         "sources 2. firewall rules that are broken or missing 3. errors in the DNS resolver 4. anything unusual"
     )
     assert _correction("Analyze" + checklist) <= _correction("I read" + checklist) - 0.8
+
+
+def test_pushback_can_still_set_new_work() -> None:
+    """ "that is not right; the last segment should follow the gradient, can we solve this?" both corrects
+    and states what the work is for: the correction evidence only tips the goal evidence."""
+    v = make_view("I want the last segment to follow the gradient so that it is always correct", SHOWN)
+    assert goal_score(v, 1.5)[0] >= goal_score(v, 0.0)[0] - 0.3
