@@ -32,6 +32,11 @@ from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
 THRESHOLD = 1.0
 # Corrections are said up front; deep inside a long spec, "failed" or "deprecated" is content.
 BODY_CHARS = 700
+# Pushback is said up front ("no, ...", "that still fails", "too dark"); cues found only past the first
+# HEAD_CHARS of a longer prompt (a brainstorm, a spec, a pasted draft that mentions "broken" or "I don't
+# like") count TAIL_SHARE of their weight. Held out, every source's average precision rose or held.
+HEAD_CHARS = 150
+TAIL_SHARE = 0.5
 
 _OPENERS = cues(
     (r"^(?:no+|nope|nah)\b(?!\s+(?:worries|problem|rush|need to (?:apologi[sz]e|worry)))", 1.3),
@@ -280,6 +285,9 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
         return 0.0, -1
     opener, _ = weigh(_OPENERS, low[:80], tok)
     body, pos = weigh(_BODY, low[:BODY_CHARS], tok)
+    if len(low) > HEAD_CHARS and body > 0:
+        head = weigh(_BODY, low[:HEAD_CHARS], tok)[0]
+        body = head + TAIL_SHARE * max(0.0, body - head)
     score = opener + body
     if pos < 0 and opener:
         pos = 0

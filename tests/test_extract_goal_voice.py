@@ -200,3 +200,14 @@ def test_pushback_can_still_set_new_work() -> None:
     and states what the work is for: the correction evidence only tips the goal evidence."""
     v = make_view("I want the last segment to follow the gradient so that it is always correct", SHOWN)
     assert goal_score(v, 1.5)[0] >= goal_score(v, 0.0)[0] - 0.3
+
+
+def test_pushback_is_said_up_front() -> None:
+    """A long brainstorm that mentions "broken" or "I don't like" deep inside weighs less than the same
+    words opening the turn: pushback comes first, ideas that touch on faults come later."""
+    fault = "i dont like how the map rotates away and the beam looks broken."
+    ideas = (
+        "so here is where my head is at for the next level, thinking out loud about the mission and the "
+        "crew and how the player should feel when they land on the planet for the first time. "
+    )
+    assert _correction(ideas + fault) <= _correction(fault) - 0.5
