@@ -186,6 +186,8 @@ _VCS_STEP = re.compile(
 _DOING = re.compile(
     r"\b(?:i'?m|we'?re|i am|we are) (?:working on|building|developing|writing|migrating|porting|setting up)\b"
 )
+# A literal that every form of REVIEW_PASTE holds (a cheap gate before the full pattern).
+_REVIEW_WORDS = re.compile(r"review|feedback|comment|bot\b|@|^in |point|remark|finding|suggestion|concern")
 _SUBSTANTIVE = Cue(
     r"\b(?:so (?:that|i|we)|report|all|every|each|full|feature|plan|system|pipeline|architecture|"
     r"security|performance|hardening|history|workflow|support|integration|program|notebook|library|app|"
@@ -286,7 +288,7 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
         score += 0.6
     if v.words <= 40 and _VCS_STEP.search(low[:300]):
         score -= 0.8
-    if REVIEW_PASTE.search(low[:400]):
+    if _REVIEW_WORDS.search(low[:400]) and REVIEW_PASTE.search(low[:400]):
         score -= 1.0  # pasted or relayed review remarks correct the work under review; they set no objective
     if v.words >= 15:
         # Substantive requests take some words; "add an icon" is a tweak, not an objective.
