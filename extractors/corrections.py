@@ -118,8 +118,8 @@ _BODY = cues(
     # enough", "doesn't seem to end in the right colour", "that has already been fixed".
     # (Not under a modal of possibility: "the secondary might be too small" weighs an option.)
     (
-        r"(?<!might be )(?<!may be )(?<!could be )(?<!would be )(?<!will be )"
-        r"\btoo (?!(?:please|and|but|so|then|as|if|i|we|you|is|are|was|were|it|that|this|the|a|an|to|of|in|"
+        r"\btoo (?<!might be too )(?<!may be too )(?<!could be too )(?<!would be too )(?<!will be too )"
+        r"(?!(?:please|and|but|so|then|as|if|i|we|you|is|are|was|were|it|that|this|the|a|an|to|of|in|"
         r"on|at|for|with|by|from|now|here|there|though|btw)\b)[a-z]{3,}",
         0.8,
     ),
@@ -177,7 +177,8 @@ _BODY = cues(
     ),
     # (Not the operator's own gap: "what am I missing?", "I think I'm missing a setup step".)
     (
-        r"(?<!am i )(?<!i am )(?<!i'm )(?<!im )\b(?:missing|disappeared|vanished|lost)\b|\bis gone\b|\bare gone\b",
+        r"\b(?:missing|disappeared|vanished|lost)\b(?<!am i missing)(?<!i am missing)(?<!i'm missing)(?<!im missing)|"
+        r"\bis gone\b|\bare gone\b",
         0.5,
     ),
     (
@@ -247,12 +248,13 @@ _REVIEW_TASK = Cue(
 _DECLINE = re.compile(r"^(?:no+|nope|nah|don'?t|do not|please don'?t|not now|not yet|never mind|nevermind)\b")
 # A hypothesis offered as a question ("could it be that the gradients are too far apart?") investigates
 # with the assistant; it does not reject what the assistant did.
-_HYPOTHESIS_Q = re.compile(
-    r"(?:^|[.!?]\s+)(?:could|can|might|may|would|is) it (?:be|have been) (?:that|because|due to)\b"
+_HYPOTHESIS_Q = Cue(
+    r"(?:^|[.!?]\s+)(?:could|can|might|may|would|is) it (?:be|have been) (?:that|because|due to)\b",
+    need="it & be been",
 )
 # Checking one's own understanding ("I'm guessing X won't work for previews, right?", "if I understand it
 # correctly, the keys are kept by the relay?") asks for confirmation; it rejects nothing.
-_CHECKING = re.compile(
+_CHECKING = Cue(
     r"\bi(?:'m| am) (?:guessing|assuming)\b|\bi (?:assume|suppose)\b|\bif i (?:understand|read|get) (?:it|this|that|you)\b"
 )
 _INFO_Q = re.compile(
@@ -336,11 +338,11 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
         score -= 0.8
     if _INFO_Q.match(low) and score < 1.5:
         score -= 0.4
-    if NEW_TOPIC.search(low[:150]):
+    if NEW_TOPIC.search(low[:150], tok):
         score -= 0.8
-    if v.question and _CHECKING.search(low[:300]):
+    if v.question and _CHECKING.search(low[:300], tok):
         score -= 0.6
-    if _HYPOTHESIS_Q.search(low[:600]):
+    if _HYPOTHESIS_Q.search(low[:600], tok):
         score -= 1.0
     return score, pos
 

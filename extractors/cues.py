@@ -269,7 +269,7 @@ REVIEW_PASTE = re.compile(
 # A turn that announces a new topic ("next thing I wanted to change ...", "pivoting really quickly, ...",
 # "another thing, ...", "on a different note") is about something else than what the assistant just did:
 # no correction of it, and often new work (a goal).
-NEW_TOPIC = re.compile(
+NEW_TOPIC = Cue(
     r"\b(?:next|another|one more|other|different) thing\b|\bpivot(?:ing)?\b|\bswitching gears\b|\bon a (?:different|"
     r"separate|side) note\b|\bunrelated(?: to this)?,|\bchanging (?:the )?(?:topic|subject)\b|\bmoving on\b"
 )

@@ -169,7 +169,7 @@ _ASKS_WORK = re.compile(
 # Asking to be told rather than for work: "explain what X does", "give me an overview of ...", "can you
 # list, in 5 bullet points, the strengths ...", "tell me if I'm wrong" (eval README: information requests
 # are not goals, whether asked as a question or as an order).
-_TELL_ME = re.compile(
+_TELL_ME = Cue(
     r"\b(?:explain|describe|summari[sz]e)(?: to me| me)? (?:what|how|why|the|this|that|it|these|those|in|whether|if)\b|"
     r"\b(?:give|show) me (?:an? |the )?(?:overview|summary|rundown|breakdown|list)\b|\bcan you (?:please )?list\b|"
     r"\blist,? (?:in|the|all)\b[^.?!\n]{0,30}\b(?:points|what|which)\b|\btell me (?:what|how|why|if|whether|about)\b"
@@ -177,13 +177,14 @@ _TELL_ME = re.compile(
 # Version-control chores anywhere in a short prompt ("okay lets commit these changes and push", "first
 # commit the previous task, then proceed", "create a pr for phase 12"): steps, not objectives. (Not a
 # command being named: "where you type git commit".)
-_VCS_STEP = re.compile(
+_VCS_STEP = Cue(
     r"(?<!git )(?<!git-)\b(?:commit|push|(?:create|open|make|raise|submit) (?:a |the )?(?:pr|pull request)|merge|"
-    r"rebase|pull in|branch off)\b(?!-)"
+    r"rebase|pull in|branch off)\b(?!-)",
+    need="commit push pr pull merge rebase branch",
 )
 # "I'm building / we're setting up X" frames the work when it opens a thread; later in one it narrates what
 # the operator is doing at the moment ("ok i am setting up the dns entries. should they be proxied?").
-_DOING = re.compile(
+_DOING = Cue(
     r"\b(?:i'?m|we'?re|i am|we are) (?:working on|building|developing|writing|migrating|porting|setting up)\b"
 )
 # A literal that every form of REVIEW_PASTE holds (a cheap gate before the full pattern).
@@ -282,11 +283,11 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
         score -= 0.6
     elif v.question and v.prev and not _ASKS_WORK.search(low[:600]):
         score -= 1.0
-    if _TELL_ME.search(low[:600]):
+    if _TELL_ME.search(low[:600], tok):
         score -= 1.0
-    if v.prev and NEW_TOPIC.search(low[:150]):
+    if v.prev and NEW_TOPIC.search(low[:150], tok):
         score += 0.6
-    if v.words <= 40 and _VCS_STEP.search(low[:300]):
+    if v.words <= 40 and _VCS_STEP.search(low[:300], tok):
         score -= 0.8
     if _REVIEW_WORDS.search(low[:400]) and REVIEW_PASTE.search(low[:400]):
         score -= 1.0  # pasted or relayed review remarks correct the work under review; they set no objective
@@ -296,7 +297,7 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
     if not v.prev:
         # The first prompt of a thread usually states what the session is for.
         score += 0.4
-        if _DOING.search(low[:800]):
+        if _DOING.search(low[:800], tok):
             score += 1.0
         if fails(low[:400], tok) or _BUG.search(low[:200], tok):
             score += 0.6
