@@ -69,6 +69,9 @@ EMIT_PRECISION = {
     "progress": 0.82,
 }
 BUNDLE_PRECISION = 0.87
+# A wider margin where 0.87 in the inner folds came out below 0.85 held out: goals (0.82 at 0.87; 0.89
+# at 0.90, leave one source out).
+CLASS_BUNDLE_PRECISION: dict[str, float] = {"goal": 0.90}
 # Per-class cuts raised for precision, read off the held-out P/R curve (bench/confidence_curve.py) at
 # the highest cut whose recall (macro over the sources of both sets) still meets the target: corrections
 # 0.50 (P 0.71 -> 0.78, R 0.67 -> 0.61). Decision recall falls below 0.60 at any higher cut.
@@ -211,11 +214,8 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
             # A ban or standing decision counts as right when it is a rule or a decision (the eval
             # README's mapping of those kinds), which is also what the bundle audit checks.
             yb = np.maximum(y, _labels(sel, "decision")) if cls == "rule" else y
-            bundle = (
-                max(emit, _threshold(oof[keep], yb[keep], BUNDLE_PRECISION, above_all=True))
-                if keep.any()
-                else 1.01
-            )
+            target = CLASS_BUNDLE_PRECISION.get(cls, BUNDLE_PRECISION)
+            bundle = max(emit, _threshold(oof[keep], yb[keep], target, above_all=True)) if keep.any() else 1.01
             if bundle > 1.0 and cls == "rule":
                 # Too few labels to place a cut for bans and standing decisions: the heuristics'
                 # explicit cues decide (checked by the bundle audit, bench/bundle_audit.py).
