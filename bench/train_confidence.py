@@ -215,7 +215,9 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
             # README's mapping of those kinds), which is also what the bundle audit checks.
             yb = np.maximum(y, _labels(sel, "decision")) if cls == "rule" else y
             target = CLASS_BUNDLE_PRECISION.get(cls, BUNDLE_PRECISION)
-            bundle = max(emit, _threshold(oof[keep], yb[keep], target, above_all=True)) if keep.any() else 1.01
+            bundle = (
+                max(emit, _threshold(oof[keep], yb[keep], target, above_all=True)) if keep.any() else 1.01
+            )
             if bundle > 1.0 and cls == "rule":
                 # Too few labels to place a cut for bans and standing decisions: the heuristics'
                 # explicit cues decide (checked by the bundle audit, bench/bundle_audit.py).
