@@ -69,9 +69,10 @@ EMIT_PRECISION = {
     "progress": 0.82,
 }
 BUNDLE_PRECISION = 0.87
-# A wider margin where 0.87 in the inner folds came out below 0.85 held out: goals (0.82 at 0.87; 0.89
-# at 0.90, leave one source out).
-CLASS_BUNDLE_PRECISION: dict[str, float] = {"goal": 0.90}
+# A wider margin for the classes injected most: at 0.87 in the inner folds, held-out goals came out 0.82
+# (0.89 at 0.90) and corrections 0.87, with one wrong correction in every bundle of one project (bundle
+# audit 0.856; 0.89 and 0.944 at 0.90). Leave one source out, bench/bundle_audit.py.
+CLASS_BUNDLE_PRECISION: dict[str, float] = {"goal": 0.90, "correction": 0.90}
 # Per-class cuts raised for precision, read off the held-out P/R curve (bench/confidence_curve.py) at
 # the highest cut whose recall (macro over the sources of both sets) still meets the target: corrections
 # 0.50 (P 0.71 -> 0.78, R 0.67 -> 0.61). Decision recall falls below 0.60 at any higher cut.
