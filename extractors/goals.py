@@ -2,9 +2,11 @@
 
 A goal is what the work is trying to achieve: a feature, fix, set-up or investigation objective, or a
 substantive deliverable. Mechanical steps (commit, push, run, show, install one thing), information
-questions, work given only by reference ("work on bead spotter-4te") and steps on something just shown
-("please fix these") are not goals; "is there a way to ...", "update X to show ..." and a few words
-with an objective verb ("harden gitleaks for this repo") are. Status signals
+questions and requests to be told ("should X be proxied?", "explain what X does"), work given only by
+reference ("work on bead spotter-4te"), steps on something just shown ("please fix these") and relayed
+review remarks are not goals; "is there a way to ...", "update X to show ...", opening an ideation
+("let's brainstorm ...") and a few words with an objective verb ("harden gitleaks for this repo") are.
+Status signals
 ("that's done", "let's park this", "blocked on X", "forget about it") set ``context.status``; a
 message that only moves a goal's status yields a ``goal_progress`` row instead of a new goal.
 """
