@@ -5,9 +5,8 @@ claimed success ("Done, all green" -> "why is lint failing?") is the clearest si
 "no", "wrong", "not quite"; reports that something still or now fails; challenges ("are you sure",
 "do we even need X"); declined proposals; pasted review feedback. Pushback opens the turn: a cue found
 only deep in a long prompt counts half, and a hypothesis, a check of one's own understanding or a new
-topic finds no fault with the last turn. A model correction is a correction
-that also names the approach being rejected (from the prompt itself or from what the assistant
-announced it would do).
+topic finds no fault with the last turn. A model correction is a correction that also names the
+approach being rejected (from the prompt itself or from what the assistant announced it would do).
 """
 
 from __future__ import annotations
