@@ -61,7 +61,7 @@ ROLE_CLASSES = {
 EMIT_PRECISION = {
     "correction": 0.82,
     "decision": 0.82,
-    "goal": 0.82,
+    "goal": 0.80,
     "rule": 0.82,
     "preference": 0.75,
     "failed_attempt": 0.75,
@@ -69,12 +69,20 @@ EMIT_PRECISION = {
     "progress": 0.82,
 }
 BUNDLE_PRECISION = 0.87
+# A wider margin for the classes injected most: at 0.87 in the inner folds, held-out goals came out 0.82
+# (0.89 at 0.90) and corrections 0.87, with one wrong correction in every bundle of one project (bundle
+# audit 0.856; 0.89 and 0.944 at 0.90). Leave one source out, bench/bundle_audit.py.
+CLASS_BUNDLE_PRECISION: dict[str, float] = {"goal": 0.90, "correction": 0.90}
 # Per-class cuts raised for precision, read off the held-out P/R curve (bench/confidence_curve.py) at
 # the highest cut whose recall (macro over the sources of both sets) still meets the target: corrections
-# 0.50 (P 0.71 -> 0.78, R 0.67 -> 0.61). Goal and decision recall falls below 0.60 at any higher cut.
+# 0.50 (P 0.71 -> 0.78, R 0.67 -> 0.61). Decision recall falls below 0.60 at any higher cut.
 # Failed attempts 0.35, the middle of the plateau 0.32-0.38 where held-out P is 0.75-0.77 on both sets
 # together and extract-dev2 stays within 0.10 of extract-dev (P 0.67 -> 0.76, R 0.74 -> 0.63).
 CLASS_CUT: dict[str, float] = {"correction": 0.5, "failed_attempt": 0.35}
+# Classes whose `emit` is the lowest inner-fold cut reaching EMIT_PRECISION rather than the best F1: goals,
+# whose held-out recall (0.80 at the best F1) has room to buy precision (0.79 -> 0.80, recall 0.68; the
+# best-F1 cut of the inner folds sits low on a flat curve).
+PRECISION_EMIT: tuple[str, ...] = ("goal",)
 MODE = os.environ.get("TR_EMIT_MODE", "f1")
 VETO_FRACTION = float(os.environ.get("TR_VETO", "0.5"))
 NO_VETO = ("rule", "preference")
@@ -93,6 +101,10 @@ DIALOGUE_CLASSES = ("correction",)
 # before the third pass (docs/eval.md).
 OWN_ONLY = {"h:failed_attempt": "failed_attempt"}
 L2 = 3.0
+# Per-class regularisation, chosen held out (leave one source out, average precision on both sets): the goal
+# model's weights spread over many weak features, and a stronger prior keeps it from following the
+# phrasing of the sources it was fitted on (goal AP 0.799 -> 0.804, extract-dev 0.863 -> 0.869).
+CLASS_L2: dict[str, float] = {"goal": 10.0}
 MIN_WEIGHT = 1e-3
 
 
@@ -191,7 +203,8 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
             y = _labels(sel, cls)
             if y.sum() < 5:
                 continue
-            w = fit(x, y)
+            l2 = CLASS_L2.get(cls, L2)
+            w = fit(x, y, l2)
             oof = np.zeros(len(sel))
             if inner:
                 for src in sorted(set(sources)):
@@ -199,11 +212,12 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
                     if test.all() or y[~test].sum() < 3:
                         oof[test] = 1.0 / (1.0 + np.exp(-(x[test] @ w)))
                         continue
-                    wi = fit(x[~test], y[~test])
+                    wi = fit(x[~test], y[~test], l2)
                     oof[test] = 1.0 / (1.0 + np.exp(-(x[test] @ wi)))
             else:
                 oof = 1.0 / (1.0 + np.exp(-(x @ w)))
-            emit = _threshold(oof, y, EMIT_PRECISION[cls]) if MODE == "precision" else _threshold(oof, y, 2.0)
+            by_precision = MODE == "precision" or cls in PRECISION_EMIT
+            emit = _threshold(oof, y, EMIT_PRECISION[cls]) if by_precision else _threshold(oof, y, 2.0)
             # Rare classes (rules, preferences): too few labels to overrule the heuristics, only to score them.
             veto = 0.0 if cls in NO_VETO else emit * VETO_FRACTION
             if cls in CLASS_CUT:
@@ -214,10 +228,9 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
             # A ban or standing decision counts as right when it is a rule or a decision (the eval
             # README's mapping of those kinds), which is also what the bundle audit checks.
             yb = np.maximum(y, _labels(sel, "decision")) if cls == "rule" else y
+            target = CLASS_BUNDLE_PRECISION.get(cls, BUNDLE_PRECISION)
             bundle = (
-                max(emit, _threshold(oof[keep], yb[keep], BUNDLE_PRECISION, above_all=True))
-                if keep.any()
-                else 1.01
+                max(emit, _threshold(oof[keep], yb[keep], target, above_all=True)) if keep.any() else 1.01
             )
             if cls in NO_BUNDLE:
                 bundle = 1.01

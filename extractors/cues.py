@@ -259,10 +259,19 @@ REVIEW_RELAY = (
 # Pasted code-review feedback ("PR feedback: ...", "In src/x.ts around lines 76 to 82, ..."): its "avoid X" /
 # "don't X" are remarks about the code under review, not the user's standing instructions.
 REVIEW_PASTE = re.compile(
-    r"^(?:pr |code )?(?:feedback|review|review comments?)\s*:|^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b|"
+    r"^(?:pr |code )?(?:feedback|review|review comments?)\s*:|^(?:code )?review (?:for|of) (?:the )?(?:pr|mr|pull request)\b|"
+    r"^in [\w@/.\-]+\.\w+,? (?:around|at|on|near) lines?\b|"
     + REVIEW_RELAY
     + r"|\b(?:pr|code|reviewer'?s?) (?:feedback|review comments?|comments)\b",
     re.A,
+)
+
+# A turn that announces a new topic ("next thing I wanted to change ...", "pivoting really quickly, ...",
+# "another thing, ...", "on a different note") is about something else than what the assistant just did:
+# no correction of it, and often new work (a goal).
+NEW_TOPIC = Cue(
+    r"\b(?:next|another|one more|other|different) thing\b|\bpivot(?:ing)?\b|\bswitching gears\b|\bon a (?:different|"
+    r"separate|side) note\b|\bunrelated(?: to this)?,|\bchanging (?:the )?(?:topic|subject)\b|\bmoving on\b"
 )
 
 # --- what the previous assistant message did --------------------------------------------------------

@@ -2,9 +2,11 @@
 
 A goal is what the work is trying to achieve: a feature, fix, set-up or investigation objective, or a
 substantive deliverable. Mechanical steps (commit, push, run, show, install one thing), information
-questions, work given only by reference ("work on bead spotter-4te") and steps on something just shown
-("please fix these") are not goals; "is there a way to ...", "update X to show ..." and a few words
-with an objective verb ("harden gitleaks for this repo") are. Status signals
+questions and requests to be told ("should X be proxied?", "explain what X does"), work given only by
+reference ("work on bead spotter-4te"), steps on something just shown ("please fix these") and relayed
+review remarks are not goals; "is there a way to ...", "update X to show ...", opening an ideation
+("let's brainstorm ...") and a few words with an objective verb ("harden gitleaks for this repo") are.
+Status signals
 ("that's done", "let's park this", "blocked on X", "forget about it") set ``context.status``; a
 message that only moves a goal's status yields a ``goal_progress`` row instead of a new goal.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 import re
 
 from extractors.assistant_voice import reports_change
-from extractors.cues import FAIL_WORDS, GIVE_UP, REVIEW_PASTE, Cue, cues, fails, table, weigh
+from extractors.cues import FAIL_WORDS, GIVE_UP, NEW_TOPIC, REVIEW_PASTE, Cue, cues, fails, table, weigh
 from extractors.patterns import Hit, View, clip, sentence_at, squash
 
 THRESHOLD = 1.0
@@ -58,7 +60,6 @@ _GOAL = cues(
     (r"\b(?:implement|execute|follow) (?:the|this) (?:following )?plan\b|\bimplement the following\b", 1.3),
     (r"^(?:the )?(?:task|goal|objective|mission|feature request|new feature|bug|problem)\s*(?:is|:)", 1.1),
     (
-        r"\b(?:i'?m|we'?re|i am|we are) (?:working on|building|developing|writing|migrating|porting|setting up)\b|"
         r"\blet'?s work on\b|\bi need help (?:with|to|getting)\b|\bhelp me (?:with )?(?:get|make|set|build|fix|figure)\b",
         1.0,
     ),
@@ -74,6 +75,14 @@ _GOAL = cues(
         0.9,
     ),
     (r"\b(?:find|figure) out (?:why|how|what|where)\b|\binvestigate (?:why|how|what|the)\b", 0.9),
+    # Opening an ideation: "let's brainstorm", "start thinking about what level 2 should look like", "I need
+    # ideas of how to ...", "I wanted to strategize about ...".
+    (
+        r"\b(?:let'?s|lets|we should|we need to|i want to|i wanted to|i'?d like to|start) (?:\w+ )?(?:think(?:ing)?|"
+        r"brainstorm(?:ing)?|strategi[sz]e|explore|discuss|rethink|come up with)\b|\b(?:i need|any|give me|some) "
+        r"ideas\b|\bideas (?:for|of|on) how\b",
+        1.0,
+    ),
     (
         r"^(?:so,? |ok(?:ay)?,? |now,? |alright,? )?how (?:do|can|could|would|should) (?:we|i|you) (?:\w+ )?"
         r"(?:enable|make|set up|setup|get|fix|disable|add|install|configure|build|create|implement|deploy|"
@@ -136,11 +145,12 @@ _MECHANICAL = re.compile(
     r"explain|describe|summari[sz]e|look at|search|grep|ssh|cd|go to|switch to|give|change|enable|disable|"
     r"publish|cycle|create the|add (?:it|this|that|them)|work on|do next|do the|do it|yes|no|ok|sure)\b"
 )
-# "please fix these", "fix these lint errors": a step on something just shown, not an objective.
+# "please fix these", "add these in the README", "review this proposal with X": a step on something just
+# shown, not an objective.
 _DEICTIC_STEP = re.compile(
-    r"^(?:please |pls |can you |could you |now |ok(?:ay)?,? )?(?:fix|do|handle|address|solve|resolve|check|"
-    r"debug|investigate|troubleshoot|look into) "
-    r"(?:these|this|that|it|them|those)\b"
+    r"^(?:please |pls |(?:can|could) you (?:please )?|now |ok(?:ay)?,? )?(?:add|put|include|update|apply|use|change|"
+    r"move|save|write|document|test|run|try|implement|fix|do|handle|address|solve|resolve|check|debug|investigate|"
+    r"troubleshoot|look into|review|merge|revert|remove|delete|rename) (?:these|this|that|it|them|those)\b"
 )
 _REFERENCE_ONLY = re.compile(
     r"^(?:please )?(?:work on|implement|do|tackle|pick up|handle|continue|start|finish|close)\s+"
@@ -149,6 +159,39 @@ _REFERENCE_ONLY = re.compile(
 _INFO_QUESTION = re.compile(
     r"^(?:what|which|who|where|when|is|are|does|do|did|has|have|can you explain|what'?s|whats|how (?:does|is|are|much|many|long|hard|big))\b"
 )
+# A question asks for work when it requests a change or a way to reach something ("can we log errors
+# when ...?", "how do we enable ...?", "any ideas why the uploads fail?"); any other question in a running
+# exchange ("should the dns entries be proxied?", "oauth won't work for previews, right?") asks to be told.
+_ASKS_WORK = re.compile(
+    r"\b(?:can|could|would|will) (?:we|you)(?: please| also| just| maybe){0,2} (?!tell|explain|confirm|clarify|"
+    r"check|see|share|show|remind|list|describe|summari[sz]e|give|let|help me understand)[a-z]+|"
+    r"\bhow (?:do|can|could|would|should|will) (?:we|you)\b|\bway (?:to|of)\b|\bany ideas?\b|"
+    r"\bwe (?:should|need|must|have to)\b|(?<!do )\bi (?:want|need|'d like|would like)\b|\blet'?s\b|\banaly[sz]e\b|"
+    r"\binvestigate\b|\bfigure out\b|\bhelp me\b"
+)
+# Asking to be told rather than for work: "explain what X does", "give me an overview of ...", "can you
+# list, in 5 bullet points, the strengths ...", "tell me if I'm wrong" (eval README: information requests
+# are not goals, whether asked as a question or as an order).
+_TELL_ME = Cue(
+    r"\b(?:explain|describe|summari[sz]e)(?: to me| me)? (?:what|how|why|the|this|that|it|these|those|in|whether|if)\b|"
+    r"\b(?:give|show) me (?:an? |the )?(?:overview|summary|rundown|breakdown|list)\b|\bcan you (?:please )?list\b|"
+    r"\blist,? (?:in|the|all)\b[^.?!\n]{0,30}\b(?:points|what|which)\b|\btell me (?:what|how|why|if|whether|about)\b"
+)
+# Version-control chores anywhere in a short prompt ("okay lets commit these changes and push", "first
+# commit the previous task, then proceed", "create a pr for phase 12"): steps, not objectives. (Not a
+# command being named: "where you type git commit".)
+_VCS_STEP = Cue(
+    r"(?<!git )(?<!git-)\b(?:commit|push|(?:create|open|make|raise|submit) (?:a |the )?(?:pr|pull request)|merge|"
+    r"rebase|pull in|branch off)\b(?!-)",
+    need="commit push pr pull merge rebase branch",
+)
+# "I'm building / we're setting up X" frames the work when it opens a thread; later in one it narrates what
+# the operator is doing at the moment ("ok i am setting up the dns entries. should they be proxied?").
+_DOING = Cue(
+    r"\b(?:i'?m|we'?re|i am|we are) (?:working on|building|developing|writing|migrating|porting|setting up)\b"
+)
+# A literal that every form of REVIEW_PASTE holds (a cheap gate before the full pattern).
+_REVIEW_WORDS = re.compile(r"review|feedback|comment|bot\b|@|^in |point|remark|finding|suggestion|concern")
 _SUBSTANTIVE = Cue(
     r"\b(?:so (?:that|i|we)|report|all|every|each|full|feature|plan|system|pipeline|architecture|"
     r"security|performance|hardening|history|workflow|support|integration|program|notebook|library|app|"
@@ -237,20 +280,33 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
         score -= 0.9
     if _REFERENCE_ONLY.match(low) and v.words <= 25:
         score -= 2.0
-    if v.words <= 8 and _DEICTIC_STEP.match(low):
+    if v.words <= 20 and _DEICTIC_STEP.match(low):
         score -= 0.9
     if v.question and _INFO_QUESTION.match(low) and score < 1.0:
         score -= 0.6
+    elif v.question and v.prev and not _ASKS_WORK.search(low[:600]):
+        score -= 1.0
+    if _TELL_ME.search(low[:600], tok):
+        score -= 1.0
+    if v.prev and NEW_TOPIC.search(low[:150], tok):
+        score += 0.6
+    if v.words <= 40 and _VCS_STEP.search(low[:300], tok):
+        score -= 0.8
+    if _REVIEW_WORDS.search(low[:400]) and REVIEW_PASTE.search(low[:400]):
+        score -= 1.0  # pasted or relayed review remarks correct the work under review; they set no objective
     if v.words >= 15:
         # Substantive requests take some words; "add an icon" is a tweak, not an objective.
         score += 0.2 if v.words < 40 else 0.3
     if not v.prev:
         # The first prompt of a thread usually states what the session is for.
         score += 0.4
+        if _DOING.search(low[:800], tok):
+            score += 1.0
         if fails(low[:400], tok) or _BUG.search(low[:200], tok):
             score += 0.6
     if correction >= 1.0:
-        score -= 0.5
+        # (Lightly: a correction can set new work too, and the model reads the correction evidence itself.)
+        score -= 0.2
     return score, pos
 
 
