@@ -1,12 +1,14 @@
 """A real PostgreSQL for the team server tests: initdb + pg_ctl into a temp dir (unix socket only,
-no TCP port), once per test session, with the machine's PostgreSQL binaries (scripts/test.sh installs
-them when missing). As root, the cluster runs as the `postgres` user (initdb refuses root). Each test
+no TCP port), once per test session. The binaries are those the `pgserver` wheel bundles (PostgreSQL 16
+with pgvector; the dev extra installs it) when it is installed, else the machine's (scripts/test.sh
+installs the Debian packages when missing; Debian bookworm has no pgvector package). As root, the cluster runs as the `postgres` user (initdb refuses root). Each test
 module gets its own database; `serve` starts the FastAPI app on a loopback port in a thread."""
 
 from __future__ import annotations
 
 import contextlib
 import glob
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -21,7 +23,20 @@ import pytest
 from total_recall.ui.server import in_thread, loopback
 
 
+def _pgserver_bindir() -> Path | None:
+    """pgserver's bundled binaries, found without importing the package (its import has side effects)."""
+    spec = importlib.util.find_spec("pgserver")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        bindir = Path(root) / "pginstall" / "bin"
+        if (bindir / "initdb").is_file() and (bindir / "pg_ctl").is_file():
+            return bindir
+    return None
+
+
 def _bindir() -> Path | None:
+    bundled = _pgserver_bindir()
+    if bundled is not None:
+        return bundled
     found = shutil.which("initdb")
     if found:
         return Path(found).parent
@@ -48,11 +63,21 @@ class Postgres:
     def has_pgvector(self) -> bool:
         import psycopg
 
+        from total_recall.server.migrations import vector_available
+
         with psycopg.connect(self.dsn()) as conn:
-            return (
-                conn.execute("SELECT 1 FROM pg_available_extensions WHERE name='vector'").fetchone()
-                is not None
-            )
+            return vector_available(conn)
+
+    def new_role_database(self, role: str) -> str:
+        """A database owned by a role that is not a superuser (it cannot CREATE EXTENSION vector, as on
+        a managed PostgreSQL without pgvector); the DSN connects as that role."""
+        import psycopg
+
+        name = "t_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            conn.execute(f"CREATE ROLE {role} LOGIN")
+            conn.execute(f"CREATE DATABASE {name} OWNER {role}")
+        return f"host={self.socket_dir} port={self.port} user={role} dbname={name}"
 
 
 def _as_postgres(cmd: list[str]) -> list[str]:

@@ -38,10 +38,6 @@ class Principal:
     def may_see(self, project_id: str) -> bool:
         return self.scope is None or project_id in self.scope
 
-    @property
-    def rate_key(self) -> str:
-        return f"t{self.token_id}" if self.token_id is not None else f"u{self.user_id}"
-
 
 def hash_password(password: str) -> str:
     return _hasher.hash(password)

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from lib.project_id import valid_project_id
-from total_recall.server import store
+from total_recall.server import hotpath, store
 from total_recall.server.auth import (
     Principal,
     Unauthorized,
@@ -26,7 +26,9 @@ from total_recall.server.auth import (
 )
 from total_recall.server.config import ServerConfig
 from total_recall.server.errors import ApiError
-from total_recall.server.migrations import current_version
+from total_recall.server.hotpath import Credential, Outcome
+from total_recall.server.migrations import current_version, has_vectors
+from total_recall.server.vectors import ServerVectors
 
 router = APIRouter(prefix="/api")
 BIGINT = 2**63 - 1
@@ -50,26 +52,71 @@ def _config(request: Request) -> ServerConfig:
     return cfg
 
 
-def _principal(request: Request, conn: Conn) -> Principal:
-    cfg = _config(request)
+def _unauthorized(message: str) -> ApiError:
+    return ApiError(401, message, {"WWW-Authenticate": "Bearer"})
+
+
+def _credential(request: Request) -> Credential:
+    """The caller's credential, checked as far as it can be without the database (a JWT's signature
+    and expiry), then rate-limited per credential before any query runs."""
     try:
         credential = bearer(request.headers.get("authorization"))
         if is_api_token(credential):
-            who = store.token_principal(conn, token_hash(credential))
-            if who is None:
-                raise Unauthorized("the API token is not valid or was revoked")
+            cred, key = Credential(token_hash=token_hash(credential)), "t" + token_hash(credential)
         else:
-            uid, _ = read_jwt(credential, cfg.secret)
-            name = store.user_name(conn, uid)
-            if name is None:
-                raise Unauthorized("the user of this access token no longer exists")
-            who = Principal(uid, name)
+            uid, _ = read_jwt(credential, _config(request).secret)
+            cred, key = Credential(user_id=uid), f"u{uid}"
     except Unauthorized as exc:
-        raise ApiError(401, str(exc), {"WWW-Authenticate": "Bearer"}) from None
-    wait = request.app.state.limiter.take(who.rate_key)
+        raise _unauthorized(str(exc)) from None
+    wait = request.app.state.limiter.take(key)
     if wait:
         raise ApiError(429, "too many requests for this token", {"Retry-After": str(max(1, round(wait)))})
-    return who
+    return cred
+
+
+Cred = Annotated[Credential, Depends(_credential)]
+
+
+def _principal(request: Request, conn: Conn, cred: Cred) -> Principal:
+    """Who is calling, looked up (the routes other than push and recall, which check in their statement)."""
+    if cred.token_hash is not None:
+        who = store.token_principal(conn, cred.token_hash)
+        if who is None:
+            raise _unauthorized("the API token is not valid or was revoked")
+        return who
+    assert cred.user_id is not None
+    name = store.user_name(conn, cred.user_id)
+    if name is None:
+        raise _unauthorized("the user of this access token no longer exists")
+    return Principal(cred.user_id, name)
+
+
+def _checked(out: Outcome, cred: Credential, need: tuple[str, ...]) -> Outcome:
+    """401 / 404 / 403 from a hot-path statement's caller check, in that order."""
+    if out.callers == 0:
+        raise _unauthorized(
+            "the API token is not valid or was revoked"
+            if cred.token_hash is not None
+            else "the user of this access token no longer exists"
+        )
+    if out.role is None:
+        raise ApiError(404, "no such project (or not visible to this token)")
+    if out.role not in need:
+        raise ApiError(403, f"a {out.role} of this project cannot do this (needs {' or '.join(need)})")
+    return out
+
+
+def _vectors(request: Request, conn: psycopg.Connection) -> ServerVectors | None:
+    """The server's model when it has one and the schema has the vector column (checked once)."""
+    state = request.app.state
+    if state.vectors is None:
+        model = _config(request).embed
+        state.vectors = ServerVectors(model) if model is not None and has_vectors(conn) else False
+    return state.vectors or None
+
+
+def _json(body: str | None, status: int = 200) -> Response:
+    return Response(body or "null", status_code=status, media_type="application/json")
 
 
 Who = Annotated[Principal, Depends(_principal)]
@@ -159,36 +206,45 @@ def login(body: LoginIn, request: Request, conn: Conn) -> dict[str, Any]:
 
 
 @router.post("/conversation-contexts", status_code=201)
-def push_context(
-    body: ContextIn, request: Request, response: Response, conn: Conn, who: Who
-) -> dict[str, Any]:
+def push_context(body: ContextIn, request: Request, conn: Conn, cred: Cred) -> Response:
     """Store one context; a `client_key` already stored in the project answers 200 with that row."""
     lim = _config(request).limits
-    _role(conn, who, body.project_id, store.WRITERS)
+    if not valid_project_id(body.project_id):
+        raise ApiError(404, "no such project (or not visible to this token)")
     data = body.model_dump()
     _text("title", data["title"], lim.max_title)
     _text("dense_summary", data["dense_summary"], lim.max_summary)
     _json_field("metadata", data["metadata"], lim.max_metadata)
-    row, created = store.insert_context(conn, who, data)
-    if not created:
-        response.status_code = 200
-    return row
+    vectors, vector = _vectors(request, conn), None
+    if vectors is not None:
+        _checked(hotpath.access(conn, cred, body.project_id, store.WRITERS), cred, store.WRITERS)
+        vector = vectors.document(data["title"], data["dense_summary"])
+    out = _checked(hotpath.push(conn, cred, data, store.WRITERS, vector), cred, store.WRITERS)
+    return _json(out.body, 201 if out.created else 200)
 
 
 @router.get("/conversation-contexts/recall")
 def recall(
     request: Request,
     conn: Conn,
-    who: Who,
+    cred: Cred,
     project_id: Annotated[str, Query(min_length=1, max_length=128)],
     q: Annotated[str, Query(max_length=1000)] = "",
     min_relevance_score: Annotated[float, Query(ge=0, le=10)] = 0.0,
     limit: Annotated[int, Query(ge=1)] = 10,
-) -> list[dict[str, Any]]:
-    """Contexts of the project, best first: text match (websearch syntax) + relevance + recency."""
-    _role(conn, who, project_id, store.ROLES)
+) -> Response:
+    """Contexts of the project, best first: text match (websearch syntax) + relevance + recency, and
+    similarity to the query when the server has vectors."""
+    if not valid_project_id(project_id):
+        raise ApiError(404, "no such project (or not visible to this token)")
     limit = min(limit, _config(request).limits.max_page)
-    return store.recall(conn, who, project_id, q.replace("\x00", " "), min_relevance_score, limit)
+    q = q.replace("\x00", " ")
+    vectors, qv = _vectors(request, conn), None
+    if vectors is not None and q.strip():
+        _checked(hotpath.access(conn, cred, project_id, store.ROLES), cred, store.ROLES)
+        qv = vectors.query(q)
+    out = hotpath.recall(conn, cred, project_id, q, min_relevance_score, limit, store.ROLES, qv)
+    return _json(_checked(out, cred, store.ROLES).body)
 
 
 def _visible_context(conn: psycopg.Connection, who: Principal, cid: int, need: tuple[str, ...]) -> str:
