@@ -12,15 +12,17 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from total_recall.ui.server import in_thread, loopback
+from total_recall.ui.server import free_port, in_thread, loopback
 
 
 def _pgserver_bindir() -> Path | None:
@@ -124,3 +126,35 @@ def serve(app: object) -> Iterator[str]:
     """Run an ASGI app with uvicorn on a loopback port in a thread; yields its base URL."""
     with in_thread(loopback(app)) as url:
         yield url
+
+
+@contextlib.contextmanager
+def server_process(
+    dsn: str | None, secret: str, *args: str, env: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`total-recall server run` as its own process on a loopback port (tests and bench/bench_team.py);
+    yields (base URL, process) once /api/health answers, and stops it after. No `dsn`: the
+    environment's TOTAL_RECALL_SERVER_DSN."""
+    import httpx
+
+    port = free_port()
+    full_env = {**os.environ, **(env or {}), "TOTAL_RECALL_SERVER_SECRET": secret}
+    cmd = [sys.executable, "-m", "total_recall", "server", "run", "--port", str(port), *args]
+    cmd += ["--dsn", dsn] if dsn else []
+    proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(url + "/api/health").status_code == 200:
+                    break
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                raise RuntimeError(f"the server did not start: {err}")
+            time.sleep(0.1)
+        yield url, proc
+    finally:
+        proc.terminate()
+        proc.wait(15)

@@ -187,7 +187,8 @@ def context_project(conn: psycopg.Connection, cid: int) -> str | None:
 def delete_context(conn: psycopg.Connection, who: Principal, project_id: str, cid: int) -> bool:
     with conn.transaction():  # the row and its audit line together (the pool's connections autocommit)
         row = conn.execute(
-            "DELETE FROM conversation_contexts WHERE id = %s AND project_id = %s RETURNING id", (cid, project_id)
+            "DELETE FROM conversation_contexts WHERE id = %s AND project_id = %s RETURNING id",
+            (cid, project_id),
         ).fetchone()
         if row is not None:
             audit(conn, who, project_id, "delete", str(cid))
