@@ -4,6 +4,7 @@ token's scope) and a row of such a project are 404, never 403, so ids cannot be 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -35,12 +36,18 @@ BIGINT = 2**63 - 1
 RowId = Annotated[int, Path(ge=1, le=BIGINT)]
 
 
-def _conn(request: Request) -> Iterator[psycopg.Connection]:
+@contextlib.contextmanager
+def _connection(request: Request) -> Iterator[psycopg.Connection]:
     try:
         with request.app.state.pool.connection() as conn:
             yield conn
     except psycopg.OperationalError as exc:
         raise ApiError(503, f"database unavailable: {type(exc).__name__}") from None
+
+
+def _conn(request: Request) -> Iterator[psycopg.Connection]:
+    with _connection(request) as conn:
+        yield conn
 
 
 # "function" scope: the transaction commits before the response is sent, so a 201 means stored.
@@ -56,9 +63,10 @@ def _unauthorized(message: str) -> ApiError:
     return ApiError(401, message, {"WWW-Authenticate": "Bearer"})
 
 
-def _credential(request: Request) -> Credential:
+async def _credential(request: Request) -> Credential:
     """The caller's credential, checked as far as it can be without the database (a JWT's signature
-    and expiry), then rate-limited per credential before any query runs."""
+    and expiry), then rate-limited per credential before any query runs. Async: it never blocks, and
+    FastAPI runs a sync dependency through the thread pool (a hop per request)."""
     try:
         credential = bearer(request.headers.get("authorization"))
         if is_api_token(credential):
@@ -206,8 +214,9 @@ def login(body: LoginIn, request: Request, conn: Conn) -> dict[str, Any]:
 
 
 @router.post("/conversation-contexts", status_code=201)
-def push_context(body: ContextIn, request: Request, conn: Conn, cred: Cred) -> Response:
-    """Store one context; a `client_key` already stored in the project answers 200 with that row."""
+def push_context(body: ContextIn, request: Request, cred: Cred) -> Response:
+    """Store one context; a `client_key` already stored in the project answers 200 with that row.
+    (Push and recall take their connection in the body, not as a dependency: one thread hop.)"""
     lim = _config(request).limits
     if not valid_project_id(body.project_id):
         raise ApiError(404, "no such project (or not visible to this token)")
@@ -215,18 +224,18 @@ def push_context(body: ContextIn, request: Request, conn: Conn, cred: Cred) -> R
     _text("title", data["title"], lim.max_title)
     _text("dense_summary", data["dense_summary"], lim.max_summary)
     _json_field("metadata", data["metadata"], lim.max_metadata)
-    vectors, vector = _vectors(request, conn), None
-    if vectors is not None:
-        _checked(hotpath.access(conn, cred, body.project_id, store.WRITERS), cred, store.WRITERS)
-        vector = vectors.document(data["title"], data["dense_summary"])
-    out = _checked(hotpath.push(conn, cred, data, store.WRITERS, vector), cred, store.WRITERS)
+    with _connection(request) as conn:
+        vectors, vector = _vectors(request, conn), None
+        if vectors is not None:
+            _checked(hotpath.access(conn, cred, body.project_id, store.WRITERS), cred, store.WRITERS)
+            vector = vectors.document(data["title"], data["dense_summary"])
+        out = _checked(hotpath.push(conn, cred, data, store.WRITERS, vector), cred, store.WRITERS)
     return _json(out.body, 201 if out.created else 200)
 
 
 @router.get("/conversation-contexts/recall")
 def recall(
     request: Request,
-    conn: Conn,
     cred: Cred,
     project_id: Annotated[str, Query(min_length=1, max_length=128)],
     q: Annotated[str, Query(max_length=1000)] = "",
@@ -239,11 +248,12 @@ def recall(
         raise ApiError(404, "no such project (or not visible to this token)")
     limit = min(limit, _config(request).limits.max_page)
     q = q.replace("\x00", " ")
-    vectors, qv = _vectors(request, conn), None
-    if vectors is not None and q.strip():
-        _checked(hotpath.access(conn, cred, project_id, store.ROLES), cred, store.ROLES)
-        qv = vectors.query(q)
-    out = hotpath.recall(conn, cred, project_id, q, min_relevance_score, limit, store.ROLES, qv)
+    with _connection(request) as conn:
+        vectors, qv = _vectors(request, conn), None
+        if vectors is not None and q.strip():
+            _checked(hotpath.access(conn, cred, project_id, store.ROLES), cred, store.ROLES)
+            qv = vectors.query(q)
+        out = hotpath.recall(conn, cred, project_id, q, min_relevance_score, limit, store.ROLES, qv)
     return _json(_checked(out, cred, store.ROLES).body)
 
 

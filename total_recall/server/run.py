@@ -20,7 +20,7 @@ def _serve(config: ServerConfig, sock: socket.socket) -> None:
 
     if config.embed is not None:
         ServerVectors(config.embed).check()  # load the model in this process (not before the fork)
-    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning", access_log=False))
     server.run(sockets=[sock])
 
 
