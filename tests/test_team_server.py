@@ -310,6 +310,75 @@ def test_a_revoked_token_is_401(world: World) -> None:
     assert_error(httpx.get(world.url + f"/api/projects/{PA}", headers=h(tok)), 401)
 
 
+def test_revocation_is_immediate_on_push_and_recall(world: World) -> None:
+    """Push and recall check the token in their one statement: no cache lets a revoked token through,
+    even on the same keep-alive connection right after a successful call."""
+    with psycopg.connect(world.dsn, autocommit=True) as conn:
+        tok, digest = new_api_token()
+        tid = store.add_token(conn, "alice", digest, "laptop", None)
+    recall = ("/api/conversation-contexts/recall", {"project_id": PA, "q": "postgresql"})
+    with httpx.Client(base_url=world.url, headers=h(tok)) as http:
+        assert http.get(recall[0], params=recall[1]).status_code == 200
+        assert http.post("/api/conversation-contexts", json=ctx(client_key="before-revoke")).status_code in (
+            200,
+            201,
+        )
+        with psycopg.connect(world.dsn, autocommit=True) as conn:
+            store.revoke_token(conn, tid, None)
+        assert_error(http.get(recall[0], params=recall[1]), 401)
+        assert_error(http.post("/api/conversation-contexts", json=ctx(client_key="after-revoke")), 401)
+    with psycopg.connect(world.dsn) as conn:
+        stored = conn.execute("SELECT count(*) FROM conversation_contexts WHERE client_key = 'after-revoke'")
+        assert stored.fetchone() == (0,)
+
+
+def test_push_and_recall_with_a_login_jwt_and_their_refusals_leave_no_trace(world: World) -> None:
+    """The JWT path of the one-statement check, and a refused call (reader pushing, outsider reading,
+    scoped token outside its scope) writes neither a row nor an audit line."""
+    jwt_h = h(issue_jwt(world.alice_id, "alice", SECRET, 60))
+    r = httpx.post(world.url + "/api/conversation-contexts", json=ctx(client_key="by-jwt"), headers=jwt_h)
+    assert r.status_code in (200, 201) and r.json()["created_by"] == "alice"
+    got = httpx.get(
+        world.url + "/api/conversation-contexts/recall", params={"project_id": PA, "q": "x"}, headers=jwt_h
+    )
+    assert got.status_code == 200
+    with psycopg.connect(world.dsn) as conn:
+        before = conn.execute("SELECT count(*) FROM audit_log").fetchone()
+    refused = [
+        (world.carol, "post", PA, 403),
+        (world.bob, "post", PA, 404),
+        (world.bob, "get", PA, 404),
+        (world.alice_scoped, "get", "proj-a2", 404),
+        (world.alice_scoped, "post", "proj-a2", 404),
+    ]
+    for token, method, project, status in refused:
+        if method == "post":
+            r = httpx.post(
+                world.url + "/api/conversation-contexts",
+                json=ctx(project, client_key="refused"),
+                headers=h(token),
+            )
+        else:
+            r = httpx.get(
+                world.url + "/api/conversation-contexts/recall",
+                params={"project_id": project, "q": "postgresql"},
+                headers=h(token),
+            )
+        assert_error(r, status)
+    with psycopg.connect(world.dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM audit_log").fetchone() == before
+        assert conn.execute(
+            "SELECT count(*) FROM conversation_contexts WHERE client_key = 'refused'"
+        ).fetchone() == (0,)
+    gone = issue_jwt(987654, "ghost", SECRET, 60)
+    assert_error(
+        httpx.get(
+            world.url + "/api/conversation-contexts/recall", params={"project_id": PA}, headers=h(gone)
+        ),
+        401,
+    )
+
+
 @pytest.mark.parametrize("text", NASTY)
 def test_sql_and_tsquery_metacharacters_in_every_text_field(world: World, text: str) -> None:
     clean = text.replace("\\x00", "")

@@ -7,8 +7,8 @@ next request.
 
 The statement answers `callers` (0: no such token or user, a 401), the caller's `role` in the project
 (NULL: it cannot see it, a 404; not one of `need`: a 403) and the rows, so the route maps the outcome
-without another query. With vectors (pgvector and an embedding model on the server) the query's vector
-is computed after a separate access check (`access`), so no one without a role makes the server embed.
+without another query. With vectors (pgvector and an embedding model on the server) the vector is
+computed after a separate check (`caller`), so no one without a role makes the server embed.
 """
 
 from __future__ import annotations
@@ -19,16 +19,11 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from total_recall.server.auth import Credential, Principal
 
-@dataclass(frozen=True, slots=True)
-class Credential:
-    """A checked-later credential: the hash of an API token, or the user id of a valid JWT."""
 
-    token_hash: str | None = None
-    user_id: int | None = None
-
-    def params(self, project_id: str, need: tuple[str, ...]) -> dict[str, Any]:
-        return {"th": self.token_hash, "uid": self.user_id, "p": project_id, "need": list(need)}
+def _params(cred: Credential, project_id: str, need: tuple[str, ...]) -> dict[str, Any]:
+    return {"th": cred.token_hash, "uid": cred.user_id, "p": project_id, "need": list(need)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +145,7 @@ def recall(
     query_vector: tuple[str, str] | None = None,
 ) -> Outcome:
     """The project's contexts, best first (JSON text); `query_vector` is (model, pgvector literal)."""
-    params = {**cred.params(project_id, need), "q": q, "min": min_score, "limit": limit}
+    params = {**_params(cred, project_id, need), "q": q, "min": min_score, "limit": limit}
     if query_vector is not None and q.strip():
         sql = RECALL_VECTORS
         params["model"], params["qv"] = query_vector
@@ -204,7 +199,7 @@ def push(
 ) -> Outcome:
     """Insert one context; a `client_key` the project holds already answers that row (created False)."""
     params = {
-        **cred.params(ctx["project_id"], need),
+        **_params(cred, ctx["project_id"], need),
         "title": ctx["title"],
         "summary": ctx["dense_summary"],
         "ctype": ctx["context_type"],
@@ -226,11 +221,15 @@ def push(
     return Outcome(callers, role, old[0], False)
 
 
-ACCESS_ONLY = ACCESS + "\nSELECT " + _STATUS
+CALLER = ACCESS + "\nSELECT user_id, token_id, user_name, role FROM access"
 
 
-def access(conn: psycopg.Connection, cred: Credential, project_id: str, need: tuple[str, ...]) -> Outcome:
-    """Only the caller check (before work that costs CPU whoever asks, such as embedding)."""
-    row = conn.execute(ACCESS_ONLY, cred.params(project_id, need)).fetchone()
-    assert row is not None
-    return Outcome(int(row[0]), row[1])
+def caller(
+    conn: psycopg.Connection, cred: Credential, project_id: str = ""
+) -> tuple[Principal, str | None] | None:
+    """The caller and its role in `project_id` (None: it cannot see it); None when the credential is
+    not (or no longer) valid. The one authorisation rule, for every route that is not push or recall."""
+    row = conn.execute(CALLER, _params(cred, project_id, ())).fetchone()
+    if row is None:
+        return None
+    return Principal(int(row[0]), str(row[2]), row[1], cred), row[3]

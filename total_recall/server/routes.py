@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from lib.project_id import valid_project_id
 from total_recall.server import hotpath, store
 from total_recall.server.auth import (
+    Credential,
     Principal,
     Unauthorized,
     bearer,
@@ -27,7 +28,6 @@ from total_recall.server.auth import (
 )
 from total_recall.server.config import ServerConfig
 from total_recall.server.errors import ApiError
-from total_recall.server.hotpath import Credential, Outcome
 from total_recall.server.migrations import current_version, has_vectors
 from total_recall.server.vectors import ServerVectors
 
@@ -85,33 +85,37 @@ async def _credential(request: Request) -> Credential:
 Cred = Annotated[Credential, Depends(_credential)]
 
 
-def _principal(request: Request, conn: Conn, cred: Cred) -> Principal:
-    """Who is calling, looked up (the routes other than push and recall, which check in their statement)."""
+def _principal(conn: Conn, cred: Cred) -> Principal:
+    """Who is calling (the routes other than push and recall, which check in their own statement)."""
+    found = hotpath.caller(conn, cred)
+    if found is None:
+        raise _unauthorized(_invalid(cred))
+    return found[0]
+
+
+def _invalid(cred: Credential) -> str:
     if cred.token_hash is not None:
-        who = store.token_principal(conn, cred.token_hash)
-        if who is None:
-            raise _unauthorized("the API token is not valid or was revoked")
-        return who
-    assert cred.user_id is not None
-    name = store.user_name(conn, cred.user_id)
-    if name is None:
-        raise _unauthorized("the user of this access token no longer exists")
-    return Principal(cred.user_id, name)
+        return "the API token is not valid or was revoked"
+    return "the user of this access token no longer exists"
 
 
-def _checked(out: Outcome, cred: Credential, need: tuple[str, ...]) -> Outcome:
-    """401 / 404 / 403 from a hot-path statement's caller check, in that order."""
-    if out.callers == 0:
-        raise _unauthorized(
-            "the API token is not valid or was revoked"
-            if cred.token_hash is not None
-            else "the user of this access token no longer exists"
-        )
-    if out.role is None:
+def _checked(callers: int, role: str | None, cred: Credential, need: tuple[str, ...]) -> str:
+    """401 (no such caller) / 404 (cannot see the project) / 403 (role not in `need`), in that order."""
+    if callers == 0:
+        raise _unauthorized(_invalid(cred))
+    if role is None:
         raise ApiError(404, "no such project (or not visible to this token)")
-    if out.role not in need:
-        raise ApiError(403, f"a {out.role} of this project cannot do this (needs {' or '.join(need)})")
-    return out
+    if role not in need:
+        raise ApiError(403, f"a {role} of this project cannot do this (needs {' or '.join(need)})")
+    return role
+
+
+def _role(conn: psycopg.Connection, cred: Credential, project_id: str, need: tuple[str, ...]) -> str:
+    """The caller's role in the project (the one rule: hotpath.ACCESS), or the 401/404/403."""
+    if not valid_project_id(project_id):
+        raise ApiError(404, "no such project (or not visible to this token)")
+    found = hotpath.caller(conn, cred, project_id)
+    return _checked(0 if found is None else 1, found[1] if found else None, cred, need)
 
 
 def _vectors(request: Request, conn: psycopg.Connection) -> ServerVectors | None:
@@ -128,16 +132,6 @@ def _json(body: str | None, status: int = 200) -> Response:
 
 
 Who = Annotated[Principal, Depends(_principal)]
-
-
-def _role(conn: psycopg.Connection, who: Principal, project_id: str, need: tuple[str, ...]) -> str:
-    """The caller's role; 404 when it cannot see the project, 403 when its role is not in `need`."""
-    role = store.role(conn, who, project_id) if valid_project_id(project_id) else None
-    if role is None:
-        raise ApiError(404, "no such project (or not visible to this token)")
-    if role not in need:
-        raise ApiError(403, f"a {role} of this project cannot do this (needs {' or '.join(need)})")
-    return role
 
 
 def _utf8(value: str) -> bool:
@@ -227,9 +221,10 @@ def push_context(body: ContextIn, request: Request, cred: Cred) -> Response:
     with _connection(request) as conn:
         vectors, vector = _vectors(request, conn), None
         if vectors is not None:
-            _checked(hotpath.access(conn, cred, body.project_id, store.WRITERS), cred, store.WRITERS)
+            _role(conn, cred, body.project_id, store.WRITERS)
             vector = vectors.document(data["title"], data["dense_summary"])
-        out = _checked(hotpath.push(conn, cred, data, store.WRITERS, vector), cred, store.WRITERS)
+        out = hotpath.push(conn, cred, data, store.WRITERS, vector)
+    _checked(out.callers, out.role, cred, store.WRITERS)
     return _json(out.body, 201 if out.created else 200)
 
 
@@ -251,17 +246,21 @@ def recall(
     with _connection(request) as conn:
         vectors, qv = _vectors(request, conn), None
         if vectors is not None and q.strip():
-            _checked(hotpath.access(conn, cred, project_id, store.ROLES), cred, store.ROLES)
+            _role(conn, cred, project_id, store.ROLES)
             qv = vectors.query(q)
         out = hotpath.recall(conn, cred, project_id, q, min_relevance_score, limit, store.ROLES, qv)
-    return _json(_checked(out, cred, store.ROLES).body)
+    _checked(out.callers, out.role, cred, store.ROLES)
+    return _json(out.body)
 
 
 def _visible_context(conn: psycopg.Connection, who: Principal, cid: int, need: tuple[str, ...]) -> str:
+    """The context's project, once the caller is known (`who`: a bad credential is 401 before any id
+    is looked at); a context of a project it cannot see is 404 like one that does not exist."""
     project_id = store.context_project(conn, cid)
-    if project_id is None or store.role(conn, who, project_id) is None:
+    found = hotpath.caller(conn, who.credential, project_id) if project_id is not None else None
+    if project_id is None or found is None or found[1] is None:
         raise ApiError(404, "no such context")
-    _role(conn, who, project_id, need)
+    _checked(1, found[1], who.credential, need)
     return project_id
 
 
@@ -286,14 +285,14 @@ def delete_context(cid: RowId, conn: Conn, who: Who) -> Response:
 @router.post("/project-states")
 def push_state(body: StateIn, request: Request, conn: Conn, who: Who) -> dict[str, Any]:
     """Upsert a state: the posted object's top-level keys are merged into the stored one."""
-    _role(conn, who, body.project_id, store.WRITERS)
+    _role(conn, who.credential, body.project_id, store.WRITERS)
     _json_field("state_data", body.state_data, _config(request).limits.max_metadata)
     return store.upsert_state(conn, who, body.project_id, body.state_type, body.state_data)
 
 
 @router.get("/projects/{project_id}")
 def project(project_id: str, conn: Conn, who: Who) -> dict[str, Any]:
-    role = _role(conn, who, project_id, store.ROLES)
+    role = _role(conn, who.credential, project_id, store.ROLES)
     return store.project_info(conn, project_id, role)
 
 
@@ -307,5 +306,5 @@ def audit(
     limit: Annotated[int, Query(ge=1)] = 50,
 ) -> list[dict[str, Any]]:
     """The project's audit log, newest first (owners only); page with `before=<smallest id seen>`."""
-    _role(conn, who, project_id, ("owner",))
+    _role(conn, who.credential, project_id, ("owner",))
     return store.audit_log(conn, project_id, before, min(limit, _config(request).limits.max_page))

@@ -67,11 +67,6 @@ def login_row(conn: psycopg.Connection, name: str) -> tuple[int, str] | None:
     return (int(row[0]), str(row[1])) if row else None
 
 
-def user_name(conn: psycopg.Connection, uid: int) -> str | None:
-    row = conn.execute("SELECT name FROM users WHERE id = %s", (uid,)).fetchone()
-    return str(row[0]) if row else None
-
-
 def add_project(conn: psycopg.Connection, project_id: str, owner: str) -> None:
     uid = user_id(conn, owner)
     with conn.transaction():
@@ -126,31 +121,6 @@ def list_tokens(conn: psycopg.Connection) -> list[dict[str, Any]]:
                FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY t.id"""
         )
         return [_row(r) for r in cur.fetchall()]
-
-
-def token_principal(conn: psycopg.Connection, token_hash: str) -> Principal | None:
-    row = conn.execute(
-        """SELECT t.id, t.user_id, u.name, t.projects FROM api_tokens t JOIN users u ON u.id = t.user_id
-           WHERE t.token_hash = %s AND t.revoked_at IS NULL""",
-        (token_hash,),
-    ).fetchone()
-    if row is None:
-        return None
-    scope = tuple(row[3]) if row[3] is not None else None
-    return Principal(int(row[1]), str(row[2]), int(row[0]), scope)
-
-
-# --- what the routes read and write ---
-
-
-def role(conn: psycopg.Connection, who: Principal, project_id: str) -> str | None:
-    """The caller's role in the project, or None when it cannot see it (not a member, out of scope)."""
-    if not who.may_see(project_id):
-        return None
-    row = conn.execute(
-        "SELECT role FROM memberships WHERE project_id = %s AND user_id = %s", (project_id, who.user_id)
-    ).fetchone()
-    return str(row[0]) if row else None
 
 
 def audit(
