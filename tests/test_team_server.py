@@ -107,6 +107,26 @@ def test_migrate_is_idempotent(world: World) -> None:
     assert again["applied"] == [] and again["version"] >= 1
 
 
+def test_a_version_1_database_is_upgraded_and_its_text_index_has_no_pending_list(
+    postgres: Postgres, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from total_recall.server import migrations
+
+    dsn = postgres.new_database()
+    with monkeypatch.context() as m:
+        m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
+        assert migrate(dsn)["version"] == 1
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'contexts_tsv'").fetchone() == (
+            None,
+        )
+    res = migrate(dsn)
+    assert res["applied"] == [2] and res["version"] == 2
+    with psycopg.connect(dsn) as conn:
+        options = conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'contexts_tsv'").fetchone()
+    assert options == (["fastupdate=off"],)
+
+
 ROUTES = [
     ("POST", "/api/conversation-contexts", ctx()),
     ("GET", f"/api/conversation-contexts/recall?project_id={PA}&q=x", None),
