@@ -244,6 +244,19 @@ def test_recall_ranks_matches_first_and_filters(world: World) -> None:
     assert [g["title"] for g in everything] == ["Deploy process", "Redis eviction"]  # relevance + recency
 
 
+def test_recency_is_ranked_in_double_precision(world: World) -> None:
+    """Not numeric: a numeric power() per matched row made a common word's recall tens of ms slower."""
+    from total_recall.server.hotpath import RECENCY
+
+    with psycopg.connect(world.dsn) as conn:
+        kind = conn.execute(
+            f"SELECT pg_typeof({RECENCY})::text FROM (SELECT now() AS created_at) c"
+        ).fetchone()
+        old = "power(0.5, extract(epoch FROM now() - c.created_at) / (30 * 86400.0))"
+        before = conn.execute(f"SELECT pg_typeof({old})::text FROM (SELECT now() AS created_at) c").fetchone()
+    assert kind == ("double precision",) and before == ("numeric",)
+
+
 def test_pages_are_bounded(world: World) -> None:
     r = httpx.get(
         world.url + "/api/conversation-contexts/recall",
