@@ -12,7 +12,11 @@ PY=${PYTHON:-python3}
 SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo "sudo")  # system packages below, when missing
 PGSERVER_BIN=$(.venv/bin/python -c "import importlib.util as u, pathlib as p; s = u.find_spec('pgserver'); print(p.Path(s.submodule_search_locations[0], 'pginstall/bin') if s else '')")
 if [ -x "$PGSERVER_BIN/initdb" ]; then
-    :  # pgserver's PostgreSQL with pgvector
+    # pgserver's PostgreSQL with pgvector; initdb refuses root, so as root the cluster runs as `postgres`
+    if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
+        useradd --system --no-create-home --shell /usr/sbin/nologin postgres \
+            || echo "could not create the postgres user: the team server tests will skip" >&2
+    fi
 elif ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1; then
         { $SUDO apt-get update -q && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; } \

@@ -82,6 +82,16 @@ class Postgres:
         return f"host={self.socket_dir} port={self.port} user={role} dbname={name}"
 
 
+def _has_user(name: str) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
 def _as_postgres(cmd: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
 
@@ -92,6 +102,8 @@ def temp_postgres() -> Iterator[Postgres]:
     bindir = _bindir()
     if bindir is None:
         raise LookupError("PostgreSQL binaries not found (scripts/test.sh installs the `postgresql` package)")
+    if os.geteuid() == 0 and shutil.which("runuser") and not _has_user("postgres"):
+        raise LookupError("running as root without a `postgres` user for initdb (scripts/test.sh creates it)")
     base = tempfile.mkdtemp(prefix="tr-pg-")
     data, sock = os.path.join(base, "data"), os.path.join(base, "sock")
     os.makedirs(sock)
