@@ -50,7 +50,8 @@ def _conn(request: Request) -> Iterator[psycopg.Connection]:
         yield conn
 
 
-# "function" scope: the transaction commits before the response is sent, so a 201 means stored.
+# "function" scope: the connection is back in the pool before the response is sent. Its statements
+# commit as they run (autocommit); writes of more than one statement run in `conn.transaction()`.
 Conn = Annotated[psycopg.Connection, Depends(_conn, scope="function")]
 
 
