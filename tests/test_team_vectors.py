@@ -220,3 +220,14 @@ def test_server_run_embeds_with_the_configured_model_in_two_workers(
         for _ in range(6):  # new connections: the kernel hands them to either process
             assert served.recall(QUERY)[0]["title"] == "Friday deploys"
     assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
+
+
+def test_the_server_embeds_only_with_a_named_model_and_vectors_not_off(tmp_path: Path) -> None:
+    from lib.settings import Settings
+    from total_recall.server.vectors import configured_model
+
+    named = {"TOTAL_RECALL_EMBED_MODEL_PATH": str(tmp_path), "TOTAL_RECALL_HOME": str(tmp_path)}
+    assert configured_model(Settings.from_env({"TOTAL_RECALL_HOME": str(tmp_path)})) is None  # no download
+    got = configured_model(Settings.from_env(named))
+    assert got is not None and got.path == str(tmp_path) and got.name == MODEL_NAME
+    assert configured_model(Settings.from_env({**named, "TOTAL_RECALL_VECTORS": "0"})) is None
