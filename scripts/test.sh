@@ -6,14 +6,23 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev,vec,server]'
-# The team server tests start a real PostgreSQL (initdb/pg_ctl into a temp dir): install the binaries
-# when the machine has none (Debian/Ubuntu; pgvector where the distribution ships it).
+# The team server tests start a real PostgreSQL (initdb/pg_ctl into a temp dir, tests/pg_fixture.py):
+# the dev extra's `pgserver` wheel bundles PostgreSQL 16 with pgvector. Where it has no wheel, install
+# the distribution's binaries (Debian/Ubuntu; pgvector where the distribution ships it).
 SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo "sudo")  # system packages below, when missing
-if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+PGSERVER_BIN=$(.venv/bin/python -c "import importlib.util as u, pathlib as p; s = u.find_spec('pgserver'); print(p.Path(s.submodule_search_locations[0], 'pginstall/bin') if s else '')")
+if [ -x "$PGSERVER_BIN/initdb" ]; then
+    # pgserver's PostgreSQL with pgvector; initdb refuses root, so as root the cluster runs as `postgres`
+    if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
+        useradd --system --no-create-home --shell /usr/sbin/nologin postgres \
+            || echo "could not create the postgres user: the team server tests will skip" >&2
+    fi
+elif ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1; then
         { $SUDO apt-get update -q && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; } \
             || echo "could not install PostgreSQL: the team server tests will skip" >&2
-        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15-pgvector || echo "pgvector not available: full-text recall only"
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15-pgvector \
+            || echo "pgvector not available: the team server's vector tests will skip" >&2
     else
         echo "PostgreSQL binaries missing and no apt-get: the team server tests will be skipped" >&2
     fi

@@ -107,6 +107,26 @@ def test_migrate_is_idempotent(world: World) -> None:
     assert again["applied"] == [] and again["version"] >= 1
 
 
+def test_a_version_1_database_is_upgraded_and_its_text_index_has_no_pending_list(
+    postgres: Postgres, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from total_recall.server import migrations
+
+    dsn = postgres.new_database()
+    with monkeypatch.context() as m:
+        m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
+        assert migrate(dsn)["version"] == 1
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'contexts_tsv'").fetchone() == (
+            None,
+        )
+    res = migrate(dsn)
+    assert res["applied"] == [2] and res["version"] == 2
+    with psycopg.connect(dsn) as conn:
+        options = conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'contexts_tsv'").fetchone()
+    assert options == (["fastupdate=off"],)
+
+
 ROUTES = [
     ("POST", "/api/conversation-contexts", ctx()),
     ("GET", f"/api/conversation-contexts/recall?project_id={PA}&q=x", None),
@@ -224,6 +244,17 @@ def test_recall_ranks_matches_first_and_filters(world: World) -> None:
     assert [g["title"] for g in everything] == ["Deploy process", "Redis eviction"]  # relevance + recency
 
 
+def test_recency_is_ranked_in_double_precision(world: World) -> None:
+    """Not numeric: a numeric power() per matched row made a common word's recall tens of ms slower."""
+    from total_recall.server.hotpath import RECENCY
+
+    with psycopg.connect(world.dsn) as conn:
+        kind = conn.execute(
+            f"SELECT pg_typeof({RECENCY})::text FROM (SELECT now() AS created_at) c"
+        ).fetchone()
+    assert kind == ("double precision",)
+
+
 def test_pages_are_bounded(world: World) -> None:
     r = httpx.get(
         world.url + "/api/conversation-contexts/recall",
@@ -308,6 +339,75 @@ def test_a_revoked_token_is_401(world: World) -> None:
         assert httpx.get(world.url + f"/api/projects/{PA}", headers=h(tok)).status_code == 200
         store.revoke_token(conn, tid, None)
     assert_error(httpx.get(world.url + f"/api/projects/{PA}", headers=h(tok)), 401)
+
+
+def test_revocation_is_immediate_on_push_and_recall(world: World) -> None:
+    """Push and recall check the token in their one statement: no cache lets a revoked token through,
+    even on the same keep-alive connection right after a successful call."""
+    with psycopg.connect(world.dsn, autocommit=True) as conn:
+        tok, digest = new_api_token()
+        tid = store.add_token(conn, "alice", digest, "laptop", None)
+    recall = ("/api/conversation-contexts/recall", {"project_id": PA, "q": "postgresql"})
+    with httpx.Client(base_url=world.url, headers=h(tok)) as http:
+        assert http.get(recall[0], params=recall[1]).status_code == 200
+        assert http.post("/api/conversation-contexts", json=ctx(client_key="before-revoke")).status_code in (
+            200,
+            201,
+        )
+        with psycopg.connect(world.dsn, autocommit=True) as conn:
+            store.revoke_token(conn, tid, None)
+        assert_error(http.get(recall[0], params=recall[1]), 401)
+        assert_error(http.post("/api/conversation-contexts", json=ctx(client_key="after-revoke")), 401)
+    with psycopg.connect(world.dsn) as conn:
+        stored = conn.execute("SELECT count(*) FROM conversation_contexts WHERE client_key = 'after-revoke'")
+        assert stored.fetchone() == (0,)
+
+
+def test_push_and_recall_with_a_login_jwt_and_their_refusals_leave_no_trace(world: World) -> None:
+    """The JWT path of the one-statement check, and a refused call (reader pushing, outsider reading,
+    scoped token outside its scope) writes neither a row nor an audit line."""
+    jwt_h = h(issue_jwt(world.alice_id, "alice", SECRET, 60))
+    r = httpx.post(world.url + "/api/conversation-contexts", json=ctx(client_key="by-jwt"), headers=jwt_h)
+    assert r.status_code in (200, 201) and r.json()["created_by"] == "alice"
+    got = httpx.get(
+        world.url + "/api/conversation-contexts/recall", params={"project_id": PA, "q": "x"}, headers=jwt_h
+    )
+    assert got.status_code == 200
+    with psycopg.connect(world.dsn) as conn:
+        before = conn.execute("SELECT count(*) FROM audit_log").fetchone()
+    refused = [
+        (world.carol, "post", PA, 403),
+        (world.bob, "post", PA, 404),
+        (world.bob, "get", PA, 404),
+        (world.alice_scoped, "get", "proj-a2", 404),
+        (world.alice_scoped, "post", "proj-a2", 404),
+    ]
+    for token, method, project, status in refused:
+        if method == "post":
+            r = httpx.post(
+                world.url + "/api/conversation-contexts",
+                json=ctx(project, client_key="refused"),
+                headers=h(token),
+            )
+        else:
+            r = httpx.get(
+                world.url + "/api/conversation-contexts/recall",
+                params={"project_id": project, "q": "postgresql"},
+                headers=h(token),
+            )
+        assert_error(r, status)
+    with psycopg.connect(world.dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM audit_log").fetchone() == before
+        assert conn.execute(
+            "SELECT count(*) FROM conversation_contexts WHERE client_key = 'refused'"
+        ).fetchone() == (0,)
+    gone = issue_jwt(987654, "ghost", SECRET, 60)
+    assert_error(
+        httpx.get(
+            world.url + "/api/conversation-contexts/recall", params={"project_id": PA}, headers=h(gone)
+        ),
+        401,
+    )
 
 
 @pytest.mark.parametrize("text", NASTY)
@@ -543,6 +643,9 @@ def test_concurrent_migrations_apply_each_step_once(postgres: Postgres) -> None:
         t.start()
     for t in threads:
         t.join()
-    assert sorted(len(r["applied"]) for r in results) == [0, 0, 1]  # type: ignore[arg-type]
+    from total_recall.server.migrations import MIGRATIONS
+
+    steps = len(MIGRATIONS)
+    assert sorted(len(r["applied"]) for r in results) == [0, 0, steps]  # type: ignore[arg-type]
     with psycopg.connect(dsn) as conn:
-        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone() == (1,)
+        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone() == (steps,)

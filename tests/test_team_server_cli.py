@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -15,9 +14,7 @@ import pytest
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("psycopg")
 
-from pg_fixture import Postgres  # noqa: E402
-
-from total_recall.ui.server import free_port  # noqa: E402
+from pg_fixture import Postgres, server_process  # noqa: E402
 
 SECRET = "cli-secret-0123456789abcdef-0123456789"
 
@@ -42,29 +39,12 @@ def dsn(postgres: Postgres) -> str:
 
 @pytest.fixture(scope="module")
 def running(dsn: str) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "TOTAL_RECALL_SERVER_SECRET": SECRET, "TOTAL_RECALL_SERVER_DSN": dsn}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "total_recall", "server", "run", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(url + "/api/health").status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline or proc.poll() is not None:
-            proc.kill()
-            raise RuntimeError(f"server did not start: {proc.stderr.read() if proc.stderr else ''}")
-        time.sleep(0.1)
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    """The DSN from TOTAL_RECALL_SERVER_DSN, the key from TOTAL_RECALL_SERVER_SECRET."""
+    with server_process(None, SECRET, "--host", "127.0.0.1", env={"TOTAL_RECALL_SERVER_DSN": dsn}) as (
+        url,
+        _,
+    ):
+        yield url
 
 
 def test_the_admin_contract_then_http(dsn: str, running: str) -> None:

@@ -107,7 +107,11 @@ def migrate(dsn: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(res)
     else:
-        vec = "pgvector installed, recall is full-text" if res["vectors"] else "full-text recall"
+        vec = (
+            "pgvector: contexts can carry vectors"
+            if res["vectors"]
+            else "no pgvector (not installed, or this role may not create it): full-text recall"
+        )
         click.echo(f"schema version {res['version']} ({vec}); applied: {res['applied'] or 'nothing'}")
 
 
@@ -232,13 +236,31 @@ def token_list(dsn: str | None) -> None:
 @click.option(
     "--pool", default=16, show_default=True, type=click.IntRange(2, 200), help="Most PostgreSQL connections."
 )
-def run(dsn: str | None, host: str, port: int, secret_file: str | None, rate: float, pool: int) -> None:
-    """Serve the HTTP API (OpenAPI at /docs)."""
-    import uvicorn
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Server processes sharing the port (one per core); each has its own pool and rate limits.",
+)
+def run(
+    dsn: str | None, host: str, port: int, secret_file: str | None, rate: float, pool: int, workers: int
+) -> None:
+    """Serve the HTTP API (OpenAPI at /docs). With pgvector in the schema and a model named by
+    TOTAL_RECALL_EMBED_MODEL(_PATH) (the `vec` extra), contexts and queries are embedded here."""
+    import importlib.util
+    import os
 
-    from total_recall.server.app import create_app
     from total_recall.server.config import ConfigError, Limits, ServerConfig, resolve_dsn, resolve_secret
+    from total_recall.server.run import serve
+    from total_recall.server.vectors import configured_model
+    from vec.embed import EmbedError
 
+    embed = configured_model(cli_settings())
+    if embed is not None and importlib.util.find_spec("fastembed") is None:
+        fail("an embedding model is configured but fastembed is missing", "pip install 'total-recall[vec]'")
+    if workers > 1 and not hasattr(os, "fork"):
+        fail("--workers above 1 needs fork (Linux, macOS)", "run one process per port behind a balancer")
     try:
         limits = Limits(rate_per_s=rate, burst=max(rate * 4, 20.0))
         config = ServerConfig(
@@ -246,10 +268,15 @@ def run(dsn: str | None, host: str, port: int, secret_file: str | None, rate: fl
             secret=resolve_secret(secret_file, _env()),
             limits=limits,
             pool_max=pool,
+            embed=embed,
         )
-    except ConfigError as exc:
+        status = serve(config, host, port, workers)
+    except (ConfigError, EmbedError) as exc:
         fail(str(exc))
-    uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror}", "pick another --port")
+    if status:
+        fail("a server worker stopped with an error (see its log above)")
 
 
 def register(cli: click.Group) -> None:

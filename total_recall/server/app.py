@@ -126,6 +126,9 @@ def create_app(config: ServerConfig) -> FastAPI:
             max_size=config.pool_max,
             open=False,
             timeout=config.pool_timeout,
+            # One statement per push or recall (hotpath.py): autocommit makes it one round trip; the
+            # routes that write twice open a transaction. Statements are prepared on first use.
+            kwargs={"autocommit": True, "prepare_threshold": 0},
         )
         pool.open(wait=False)
         app.state.pool = pool
@@ -142,6 +145,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     )
     app.state.config = config
     app.state.limiter = RateLimiter(config.limits.rate_per_s, config.limits.burst)
+    app.state.vectors = None  # decided on first use: a model is configured and the schema has vectors
     app.include_router(router)
     _errors(app)
     app.add_middleware(BodyLimit, max_body=config.limits.max_body)

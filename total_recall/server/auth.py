@@ -27,20 +27,24 @@ class Unauthorized(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class Credential:
+    """A credential as far as it can be checked without the database: the SHA-256 of an API token,
+    or the user id of a JWT whose signature and expiry are valid. The database decides the rest
+    (hotpath.ACCESS), on every request."""
+
+    token_hash: str | None = None
+    user_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: the user, and for an API token its id and project scope (None = all)."""
+    """Who is calling, as the database found it: the user, the API token's id (None for a login),
+    and the credential, which each project check runs again (hotpath.ACCESS)."""
 
     user_id: int
     name: str
-    token_id: int | None = None
-    scope: tuple[str, ...] | None = None
-
-    def may_see(self, project_id: str) -> bool:
-        return self.scope is None or project_id in self.scope
-
-    @property
-    def rate_key(self) -> str:
-        return f"t{self.token_id}" if self.token_id is not None else f"u{self.user_id}"
+    token_id: int | None
+    credential: Credential
 
 
 def hash_password(password: str) -> str:

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from vec.embed import ModelConfig
+
 MIN_SECRET_CHARS = 32  # HS256 wants a key of at least 256 bits
 
 
@@ -35,6 +37,7 @@ class ServerConfig:
     pool_min: int = 2
     pool_max: int = 16
     pool_timeout: float = 5.0  # seconds a request waits for a connection before a 503
+    embed: ModelConfig | None = None  # the model that embeds contexts and queries (server/vectors.py)
 
 
 def server_env(env: Mapping[str, str]) -> dict[str, str]:

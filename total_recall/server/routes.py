@@ -4,6 +4,7 @@ token's scope) and a row of such a project are 404, never 403, so ids cannot be 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -13,8 +14,9 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from lib.project_id import valid_project_id
-from total_recall.server import store
+from total_recall.server import hotpath, store
 from total_recall.server.auth import (
+    Credential,
     Principal,
     Unauthorized,
     bearer,
@@ -26,14 +28,16 @@ from total_recall.server.auth import (
 )
 from total_recall.server.config import ServerConfig
 from total_recall.server.errors import ApiError
-from total_recall.server.migrations import current_version
+from total_recall.server.migrations import current_version, has_vectors
+from total_recall.server.vectors import ServerVectors
 
 router = APIRouter(prefix="/api")
 BIGINT = 2**63 - 1
 RowId = Annotated[int, Path(ge=1, le=BIGINT)]
 
 
-def _conn(request: Request) -> Iterator[psycopg.Connection]:
+@contextlib.contextmanager
+def _connection(request: Request) -> Iterator[psycopg.Connection]:
     try:
         with request.app.state.pool.connection() as conn:
             yield conn
@@ -41,7 +45,13 @@ def _conn(request: Request) -> Iterator[psycopg.Connection]:
         raise ApiError(503, f"database unavailable: {type(exc).__name__}") from None
 
 
-# "function" scope: the transaction commits before the response is sent, so a 201 means stored.
+def _conn(request: Request) -> Iterator[psycopg.Connection]:
+    with _connection(request) as conn:
+        yield conn
+
+
+# "function" scope: the connection is back in the pool before the response is sent. Its statements
+# commit as they run (autocommit); writes of more than one statement run in `conn.transaction()`.
 Conn = Annotated[psycopg.Connection, Depends(_conn, scope="function")]
 
 
@@ -50,39 +60,79 @@ def _config(request: Request) -> ServerConfig:
     return cfg
 
 
-def _principal(request: Request, conn: Conn) -> Principal:
-    cfg = _config(request)
+def _unauthorized(message: str) -> ApiError:
+    return ApiError(401, message, {"WWW-Authenticate": "Bearer"})
+
+
+async def _credential(request: Request) -> Credential:
+    """The caller's credential, checked as far as it can be without the database (a JWT's signature
+    and expiry), then rate-limited per credential before any query runs. Async: it never blocks, and
+    FastAPI runs a sync dependency through the thread pool (a hop per request)."""
     try:
         credential = bearer(request.headers.get("authorization"))
         if is_api_token(credential):
-            who = store.token_principal(conn, token_hash(credential))
-            if who is None:
-                raise Unauthorized("the API token is not valid or was revoked")
+            cred, key = Credential(token_hash=token_hash(credential)), "t" + token_hash(credential)
         else:
-            uid, _ = read_jwt(credential, cfg.secret)
-            name = store.user_name(conn, uid)
-            if name is None:
-                raise Unauthorized("the user of this access token no longer exists")
-            who = Principal(uid, name)
+            uid, _ = read_jwt(credential, _config(request).secret)
+            cred, key = Credential(user_id=uid), f"u{uid}"
     except Unauthorized as exc:
-        raise ApiError(401, str(exc), {"WWW-Authenticate": "Bearer"}) from None
-    wait = request.app.state.limiter.take(who.rate_key)
+        raise _unauthorized(str(exc)) from None
+    wait = request.app.state.limiter.take(key)
     if wait:
         raise ApiError(429, "too many requests for this token", {"Retry-After": str(max(1, round(wait)))})
-    return who
+    return cred
 
 
-Who = Annotated[Principal, Depends(_principal)]
+Cred = Annotated[Credential, Depends(_credential)]
 
 
-def _role(conn: psycopg.Connection, who: Principal, project_id: str, need: tuple[str, ...]) -> str:
-    """The caller's role; 404 when it cannot see the project, 403 when its role is not in `need`."""
-    role = store.role(conn, who, project_id) if valid_project_id(project_id) else None
+def _principal(conn: Conn, cred: Cred) -> Principal:
+    """Who is calling (the routes other than push and recall, which check in their own statement)."""
+    found = hotpath.caller(conn, cred)
+    if found is None:
+        raise _unauthorized(_invalid(cred))
+    return found[0]
+
+
+def _invalid(cred: Credential) -> str:
+    if cred.token_hash is not None:
+        return "the API token is not valid or was revoked"
+    return "the user of this access token no longer exists"
+
+
+def _checked(callers: int, role: str | None, cred: Credential, need: tuple[str, ...]) -> str:
+    """401 (no such caller) / 404 (cannot see the project) / 403 (role not in `need`), in that order."""
+    if callers == 0:
+        raise _unauthorized(_invalid(cred))
     if role is None:
         raise ApiError(404, "no such project (or not visible to this token)")
     if role not in need:
         raise ApiError(403, f"a {role} of this project cannot do this (needs {' or '.join(need)})")
     return role
+
+
+def _role(conn: psycopg.Connection, cred: Credential, project_id: str, need: tuple[str, ...]) -> str:
+    """The caller's role in the project (the one rule: hotpath.ACCESS), or the 401/404/403."""
+    if not valid_project_id(project_id):
+        raise ApiError(404, "no such project (or not visible to this token)")
+    found = hotpath.caller(conn, cred, project_id)
+    return _checked(0 if found is None else 1, found[1] if found else None, cred, need)
+
+
+def _vectors(request: Request, conn: psycopg.Connection) -> ServerVectors | None:
+    """The server's model when it has one and the schema has the vector column (checked once)."""
+    state = request.app.state
+    if state.vectors is None:
+        model = _config(request).embed
+        state.vectors = ServerVectors(model) if model is not None and has_vectors(conn) else False
+    return state.vectors or None
+
+
+def _json(body: str | None, status: int = 200) -> Response:
+    return Response(body or "null", status_code=status, media_type="application/json")
+
+
+Who = Annotated[Principal, Depends(_principal)]
 
 
 def _utf8(value: str) -> bool:
@@ -159,43 +209,59 @@ def login(body: LoginIn, request: Request, conn: Conn) -> dict[str, Any]:
 
 
 @router.post("/conversation-contexts", status_code=201)
-def push_context(
-    body: ContextIn, request: Request, response: Response, conn: Conn, who: Who
-) -> dict[str, Any]:
-    """Store one context; a `client_key` already stored in the project answers 200 with that row."""
+def push_context(body: ContextIn, request: Request, cred: Cred) -> Response:
+    """Store one context; a `client_key` already stored in the project answers 200 with that row.
+    (Push and recall take their connection in the body, not as a dependency: one thread hop.)"""
     lim = _config(request).limits
-    _role(conn, who, body.project_id, store.WRITERS)
+    if not valid_project_id(body.project_id):
+        raise ApiError(404, "no such project (or not visible to this token)")
     data = body.model_dump()
     _text("title", data["title"], lim.max_title)
     _text("dense_summary", data["dense_summary"], lim.max_summary)
     _json_field("metadata", data["metadata"], lim.max_metadata)
-    row, created = store.insert_context(conn, who, data)
-    if not created:
-        response.status_code = 200
-    return row
+    with _connection(request) as conn:
+        vectors, vector = _vectors(request, conn), None
+        if vectors is not None:
+            _role(conn, cred, body.project_id, store.WRITERS)
+            vector = vectors.document(data["title"], data["dense_summary"])
+        out = hotpath.push(conn, cred, data, store.WRITERS, vector)
+    _checked(out.callers, out.role, cred, store.WRITERS)
+    return _json(out.body, 201 if out.created else 200)
 
 
 @router.get("/conversation-contexts/recall")
 def recall(
     request: Request,
-    conn: Conn,
-    who: Who,
+    cred: Cred,
     project_id: Annotated[str, Query(min_length=1, max_length=128)],
     q: Annotated[str, Query(max_length=1000)] = "",
     min_relevance_score: Annotated[float, Query(ge=0, le=10)] = 0.0,
     limit: Annotated[int, Query(ge=1)] = 10,
-) -> list[dict[str, Any]]:
-    """Contexts of the project, best first: text match (websearch syntax) + relevance + recency."""
-    _role(conn, who, project_id, store.ROLES)
+) -> Response:
+    """Contexts of the project, best first: text match (websearch syntax) + relevance + recency, and
+    similarity to the query when the server has vectors."""
+    if not valid_project_id(project_id):
+        raise ApiError(404, "no such project (or not visible to this token)")
     limit = min(limit, _config(request).limits.max_page)
-    return store.recall(conn, who, project_id, q.replace("\x00", " "), min_relevance_score, limit)
+    q = q.replace("\x00", " ")
+    with _connection(request) as conn:
+        vectors, qv = _vectors(request, conn), None
+        if vectors is not None and q.strip():
+            _role(conn, cred, project_id, store.ROLES)
+            qv = vectors.query(q)
+        out = hotpath.recall(conn, cred, project_id, q, min_relevance_score, limit, store.ROLES, qv)
+    _checked(out.callers, out.role, cred, store.ROLES)
+    return _json(out.body)
 
 
 def _visible_context(conn: psycopg.Connection, who: Principal, cid: int, need: tuple[str, ...]) -> str:
+    """The context's project, once the caller is known (`who`: a bad credential is 401 before any id
+    is looked at); a context of a project it cannot see is 404 like one that does not exist."""
     project_id = store.context_project(conn, cid)
-    if project_id is None or store.role(conn, who, project_id) is None:
+    found = hotpath.caller(conn, who.credential, project_id) if project_id is not None else None
+    if project_id is None or found is None or found[1] is None:
         raise ApiError(404, "no such context")
-    _role(conn, who, project_id, need)
+    _checked(1, found[1], who.credential, need)
     return project_id
 
 
@@ -220,14 +286,14 @@ def delete_context(cid: RowId, conn: Conn, who: Who) -> Response:
 @router.post("/project-states")
 def push_state(body: StateIn, request: Request, conn: Conn, who: Who) -> dict[str, Any]:
     """Upsert a state: the posted object's top-level keys are merged into the stored one."""
-    _role(conn, who, body.project_id, store.WRITERS)
+    _role(conn, who.credential, body.project_id, store.WRITERS)
     _json_field("state_data", body.state_data, _config(request).limits.max_metadata)
     return store.upsert_state(conn, who, body.project_id, body.state_type, body.state_data)
 
 
 @router.get("/projects/{project_id}")
 def project(project_id: str, conn: Conn, who: Who) -> dict[str, Any]:
-    role = _role(conn, who, project_id, store.ROLES)
+    role = _role(conn, who.credential, project_id, store.ROLES)
     return store.project_info(conn, project_id, role)
 
 
@@ -241,5 +307,5 @@ def audit(
     limit: Annotated[int, Query(ge=1)] = 50,
 ) -> list[dict[str, Any]]:
     """The project's audit log, newest first (owners only); page with `before=<smallest id seen>`."""
-    _role(conn, who, project_id, ("owner",))
+    _role(conn, who.credential, project_id, ("owner",))
     return store.audit_log(conn, project_id, before, min(limit, _config(request).limits.max_page))

@@ -1,6 +1,7 @@
 """Every SQL statement of the server (PostgreSQL, psycopg 3). Callers pass a connection; the routes
 take one from the pool per request and the admin commands open their own. Text is always bound as a
-parameter, and queries go through `websearch_to_tsquery`, which accepts any text without raising."""
+parameter, and queries go through `websearch_to_tsquery`, which accepts any text without raising.
+Push and recall, one statement each, are in hotpath.py."""
 
 from __future__ import annotations
 
@@ -15,26 +16,6 @@ from total_recall.server.auth import Principal
 
 ROLES = ("owner", "member", "reader")
 WRITERS = ("owner", "member")
-# Recall: text relevance (ts_rank_cd normalised to 0..1), the pusher's relevance score (0..10) and
-# recency (a 30-day half-life), weighted. A query that keeps no word (only stop words or operators)
-# matches nothing.
-_RECALL = """
-SELECT c.id, c.project_id, c.title, c.dense_summary, c.context_type, c.relevance_score, c.metadata,
-       c.created_at, u.name AS created_by,
-       {text_rank} AS text_rank,
-       0.6 * {text_rank} + 0.3 * c.relevance_score / 10.0
-         + 0.1 * power(0.5, extract(epoch FROM now() - c.created_at) / (30 * 86400.0)) AS score
-FROM conversation_contexts c LEFT JOIN users u ON u.id = c.created_by
-WHERE c.project_id = %(p)s AND c.relevance_score >= %(min)s {text_filter}
-ORDER BY score DESC, c.id DESC
-LIMIT %(limit)s
-"""
-_QUERY = "websearch_to_tsquery('english', %(q)s)"
-# With a query: only matching rows (the GIN index finds them), ranked; without: every row of the project.
-RECALL_TEXT = _RECALL.format(
-    text_rank=f"ts_rank_cd(c.tsv, {_QUERY}, 32)", text_filter=f"AND c.tsv @@ {_QUERY}"
-)
-RECALL_ALL = _RECALL.format(text_rank="0.0", text_filter="")
 _COLUMNS = """c.id, c.project_id, c.title, c.dense_summary, c.context_type, c.relevance_score, c.metadata,
               c.created_at, u.name AS created_by"""
 
@@ -84,11 +65,6 @@ def user_id(conn: psycopg.Connection, name: str) -> int:
 def login_row(conn: psycopg.Connection, name: str) -> tuple[int, str] | None:
     row = conn.execute("SELECT id, password_hash FROM users WHERE name = %s", (name,)).fetchone()
     return (int(row[0]), str(row[1])) if row else None
-
-
-def user_name(conn: psycopg.Connection, uid: int) -> str | None:
-    row = conn.execute("SELECT name FROM users WHERE id = %s", (uid,)).fetchone()
-    return str(row[0]) if row else None
 
 
 def add_project(conn: psycopg.Connection, project_id: str, owner: str) -> None:
@@ -147,31 +123,6 @@ def list_tokens(conn: psycopg.Connection) -> list[dict[str, Any]]:
         return [_row(r) for r in cur.fetchall()]
 
 
-def token_principal(conn: psycopg.Connection, token_hash: str) -> Principal | None:
-    row = conn.execute(
-        """SELECT t.id, t.user_id, u.name, t.projects FROM api_tokens t JOIN users u ON u.id = t.user_id
-           WHERE t.token_hash = %s AND t.revoked_at IS NULL""",
-        (token_hash,),
-    ).fetchone()
-    if row is None:
-        return None
-    scope = tuple(row[3]) if row[3] is not None else None
-    return Principal(int(row[1]), str(row[2]), int(row[0]), scope)
-
-
-# --- what the routes read and write ---
-
-
-def role(conn: psycopg.Connection, who: Principal, project_id: str) -> str | None:
-    """The caller's role in the project, or None when it cannot see it (not a member, out of scope)."""
-    if not who.may_see(project_id):
-        return None
-    row = conn.execute(
-        "SELECT role FROM memberships WHERE project_id = %s AND user_id = %s", (project_id, who.user_id)
-    ).fetchone()
-    return str(row[0]) if row else None
-
-
 def audit(
     conn: psycopg.Connection,
     who: Principal,
@@ -185,36 +136,6 @@ def audit(
            VALUES (%s, %s, %s, %s, %s, %s)""",
         (project_id, who.user_id, who.token_id, action, target, Jsonb(detail or {})),
     )
-
-
-def insert_context(
-    conn: psycopg.Connection, who: Principal, ctx: dict[str, Any]
-) -> tuple[dict[str, Any], bool]:
-    """(the row, created?). A `client_key` seen before in the project returns the stored row."""
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(
-            """INSERT INTO conversation_contexts(project_id, title, dense_summary, context_type,
-                 relevance_score, metadata, client_key, created_by)
-               VALUES (%(project_id)s, %(title)s, %(dense_summary)s, %(context_type)s, %(relevance_score)s,
-                 %(metadata)s, %(client_key)s, %(uid)s)
-               ON CONFLICT (project_id, client_key) DO NOTHING RETURNING id""",
-            {**ctx, "metadata": Jsonb(ctx.get("metadata") or {}), "uid": who.user_id},
-        )
-        new = cur.fetchone()
-        if new is not None:
-            audit(conn, who, ctx["project_id"], "push", str(new["id"]), {"context_type": ctx["context_type"]})
-            cid = new["id"]
-        else:
-            cur.execute(
-                "SELECT id FROM conversation_contexts WHERE project_id = %s AND client_key = %s",
-                (ctx["project_id"], ctx["client_key"]),
-            )
-            old = cur.fetchone()
-            assert old is not None
-            cid = old["id"]
-        row = get_context(conn, ctx["project_id"], cid)
-        assert row is not None
-        return row, new is not None
 
 
 def get_context(conn: psycopg.Connection, project_id: str, cid: int) -> dict[str, Any] | None:
@@ -234,30 +155,21 @@ def context_project(conn: psycopg.Connection, cid: int) -> str | None:
 
 
 def delete_context(conn: psycopg.Connection, who: Principal, project_id: str, cid: int) -> bool:
-    row = conn.execute(
-        "DELETE FROM conversation_contexts WHERE id = %s AND project_id = %s RETURNING id", (cid, project_id)
-    ).fetchone()
-    if row is not None:
-        audit(conn, who, project_id, "delete", str(cid))
+    with conn.transaction():  # the row and its audit line together (the pool's connections autocommit)
+        row = conn.execute(
+            "DELETE FROM conversation_contexts WHERE id = %s AND project_id = %s RETURNING id",
+            (cid, project_id),
+        ).fetchone()
+        if row is not None:
+            audit(conn, who, project_id, "delete", str(cid))
     return row is not None
-
-
-def recall(
-    conn: psycopg.Connection, who: Principal, project_id: str, q: str, min_score: float, limit: int
-) -> list[dict[str, Any]]:
-    with conn.cursor(row_factory=dict_row) as cur:
-        sql = RECALL_TEXT if q.strip() else RECALL_ALL
-        cur.execute(sql, {"q": q, "p": project_id, "min": min_score, "limit": limit})
-        rows = [_row(r) for r in cur.fetchall()]
-    audit(conn, who, project_id, "read", None, {"q": q[:200], "ids": [r["id"] for r in rows]})
-    return rows
 
 
 def upsert_state(
     conn: psycopg.Connection, who: Principal, project_id: str, state_type: str, data: dict[str, Any]
 ) -> dict[str, Any]:
     """Insert, or merge `data` into the stored JSON object (top-level keys replaced)."""
-    with conn.cursor(row_factory=dict_row) as cur:
+    with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
             """INSERT INTO project_states(project_id, state_type, state_data, updated_by)
                VALUES (%s, %s, %s, %s)
@@ -268,8 +180,8 @@ def upsert_state(
             (project_id, state_type, Jsonb(data), who.user_id),
         )
         row = cur.fetchone()
-    assert row is not None
-    audit(conn, who, project_id, "state", state_type)
+        assert row is not None
+        audit(conn, who, project_id, "state", state_type)
     return _row(row)
 
 
