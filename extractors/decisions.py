@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from extractors.choices import offer_of, picks
 from extractors.cues import OFFERS_LIST, Cue, cues, offers_choice, weigh
 from extractors.gate import tokens_of
 from extractors.patterns import Hit, View, clip, normalise, sentence_at, squash, tail
@@ -235,6 +236,8 @@ _COMMITS = Cue(
     r"\b(?:i'?ll go with|i'?m going with|going with|let'?s go with|i'?ve decided|i decided|we decided|settled on|"
     r"opted for|opting for|i chose|we chose)\b"
 )
+# A pick among offered alternatives is a decision by the eval conventions, whatever words it uses.
+_PICK_WEIGHT = {"label": 1.0, "all": 1.0, "words": 1.0}
 _INSTEAD = re.compile(r"\binstead\b|\brather than\b", re.A)
 
 
@@ -326,6 +329,12 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
                 pos = 0
         if score > 0:
             score += 0.2
+    offer = offer_of(v.prev_raw)
+    how = picks(low, v.prose, offer) if offer is not None else ""
+    if how:
+        # Takes one of the alternatives the assistant's turn put to the user (extractors.choices).
+        score += _PICK_WEIGHT[how]
+        pos = 0
     if v.question and _INFO_OPENER.match(low) and score < 2.0:
         score -= 0.4
     if score < floor:

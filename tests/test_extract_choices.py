@@ -1,0 +1,98 @@
+"""Decisions read from dialogue structure (issue 11): what the assistant's last turn offered and whether
+the prompt takes one of it. Small transcripts and texts the tests write themselves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_extract_families import _kinds, _prompts, _session
+
+from extractors.choices import choice_features, offer_of, picks
+from extractors.decisions import THRESHOLD, user_decision
+from extractors.patterns import make_view
+
+EITHER_OR = (
+    "The loader cache and its tests are done; nothing is committed yet.\n\n"
+    "Want them as their own commit, or folded into the parser commit?"
+)
+WHICH_BEFORE = (
+    "Two ways to bound the memory: reset the buffer per render vs. a real stack of frames. The stack is "
+    "more correct but touches more call sites. Which do you want?"
+)
+MENU = (
+    "Three ways to show the quota:\n\n"
+    "A) **Percent bar** - a bar in the status line\n"
+    "B) **Countdown** - minutes left until the reset\n"
+    "C) **Colour only** - the prompt turns amber near the limit\n\n"
+    "Which option would you like?"
+)
+SINGLE = "I found the stale cache entry and fixed the key. All 40 tests pass. Want me to commit this?"
+REPORT = (
+    "Review findings:\n\n1. The parser drops trailing commas\n2. The cache key ignores the file size\n"
+    "3. The docs mention a removed flag\n\nWant me to fix the first one now?"
+)
+QUESTIONNAIRE = (
+    "Before I start:\n\n1. What is the path of the config repo?\n2. Which branch should I sync?\n\n"
+    "Answer these and I'll set it up."
+)
+
+
+def _picks(prompt: str, prev: str) -> str:
+    offer = offer_of(prev)
+    assert offer is not None, prev
+    v = make_view(prompt, prev)
+    return picks(v.low, v.prose, offer)
+
+
+def test_an_either_or_question_offers_its_alternatives() -> None:
+    assert _picks("folded in", EITHER_OR) == "words"
+    preview = "The new colours are in. Want to preview them in the browser, or commit and push?"
+    assert _picks("commit and push", preview) == "words"
+    assert _picks("let me preview first", preview) == "words"
+    # The alternatives may be given just before a bare "which do you want?".
+    assert _picks("do the stack, fix it", WHICH_BEFORE) == "words"
+    # An answer naming neither side takes nothing offered.
+    assert _picks("also bump the version", EITHER_OR) == ""
+
+
+def test_a_labelled_menu_is_picked_by_label_or_place_not_by_an_article() -> None:
+    assert _picks("C but make it subtler", MENU) == "label"
+    assert _picks("option b", MENU) == "label"
+    assert _picks("the second one", MENU) == "label"
+    assert _picks("countdown please", MENU) == "words"
+    assert _picks("A", MENU) == _picks("let's do B", MENU) == "label"
+    # "a bit ..." opens with the article, not with option A.
+    assert _picks("a bit more padding around the logo first", MENU) == ""
+
+
+def test_a_single_proposal_a_report_list_or_a_questionnaire_offer_no_choice() -> None:
+    assert offer_of(SINGLE) is None
+    # A numbered report above a question about one of its items is not a menu.
+    assert offer_of(REPORT) is None
+    # Numbered open questions ask for information; answering them chooses nothing.
+    assert offer_of(QUESTIONNAIRE) is None
+    assert offer_of("") is None
+
+
+def test_choice_features_say_whether_the_reply_takes_an_offered_alternative() -> None:
+    took = choice_features("folded in", "folded in", EITHER_OR, 2)
+    assert took["alt:offered"] == took["alt:pick"] == took["alt:pick_short"] == 1.0
+    other = choice_features("also bump the version", "also bump the version", EITHER_OR, 4)
+    assert other.get("alt:other_short") == 1.0 and "alt:pick" not in other
+    assert choice_features("yes", "yes", SINGLE, 1) == {}
+
+
+def test_a_pick_among_offered_alternatives_is_decision_evidence() -> None:
+    assert user_decision(make_view("folded in", EITHER_OR))[0].raw >= THRESHOLD
+    assert user_decision(make_view("C but make it subtler", MENU))[0].raw >= THRESHOLD
+    # The same words after a single proposal choose nothing.
+    assert not user_decision(make_view("folded in", SINGLE))
+
+
+def test_picking_an_offered_alternative_is_kept_as_a_decision(tmp_path: Path) -> None:
+    _session(tmp_path, [(EITHER_OR, "folded in"), (MENU, "C but make it subtler"), (SINGLE, "yes")], "pick")
+    got = _prompts(tmp_path)
+    assert "decision" in _kinds(got["folded in"])
+    assert "decision" in _kinds(got["C but make it subtler"])
+    # A bare approval of the one thing proposed is none (eval README convention).
+    assert "decision" not in _kinds(got["yes"])
