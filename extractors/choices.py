@@ -77,7 +77,7 @@ _LABEL_REF = re.compile(
 _LABEL_OPEN = re.compile(r"^\W*([a-h]|\d{1,2})(?:\W*$|[.),:;!]|\s+(?!['\-])\S)", re.I | re.A)
 # "the second one", "let's do the first", "the latter": an offered alternative named by its place.
 _ORDINAL = re.compile(
-    r"^\W*(?:\w+\W+){0,3}?(?:the (?:first|second|third|fourth|last)\b(?! (?:time|step|thing|part)\b)|"
+    r"^\W*(?:\w+\W+){0,3}?(?:the (?:first|second|third|fourth|last)\b(?! (?:time|step|thing|part|ones)\b)|"
     r"(?:the )?(?:former|latter)\b|(?:first|second|third|last) (?:one|option)\b)",
     re.A,
 )

@@ -3,13 +3,16 @@ the prompt takes one of it. Small transcripts and texts the tests write themselv
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from test_extract_families import _kinds, _prompts, _session
 
 from extractors.choices import choice_features, offer_of, picks
+from extractors.confidence import ClassModel
 from extractors.decisions import THRESHOLD, user_decision
-from extractors.patterns import make_view
+from extractors.patterns import Hit, make_view
+from extractors.pipeline import MODEL_ONLY_FLOOR, NO_EVIDENCE_FLOOR, Analysis, decide
 
 EITHER_OR = (
     "The loader cache and its tests are done; nothing is committed yet.\n\n"
@@ -61,7 +64,8 @@ def test_a_labelled_menu_is_picked_by_label_or_place_not_by_an_article() -> None
     assert _picks("the second one", MENU) == "label"
     assert _picks("countdown please", MENU) == "words"
     assert _picks("A", MENU) == _picks("let's do B", MENU) == "label"
-    # "a bit ..." opens with the article, not with option A.
+    # "the first ones you gave" finds fault with them all; "a bit ..." opens with the article, not option A.
+    assert _picks("the first ones you gave were too long", MENU) == ""
     assert _picks("a bit more padding around the logo first", MENU) == ""
 
 
@@ -96,3 +100,32 @@ def test_picking_an_offered_alternative_is_kept_as_a_decision(tmp_path: Path) ->
     assert "decision" in _kinds(got["C but make it subtler"])
     # A bare approval of the one thing proposed is none (eval README convention).
     assert "decision" not in _kinds(got["yes"])
+
+
+def test_a_choice_is_read_at_the_head_of_a_reply_not_deep_in_a_brainstorm() -> None:
+    """Cue words deep in a long reply are ideas floated, not the choice (held out: decision AP rose)."""
+    musing = (
+        "so the map feels empty to me when the level starts..there is nothing to look at and the player just "
+        "waits for the timer..maybe the towers could glow a little when they are ready..and the sound is "
+        "too quiet at the start too..i keep thinking about how the old version felt more alive because the "
+        "units moved around on their own..anyway i think we should use the bigger sprites at some point"
+    )
+    assert len(musing) > 300
+    assert not user_decision(make_view(musing, SINGLE))
+    stated = "i think we should use the bigger sprites. " + musing
+    assert user_decision(make_view(stated, SINGLE))
+
+
+def test_a_decision_without_any_evidence_needs_a_higher_probability() -> None:
+    """The model alone keeps a decision only at NO_EVIDENCE_FLOOR: a prompt with no cue and no pick that
+    follows a question is mostly an instruction, not a choice."""
+    p = 0.3
+    model = ClassModel(math.log(p / (1 - p)), {}, emit=0.2, bundle=1.01, veto=0.1)
+    assert MODEL_ONLY_FLOOR < p < NO_EVIDENCE_FLOOR["decision"]
+
+    def kept(raw: float) -> bool:
+        a = Analysis("user", [Hit("decision", "push on with rev 3", 0.5, {}, raw)])
+        return bool(decide(a, {"decision": model}))
+
+    assert not kept(0.0)
+    assert kept(0.4)  # some evidence: the ordinary model-only floor
