@@ -24,8 +24,12 @@ THRESHOLD = 1.0
 
 _USER = cues(
     (
-        r"\blet'?s (?:go with|use|do|try|stick with|keep|switch|skip|drop|move on|note|just|go for|"
-        r"go ahead with|start with|pick|choose|not|leave|park|defer|postpone|stay with|target)\b",
+        # (Not "let's keep working", "let's pick back up", "let's leave a note", "let's just analyze", "let's
+        # do a deep dive": carrying on or starting something, not choosing.)
+        r"\blet'?s (?:go with|use|do(?! an? | some )|try|stick with|keep(?! (?:working|going|at|on)\b)|switch|skip|"
+        r"drop|move on|note|just (?:use|do|go|keep|skip|drop|leave|launch|pick|stick|try)|go for|go ahead with|"
+        r"start with|pick(?! (?:back|up)\b)|choose|not|leave (?:it|that|this|them|the|out|as)|park|defer|"
+        r"postpone|stay with|target)\b",
         1.2,
     ),
     (r"\b(?:go|going) with\b|\bopt(?:ing)? for\b", 1.0),

@@ -129,3 +129,21 @@ def test_a_decision_without_any_evidence_needs_a_higher_probability() -> None:
 
     assert not kept(0.0)
     assert kept(0.4)  # some evidence: the ordinary model-only floor
+
+
+def test_lets_carry_on_is_not_a_choice_but_lets_go_with_is() -> None:
+    carrying_on = [
+        "lets keep working on it, the intro still needs a second pass",
+        "lets pick back up where we left off yesterday",
+        "lets leave a notes file of what we built so far",
+        "hmm dont change anything yet..lets just analyze",
+        "create a branch and lets do a deep dive into the renderer",
+    ]
+    for p in carrying_on:
+        assert not user_decision(make_view(p, SINGLE)), p
+    for p in (
+        "let's go with the tabbed layout",
+        "no, let's not backfill the old runs",
+        "lets keep the old name",
+    ):
+        assert user_decision(make_view(p, SINGLE)), p
