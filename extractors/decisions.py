@@ -51,10 +51,8 @@ _USER = cues(
         r"\b(?:defer|postpone|out of scope|not now|next time|later on|for later|won'?t fix)\b|\bdon'?t bother\b",
         0.6,
     ),
-    (
-        r"^(?:yes|yeah|yep|ok(?:ay)?|sure),? (?:let'?s|go|do|use|apply|please|both|all)\b|\bgo ahead (?:with|and)\b",
-        0.5,
-    ),
+    # (Not "yes, please add it" / "ok let's get a PR up": approving the one thing proposed chooses nothing;
+    # held out such openers were decisions no more often than any prompt.)
     (
         r"\breplace (?:it|them|this|that|these|those|the \w+) with\b|\bswitch (?:it |this |that )?(?:to|over to)\b",
         0.4,

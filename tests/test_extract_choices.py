@@ -147,3 +147,9 @@ def test_lets_carry_on_is_not_a_choice_but_lets_go_with_is() -> None:
         "lets keep the old name",
     ):
         assert user_decision(make_view(p, SINGLE)), p
+
+
+def test_approving_the_one_thing_proposed_carries_no_decision_evidence() -> None:
+    for p in ("yes, please add it.", "ok lets get a PR up for this", "yeah let's push"):
+        (hit,) = user_decision(make_view(p, SINGLE), floor=float("-inf"))
+        assert hit.raw <= 0, p
