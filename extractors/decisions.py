@@ -143,7 +143,7 @@ _SWITCH = cues(
         r"i'?m going with|going with|settled on|opting for|opted for|switching to|switched to|i chose|we chose)\b",
         0.9,
     ),
-    (r"\bgood (?:choice|call)\b", 0.6),
+    (r"\bgood (?:choice|call|pick)\b", 0.6),
     (
         r"\bkey (?:architectural |design )?(?:shift|decision|change|choice)\b|\bwe bypassed\b|\bwe chose\b",
         1.0,

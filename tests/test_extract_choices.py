@@ -10,7 +10,7 @@ from test_extract_families import _kinds, _prompts, _session
 
 from extractors.choices import choice_features, offer_of, picks
 from extractors.confidence import ClassModel
-from extractors.decisions import THRESHOLD, user_decision
+from extractors.decisions import THRESHOLD, assistant_decision, user_decision
 from extractors.patterns import Hit, make_view
 from extractors.pipeline import MODEL_ONLY_FLOOR, NO_EVIDENCE_FLOOR, Analysis, decide
 
@@ -153,3 +153,10 @@ def test_approving_the_one_thing_proposed_carries_no_decision_evidence() -> None
     for p in ("yes, please add it.", "ok lets get a PR up for this", "yeah let's push"):
         (hit,) = user_decision(make_view(p, SINGLE), floor=float("-inf"))
         assert hit.raw <= 0, p
+
+
+def test_the_assistant_confirming_a_pick_announces_the_choice() -> None:
+    """ "Good pick - X it is": the choice announced as settled (labelled a decision on both sets)."""
+    said = "Good pick - the tabbed layout it is. Moving on to the next question."
+    (hit,) = assistant_decision(make_view(said, None, human=False))
+    assert hit.raw >= THRESHOLD
