@@ -148,11 +148,12 @@ def offer_of(prev_raw: str) -> Offer | None:
     if not prev_raw:
         return None
     end = _MARKS.sub("", normalise(tail(prev_raw, _ASK_TAIL)).lower())
-    sentences = [s for s in _SENTENCE.split(end) if s.strip()]
-    i = _ask_index(sentences[-4:])
+    if not _ASKS.search(end):
+        return None  # (most turns ask nothing: one search before any splitting)
+    sentences = [s for s in _SENTENCE.split(end) if s.strip()][-4:]
+    i = _ask_index(sentences)
     if i < 0:
         return None
-    sentences = sentences[-4:]
     options = _last_list(_MARKS.sub("", normalise(tail(prev_raw, _LIST_TAIL))))
     # A numbered run of open questions is a questionnaire (answering it informs, it does not choose);
     # "4. Build search functionality?" is still an option put as a question.
