@@ -45,6 +45,19 @@ _WHICH = re.compile(
     r"\b(?:your call|say which|tell me which|let me know which|pick (?:one|a|the)|which\b[^?]{0,30}\?)",
     re.A,
 )
+# A question for information, not a choice: "do you have a direct IP or a hostname?", "is this the repo
+# you meant, or ...?", "what's your main goal - X, Y or Z?".
+_INFO_ASK = re.compile(
+    r"^\W*(?:\w+\W+){0,3}?(?:do you have|were you|are you (?:asking|referring|looking)|did you mean|is this the|"
+    r"is that the|what(?:'s| is) your|could you (?:tell|clarify|provide)|can you (?:tell|clarify|provide))\b",
+    re.A,
+)
+# An alternative that is only an opt-out: "something else", "a different one", "or not".
+_VAGUE_ALT = re.compile(
+    r"\b(?:something|anything|somewhere|someone) else\b|\bdifferent (?:one|thing|way|repo\w*|\w+ entirely)\b|"
+    r"^\W*(?:not|no|nothing)\W*$",
+    re.A,
+)
 # The end of the turn asks the user something (so a list above it is a menu, not a report).
 _ASKS = re.compile(
     r"\?|\b(?:your call|say which|tell me which|let me know which|pick (?:one|a|the)|say the word|"
@@ -122,13 +135,16 @@ def _either_or(sentences: list[str], i: int) -> list[str]:
     """The alternatives of the closing ask ``sentences[i]``: its own "X or Y", else (for a bare
     "which ...?") the "X or Y" / "X vs Y" of the one or two sentences before it."""
     q = sentences[i]
+    if _INFO_ASK.match(q):
+        return []
     parts = [p for p in _EITHER.split(q) if p.strip()]
     if len(parts) < 2 and _WHICH.search(q):
         for before in sentences[max(0, i - 2) : i][::-1]:
             parts = [p for p in _EITHER.split(before) if p.strip()]
             if len(parts) >= 2:
                 break
-    return parts if len(parts) >= 2 else []
+    # "..., or is there something else?" / "or did you mean a different one?": one proposal and an opt-out.
+    return parts if sum(not _VAGUE_ALT.search(p) for p in parts) >= 2 else []
 
 
 def _last_list(listing: str) -> list[tuple[str, str]]:

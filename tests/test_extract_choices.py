@@ -160,3 +160,16 @@ def test_the_assistant_confirming_a_pick_announces_the_choice() -> None:
     said = "Good pick - the tabbed layout it is. Moving on to the next question."
     (hit,) = assistant_decision(make_view(said, None, human=False))
     assert hit.raw >= THRESHOLD
+
+
+def test_an_information_question_or_an_opt_out_offers_no_choice() -> None:
+    asks = [
+        "The host did not resolve. Do you have a direct IP or a different hostname for it?",
+        "I found a repo called tools-cli. Is this the repo you meant, or did you mean a different repository?",
+        "Both outdated formulae can be upgraded. Would you like me to upgrade them, or is there something else?",
+        "Three setups are common. What's your main goal - speed, privacy or remote access?",
+    ]
+    for prev in asks:
+        assert offer_of(prev) is None, prev
+    # A real second course is still an alternative, however short.
+    assert offer_of("The cache helper is unused now. Want me to remove it, or leave it?") is not None
