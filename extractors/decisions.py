@@ -166,7 +166,6 @@ _SWITCH = cues(
         0.6,
         "approach decision strategy choice verdict",
     ),
-    (r"(?:^|\n)#{1,4} [^\n]{0,40}?\b(?:decision|verdict|choice)\b", 0.7, "decision verdict choice"),
     # "Let me try AppleScript to open ...": a named alternative, not "let me try again".
     (
         r"\b(?:let me|i'?ll|i will) try (?:using |with )?"
@@ -227,6 +226,11 @@ _WAITING = Cue(
     r"which path|your preference)"
 )
 
+
+# A heading that names the choice ("### Decided approach", "## Verdict", "## Framework decision").
+_HEADING = re.compile(
+    r"^#{1,4} [^\n]{0,40}?\b(?:decided|decision|decisions|verdict|choice|chosen)\b", re.M | re.I | re.A
+)
 
 # Several options laid out side by side: a menu or a recommendation for the user, unless one is taken.
 _OPTION_LABEL = re.compile(r"\boption (?:[a-h]|\d{1,2})\b", re.A)
@@ -361,6 +365,8 @@ def assistant_decision(v: View, prev_user: str | None = None, floor: float = THR
         return []
     scan = low[:1200]
     switch, pos = weigh(_SWITCH, scan, v.tok)
+    if "#" in v.text[:3000] and _HEADING.search(v.text[:3000]):
+        switch += 0.7  # (the prose drops headings: "### Decided approach", "## Verdict" are read raw)
     if switch <= 0 and floor > 0:
         return []
     reason, _ = weigh(_REASON, scan, v.tok)

@@ -173,3 +173,12 @@ def test_an_information_question_or_an_opt_out_offers_no_choice() -> None:
         assert offer_of(prev) is None, prev
     # A real second course is still an alternative, however short.
     assert offer_of("The cache helper is unused now. Want me to remove it, or leave it?") is not None
+
+
+def test_a_heading_that_names_the_choice_is_read_though_the_prose_drops_headings() -> None:
+    body = "One shared loader with a per-file cache, because both pages read the same files."
+    (hit,) = assistant_decision(
+        make_view(f"## Loader plan\n\n### Decided approach\n\n{body}", None, human=False)
+    )
+    assert hit.raw >= THRESHOLD
+    assert not assistant_decision(make_view(f"## Loader plan\n\n{body}", None, human=False))
