@@ -373,7 +373,7 @@ def assistant_decision(v: View, prev_user: str | None = None, floor: float = THR
     score = switch + min(reason, 0.8) if switch > 0 else 0.0
     if score < floor:
         return []
-    if score > 0 and (_WAITING.search(tail(low, 300), v.tok) or _is_menu(v)):
+    if score > 0 and (_WAITING.search(tail(low, 300), v.tok) or _is_menu(v) or offer_of(v.text) is not None):
         score -= 1.0
         if score < floor:
             return []

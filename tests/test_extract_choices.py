@@ -182,3 +182,10 @@ def test_a_heading_that_names_the_choice_is_read_though_the_prose_drops_headings
     )
     assert hit.raw >= THRESHOLD
     assert not assistant_decision(make_view(f"## Loader plan\n\n{body}", None, human=False))
+
+
+def test_an_assistant_text_that_ends_by_offering_alternatives_still_waits_for_the_user() -> None:
+    settled = "Decided approach: a per-file cache, because both pages read the same files."
+    assert assistant_decision(make_view(f"{settled} I will add it to the tests too.", None, human=False))
+    asks = f"{settled} Per-file cache for the tests too, or a shared directory cache?"
+    assert not assistant_decision(make_view(asks, None, human=False))
