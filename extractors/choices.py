@@ -38,7 +38,8 @@ _VAGUE = STOPWORDS | frozenset(
 _FIRST = re.compile(r"[.!?;\n]|\.\.|, (?:but|and|also|then)\b")
 # (Not after "vs." or "e.g.": an abbreviation inside the sentence that offers the alternatives.)
 _SENTENCE = re.compile(r"(?<=[.!?])(?<!\bvs\.)(?<!e\.g\.)(?<!i\.e\.)\s+|\n+")
-_EITHER = re.compile(r",?\s+\bor\b\s+|\s+\bvs\.?\s+|\s+\bversus\s+", re.A)
+# (One blank either side, not \s+: a run of blanks would be rescanned from each of its positions.)
+_EITHER = re.compile(r",?[ \t](?:or|vs\.?|versus)[ \t]", re.A)
 # A question that points at alternatives given just before it ("Which do you want?", "Which way?").
 _WHICH = re.compile(
     r"\b(?:which|what) (?:one|way|approach|option|path|direction|do you|would you|of (?:these|them|the))|"
