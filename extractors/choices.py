@@ -24,7 +24,7 @@ from extractors.patterns import normalise, tail
 from lib.text import STOPWORDS
 
 CHOICE_PREFIX = "alt:"
-_ASK_TAIL = 600
+_ASK_TAIL = 400
 _LIST_TAIL = 1800
 _STEM = 5
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}", re.A)
@@ -65,14 +65,13 @@ _ASKS = re.compile(
     r"which (?:one|way|approach|option)|(?:would|do) you prefer)\b",
     re.A,
 )
-# Markdown emphasis and code marks, stripped before reading options.
-_MARKS = re.compile(r"[*_`]+")
+
 # A labelled option line: "1. ...", "2) ...", "B) ...", "- **C** — ...", "**Option A:** ...", "(b) ...".
 _LABELLED = re.compile(
     r"^[ \t>|]*(?:[-+][ \t]+)?(?:#{1,4}[ \t]+)?(?:option[ \t]+)?\(?([a-h]|\d{1,2})(?:[.):]|[ \t]+[-\u2013\u2014:])[ \t]*(\S[^\n]*)",
     re.M | re.I | re.A,
 )
-_OPEN_Q = re.compile(r"\b(?:what|which|how|where|who|when|why)\b[^?]*\?", re.A)
+_WH = re.compile(r"\b(?:what|which|how|where|who|when|why)\b", re.A)
 # The closing ask points at a list above it.
 _REFERS = re.compile(
     r"\b(?:which|these|those|one of|any of|option|options|above|following|listed|pick|choose|prefer|either|"
@@ -108,6 +107,18 @@ class Offer:
     stems: tuple[frozenset[str], ...]
     labels: tuple[str, ...]  # "" for an unlabelled alternative
     listed: bool  # a labelled list rather than an either-or question
+    # An either-or question's turn: the labels of a list above it stay nameable ("Which fix, or should
+    # we move on?" - "option 4"); read only when the reply names a label.
+    turn: str = ""
+
+    def all_labels(self) -> frozenset[str]:
+        named = frozenset(lab for lab in self.labels if lab)
+        return named | frozenset(lab for lab, _ in _menu(self.turn)) if self.turn else named
+
+
+def _unmark(text: str) -> str:
+    """Markdown emphasis and code marks out (``**B**``, `` `flag` ``): plain replaces, cheaper than a regex."""
+    return text.replace("*", "").replace("`", "").replace("__", "")
 
 
 def _stems(text: str) -> frozenset[str]:
@@ -159,54 +170,68 @@ def _last_list(listing: str) -> list[tuple[str, str]]:
     return runs[-1] if runs else []
 
 
+def _open_question(text: str) -> bool:
+    """A wh-question: a wh-word before a "?" (searched up to the last "?", so each run is linear)."""
+    q = text.rfind("?")
+    return q > 0 and _WH.search(text, 0, q) is not None
+
+
+@lru_cache(maxsize=64)
+def _menu(turn: str) -> tuple[tuple[str, str], ...]:
+    """The labelled options of the turn's last list, or () when it has none or it is a questionnaire."""
+    options = _last_list(_unmark(normalise(tail(turn, _LIST_TAIL))))
+    # A numbered run of open questions is a questionnaire (answering it informs, it does not choose);
+    # "4. Build search functionality?" is still an option put as a question.
+    if (
+        len(options) < 2
+        or len(options) > 12
+        or sum(_open_question(t) for _, t in options) * 2 >= len(options)
+    ):
+        return ()
+    return tuple(options)
+
+
 @lru_cache(maxsize=64)
 def offer_of(prev_raw: str) -> Offer | None:
     """The alternatives the assistant's turn ends by putting to the user, or None."""
     if not prev_raw:
         return None
-    end = _MARKS.sub("", normalise(tail(prev_raw, _ASK_TAIL)).lower())
+    end = _unmark(normalise(tail(prev_raw, _ASK_TAIL)).lower())
     if not _ASKS.search(end):
         return None  # (most turns ask nothing: one search before any splitting)
     sentences = [s for s in _SENTENCE.split(end) if s.strip()][-4:]
     i = _ask_index(sentences)
     if i < 0:
         return None
-    options = _last_list(_MARKS.sub("", normalise(tail(prev_raw, _LIST_TAIL))))
-    # A numbered run of open questions is a questionnaire (answering it informs, it does not choose);
-    # "4. Build search functionality?" is still an option put as a question.
-    if (
-        len(options) < 2
-        or len(options) > 12
-        or sum(bool(_OPEN_Q.search(t)) for _, t in options) * 2 >= len(options)
-    ):
-        options = []
-    listed = tuple(lab for lab, _ in options)
     parts = _either_or(sentences, i)
     if parts:
         labs = []
         for p in parts:
             m = _PAREN_LABEL.search(p)
             labs.append(m.group(1) if m else "")
-        # (The labels of a list above stay nameable: "Which fix, or should we move on?" - "option 4".)
-        return Offer(_distinct(parts), tuple(labs) + listed, False)
+        return Offer(_distinct(parts), tuple(labs), False, prev_raw)
     # A list is the menu only when the closing ask points at it ("which of these", "option 2?").
-    if not options or not _REFERS.search(sentences[i]):
+    if not _REFERS.search(sentences[i]):
         return None
-    return Offer(_distinct([t for _, t in options]), listed, True)
+    options = _menu(prev_raw)
+    if not options:
+        return None
+    return Offer(_distinct([t for _, t in options]), tuple(lab for lab, _ in options), True)
 
 
-def _named_label(low: str, raw: str, labels: tuple[str, ...]) -> bool:
+def _named_label(low: str, raw: str, offer: Offer) -> bool:
     """The reply names an offered label. ``raw`` is ``low`` before lower-casing (same offsets): a
     letter counts only as typed in capitals ("C but ...", "do B"), not as the article "a ..."."""
-    offered = {lab for lab in labels if lab}
-    if not offered:
-        return False
     m = _LABEL_OPEN.match(low)
+    refs = list(_LABEL_REF.finditer(low[:300]))
+    if m is None and not refs:
+        return False
+    offered = offer.all_labels()
     if m and m.group(1) in offered:
         lab, at = m.group(1), m.start(1)
         if lab.isdigit() or raw[at : at + 1].isupper() and (lab != "a" or raw[at + 1 : at + 2] in ")].:,;!"):
             return True
-    for m in _LABEL_REF.finditer(low[:300]):
+    for m in refs:
         if m.group(1) in offered:
             return True
         lab = m.group(2)
@@ -217,7 +242,7 @@ def _named_label(low: str, raw: str, labels: tuple[str, ...]) -> bool:
 
 def picks(low: str, raw: str, offer: Offer) -> str:
     """How the prompt takes one of ``offer``: "label", "all", "words" or "" (it does not)."""
-    if _named_label(low, raw, offer.labels):
+    if _named_label(low, raw, offer):
         return "label"
     if _ALL.match(low):
         return "all"
