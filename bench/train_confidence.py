@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from eval_extractors_dev import DEFAULT_SETS, _parse_set, load_sets  # noqa: E402
 
+from extractors.choices import CHOICE_PREFIX  # noqa: E402
 from extractors.confidence import MODEL_PATH, ClassModel  # noqa: E402
 from extractors.dialogue import DIALOGUE_PREFIX  # noqa: E402
 from extractors.evaluation import (  # noqa: E402
@@ -100,6 +101,10 @@ DIALOGUE_CLASSES = ("correction",)
 # failed-attempt cues do; held out, leaving it out keeps correction, goal and progress where they were
 # before the third pass (docs/eval.md).
 OWN_ONLY = {"h:failed_attempt": "failed_attempt"}
+# What the assistant's turn offered and whether the prompt picks from it (extractors.choices) for the
+# decision model only: the eval conventions make an offered choice the difference between a decision
+# and an instruction or a bare approval.
+CHOICE_CLASSES = ("decision",)
 L2 = 3.0
 # Per-class regularisation, chosen held out (leave one source out, average precision on both sets): the goal
 # model's weights spread over many weak features, and a stronger prior keeps it from following the
@@ -183,19 +188,27 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
         feats = [analyses[it["id"]].features for it in sel]
         all_names = _names(feats)
         # Per-word features only for rules (see extractors.features): elsewhere they over-fit sources.
-        plain = [n for n in all_names if not n.startswith(WORD_PREFIX)]
+        plain = [n for n in all_names if not n.startswith((WORD_PREFIX, CHOICE_PREFIX))]
         bare = [n for n in plain if not n.startswith(DIALOGUE_PREFIX)]
-        words = [n for n in all_names if not n.startswith(DIALOGUE_PREFIX)]
+        words = [n for n in all_names if not n.startswith((DIALOGUE_PREFIX, CHOICE_PREFIX))]
+        choice = bare + [n for n in all_names if n.startswith(CHOICE_PREFIX)]
         matrices = {
             "words": (words, _matrix(feats, words)),
             "plain": (plain, _matrix(feats, plain)),
             "bare": (bare, _matrix(feats, bare)),
+            "choice": (choice, _matrix(feats, choice)),
         }
         sources = np.array([it["source"] for it in sel])
         out[role] = {}
         for cls in classes:
             names, x = matrices[
-                "words" if cls in WORD_CLASSES else "plain" if cls in DIALOGUE_CLASSES else "bare"
+                "words"
+                if cls in WORD_CLASSES
+                else "plain"
+                if cls in DIALOGUE_CLASSES
+                else "choice"
+                if cls in CHOICE_CLASSES
+                else "bare"
             ]
             cols = [i for i, n in enumerate(names) if OWN_ONLY.get(n, cls) == cls]
             if len(cols) < len(names):

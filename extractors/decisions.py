@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from extractors.choices import offer_of, picks
 from extractors.cues import OFFERS_LIST, Cue, cues, offers_choice, weigh
 from extractors.gate import tokens_of
 from extractors.patterns import Hit, View, clip, normalise, sentence_at, squash, tail
@@ -23,8 +24,12 @@ THRESHOLD = 1.0
 
 _USER = cues(
     (
-        r"\blet'?s (?:go with|use|do|try|stick with|keep|switch|skip|drop|move on|note|just|go for|"
-        r"go ahead with|start with|pick|choose|not|leave|park|defer|postpone|stay with|target)\b",
+        # (Not "let's keep working", "let's pick back up", "let's leave a note", "let's just analyze", "let's
+        # do a deep dive": carrying on or starting something, not choosing.)
+        r"\blet'?s (?:go with|use|do(?! an? | some )|try|stick with|keep(?! (?:working|going|at|on)\b)|switch|skip|"
+        r"drop|move on|note|just (?:use|do|go|keep|skip|drop|leave|launch|pick|stick|try)|go for|go ahead with|"
+        r"start with|pick(?! (?:back|up)\b)|choose|not|leave (?:it|that|this|them|the|out|as)|park|defer|"
+        r"postpone|stay with|target)\b",
         1.2,
     ),
     (r"\b(?:go|going) with\b|\bopt(?:ing)? for\b", 1.0),
@@ -46,10 +51,8 @@ _USER = cues(
         r"\b(?:defer|postpone|out of scope|not now|next time|later on|for later|won'?t fix)\b|\bdon'?t bother\b",
         0.6,
     ),
-    (
-        r"^(?:yes|yeah|yep|ok(?:ay)?|sure),? (?:let'?s|go|do|use|apply|please|both|all)\b|\bgo ahead (?:with|and)\b",
-        0.5,
-    ),
+    # (Not "yes, please add it" / "ok let's get a PR up": approving the one thing proposed chooses nothing;
+    # held out such openers were decisions no more often than any prompt.)
     (
         r"\breplace (?:it|them|this|that|these|those|the \w+) with\b|\bswitch (?:it |this |that )?(?:to|over to)\b",
         0.4,
@@ -140,7 +143,7 @@ _SWITCH = cues(
         r"i'?m going with|going with|settled on|opting for|opted for|switching to|switched to|i chose|we chose)\b",
         0.9,
     ),
-    (r"\bgood (?:choice|call)\b", 0.6),
+    (r"\bgood (?:choice|call|pick)\b", 0.6),
     (
         r"\bkey (?:architectural |design )?(?:shift|decision|change|choice)\b|\bwe bypassed\b|\bwe chose\b",
         1.0,
@@ -163,7 +166,6 @@ _SWITCH = cues(
         0.6,
         "approach decision strategy choice verdict",
     ),
-    (r"(?:^|\n)#{1,4} [^\n]{0,40}?\b(?:decision|verdict|choice)\b", 0.7, "decision verdict choice"),
     # "Let me try AppleScript to open ...": a named alternative, not "let me try again".
     (
         r"\b(?:let me|i'?ll|i will) try (?:using |with )?"
@@ -225,6 +227,11 @@ _WAITING = Cue(
 )
 
 
+# A heading that names the choice ("### Decided approach", "## Verdict", "## Framework decision").
+_HEADING = re.compile(
+    r"^#{1,4} [^\n]{0,40}?\b(?:decided|decision|decisions|verdict|choice|chosen)\b", re.M | re.I | re.A
+)
+
 # Several options laid out side by side: a menu or a recommendation for the user, unless one is taken.
 _OPTION_LABEL = re.compile(r"\boption (?:[a-h]|\d{1,2})\b", re.A)
 _RECOMMENDS = re.compile(
@@ -235,6 +242,11 @@ _COMMITS = Cue(
     r"\b(?:i'?ll go with|i'?m going with|going with|let'?s go with|i'?ve decided|i decided|we decided|settled on|"
     r"opted for|opting for|i chose|we chose)\b"
 )
+# A pick among offered alternatives is a decision by the eval conventions, whatever words it uses.
+# A choice is stated at the head of a reply ("let's go with B, and also ..."); the same cues deep in a
+# long brainstorm are ideas being floated (held out, both sets: decision average precision +0.015).
+_HEAD = 300
+_PICK_WEIGHT = {"label": 1.0, "all": 1.0, "words": 1.0}
 _INSTEAD = re.compile(r"\binstead\b|\brather than\b", re.A)
 
 
@@ -291,7 +303,7 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
     low = v.low
     if not low:
         return []
-    score, pos = weigh(_USER, low[:900], v.tok)
+    score, pos = weigh(_USER, low[:_HEAD], v.tok)
     prev_tail = tail(v.prev, 900)
     # Only a short reply, or one that already sounds like a choice, can be a pick from a list.
     offers = bool(prev_tail) and (v.words <= 25 or score > 0) and offers_choice(prev_tail, v.prev_tok)
@@ -326,6 +338,12 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
                 pos = 0
         if score > 0:
             score += 0.2
+    offer = offer_of(v.prev_raw)
+    how = picks(low, v.prose, offer) if offer is not None else ""
+    if how:
+        # Takes one of the alternatives the assistant's turn put to the user (extractors.choices).
+        score += _PICK_WEIGHT[how]
+        pos = 0
     if v.question and _INFO_OPENER.match(low) and score < 2.0:
         score -= 0.4
     if score < floor:
@@ -347,13 +365,15 @@ def assistant_decision(v: View, prev_user: str | None = None, floor: float = THR
         return []
     scan = low[:1200]
     switch, pos = weigh(_SWITCH, scan, v.tok)
+    if "#" in v.text[:3000] and _HEADING.search(v.text[:3000]):
+        switch += 0.7  # (the prose drops headings: "### Decided approach", "## Verdict" are read raw)
     if switch <= 0 and floor > 0:
         return []
     reason, _ = weigh(_REASON, scan, v.tok)
     score = switch + min(reason, 0.8) if switch > 0 else 0.0
     if score < floor:
         return []
-    if score > 0 and (_WAITING.search(tail(low, 300), v.tok) or _is_menu(v)):
+    if score > 0 and (_WAITING.search(tail(low, 300), v.tok) or _is_menu(v) or offer_of(v.text) is not None):
         score -= 1.0
         if score < floor:
             return []

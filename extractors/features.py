@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 
+from extractors.choices import choice_features
 from extractors.cues import PROPOSAL, claims_success, offers_choice
 from extractors.dialogue import dialogue_features
 from extractors.gate import wordset
@@ -130,6 +131,7 @@ def user_features(u: Utterance, v: View, evidence: dict[str, float]) -> dict[str
     f.update(_acts(v, bool(f.get("prev_offers"))))
     f["tool_error"] = float(any(t.is_error for t in u.recent_tools))
     f.update(dialogue_features(v))
+    f.update(choice_features(v.low, v.prose, v.prev_raw, v.words))
     for w in RULE_WORDS.intersection(v.tok):
         f[WORD_PREFIX + w] = 1.0
     return f

@@ -1,0 +1,191 @@
+"""Decisions read from dialogue structure (issue 11): what the assistant's last turn offered and whether
+the prompt takes one of it. Small transcripts and texts the tests write themselves."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from test_extract_families import _kinds, _prompts, _session
+
+from extractors.choices import choice_features, offer_of, picks
+from extractors.confidence import ClassModel
+from extractors.decisions import THRESHOLD, assistant_decision, user_decision
+from extractors.patterns import Hit, make_view
+from extractors.pipeline import MODEL_ONLY_FLOOR, NO_EVIDENCE_FLOOR, Analysis, decide
+
+EITHER_OR = (
+    "The loader cache and its tests are done; nothing is committed yet.\n\n"
+    "Want them as their own commit, or folded into the parser commit?"
+)
+WHICH_BEFORE = (
+    "Two ways to bound the memory: reset the buffer per render vs. a real stack of frames. The stack is "
+    "more correct but touches more call sites. Which do you want?"
+)
+MENU = (
+    "Three ways to show the quota:\n\n"
+    "A) **Percent bar** - a bar in the status line\n"
+    "B) **Countdown** - minutes left until the reset\n"
+    "C) **Colour only** - the prompt turns amber near the limit\n\n"
+    "Which option would you like?"
+)
+SINGLE = "I found the stale cache entry and fixed the key. All 40 tests pass. Want me to commit this?"
+REPORT = (
+    "Review findings:\n\n1. The parser drops trailing commas\n2. The cache key ignores the file size\n"
+    "3. The docs mention a removed flag\n\nWant me to fix the first one now?"
+)
+QUESTIONNAIRE = (
+    "Before I start:\n\n1. What is the path of the config repo?\n2. Which branch should I sync?\n\n"
+    "Answer these and I'll set it up."
+)
+
+
+def _picks(prompt: str, prev: str) -> str:
+    offer = offer_of(prev)
+    assert offer is not None, prev
+    v = make_view(prompt, prev)
+    return picks(v.low, v.prose, offer)
+
+
+def test_an_either_or_question_offers_its_alternatives() -> None:
+    assert _picks("folded in", EITHER_OR) == "words"
+    preview = "The new colours are in. Want to preview them in the browser, or commit and push?"
+    assert _picks("commit and push", preview) == "words"
+    assert _picks("let me preview first", preview) == "words"
+    # The alternatives may be given just before a bare "which do you want?".
+    assert _picks("do the stack, fix it", WHICH_BEFORE) == "words"
+    # An answer naming neither side takes nothing offered.
+    assert _picks("also bump the version", EITHER_OR) == ""
+
+
+def test_a_labelled_menu_is_picked_by_label_or_place_not_by_an_article() -> None:
+    assert _picks("C but make it subtler", MENU) == "label"
+    assert _picks("option b", MENU) == "label"
+    assert _picks("the second one", MENU) == "label"
+    assert _picks("countdown please", MENU) == "words"
+    assert _picks("A", MENU) == _picks("let's do B", MENU) == "label"
+    # "the first ones you gave" finds fault with them all; "a bit ..." opens with the article, not option A.
+    assert _picks("the first ones you gave were too long", MENU) == ""
+    assert _picks("a bit more padding around the logo first", MENU) == ""
+
+
+def test_a_single_proposal_a_report_list_or_a_questionnaire_offer_no_choice() -> None:
+    assert offer_of(SINGLE) is None
+    # A numbered report above a question about one of its items is not a menu.
+    assert offer_of(REPORT) is None
+    # Numbered open questions ask for information; answering them chooses nothing.
+    assert offer_of(QUESTIONNAIRE) is None
+    assert offer_of("") is None
+
+
+def test_choice_features_say_whether_the_reply_takes_an_offered_alternative() -> None:
+    took = choice_features("folded in", "folded in", EITHER_OR, 2)
+    assert took["alt:offered"] == took["alt:pick"] == took["alt:pick_short"] == 1.0
+    other = choice_features("also bump the version", "also bump the version", EITHER_OR, 4)
+    assert other.get("alt:other_short") == 1.0 and "alt:pick" not in other
+    assert choice_features("yes", "yes", SINGLE, 1) == {}
+
+
+def test_a_pick_among_offered_alternatives_is_decision_evidence() -> None:
+    assert user_decision(make_view("folded in", EITHER_OR))[0].raw >= THRESHOLD
+    assert user_decision(make_view("C but make it subtler", MENU))[0].raw >= THRESHOLD
+    # The same words after a single proposal choose nothing.
+    assert not user_decision(make_view("folded in", SINGLE))
+
+
+def test_picking_an_offered_alternative_is_kept_as_a_decision(tmp_path: Path) -> None:
+    _session(tmp_path, [(EITHER_OR, "folded in"), (MENU, "C but make it subtler"), (SINGLE, "yes")], "pick")
+    got = _prompts(tmp_path)
+    assert "decision" in _kinds(got["folded in"])
+    assert "decision" in _kinds(got["C but make it subtler"])
+    # A bare approval of the one thing proposed is none (eval README convention).
+    assert "decision" not in _kinds(got["yes"])
+
+
+def test_a_choice_is_read_at_the_head_of_a_reply_not_deep_in_a_brainstorm() -> None:
+    """Cue words deep in a long reply are ideas floated, not the choice (held out: decision AP rose)."""
+    musing = (
+        "so the map feels empty to me when the level starts..there is nothing to look at and the player just "
+        "waits for the timer..maybe the towers could glow a little when they are ready..and the sound is "
+        "too quiet at the start too..i keep thinking about how the old version felt more alive because the "
+        "units moved around on their own..anyway i think we should use the bigger sprites at some point"
+    )
+    assert len(musing) > 300
+    assert not user_decision(make_view(musing, SINGLE))
+    stated = "i think we should use the bigger sprites. " + musing
+    assert user_decision(make_view(stated, SINGLE))
+
+
+def test_a_decision_without_any_evidence_needs_a_higher_probability() -> None:
+    """The model alone keeps a decision only at NO_EVIDENCE_FLOOR: a prompt with no cue and no pick that
+    follows a question is mostly an instruction, not a choice."""
+    p = 0.3
+    model = ClassModel(math.log(p / (1 - p)), {}, emit=0.2, bundle=1.01, veto=0.1)
+    assert MODEL_ONLY_FLOOR < p < NO_EVIDENCE_FLOOR["decision"]
+
+    def kept(raw: float) -> bool:
+        a = Analysis("user", [Hit("decision", "push on with rev 3", 0.5, {}, raw)])
+        return bool(decide(a, {"decision": model}))
+
+    assert not kept(0.0)
+    assert kept(0.4)  # some evidence: the ordinary model-only floor
+
+
+def test_lets_carry_on_is_not_a_choice_but_lets_go_with_is() -> None:
+    carrying_on = [
+        "lets keep working on it, the intro still needs a second pass",
+        "lets pick back up where we left off yesterday",
+        "lets leave a notes file of what we built so far",
+        "hmm dont change anything yet..lets just analyze",
+        "create a branch and lets do a deep dive into the renderer",
+    ]
+    for p in carrying_on:
+        assert not user_decision(make_view(p, SINGLE)), p
+    for p in (
+        "let's go with the tabbed layout",
+        "no, let's not backfill the old runs",
+        "lets keep the old name",
+    ):
+        assert user_decision(make_view(p, SINGLE)), p
+
+
+def test_approving_the_one_thing_proposed_carries_no_decision_evidence() -> None:
+    for p in ("yes, please add it.", "ok lets get a PR up for this", "yeah let's push"):
+        (hit,) = user_decision(make_view(p, SINGLE), floor=float("-inf"))
+        assert hit.raw <= 0, p
+
+
+def test_the_assistant_confirming_a_pick_announces_the_choice() -> None:
+    """ "Good pick - X it is": the choice announced as settled (labelled a decision on both sets)."""
+    said = "Good pick - the tabbed layout it is. Moving on to the next question."
+    (hit,) = assistant_decision(make_view(said, None, human=False))
+    assert hit.raw >= THRESHOLD
+
+
+def test_an_information_question_or_an_opt_out_offers_no_choice() -> None:
+    asks = [
+        "The host did not resolve. Do you have a direct IP or a different hostname for it?",
+        "I found a repo called tools-cli. Is this the repo you meant, or did you mean a different repository?",
+        "Both outdated formulae can be upgraded. Would you like me to upgrade them, or is there something else?",
+        "Three setups are common. What's your main goal - speed, privacy or remote access?",
+    ]
+    for prev in asks:
+        assert offer_of(prev) is None, prev
+    # A real second course is still an alternative, however short.
+    assert offer_of("The cache helper is unused now. Want me to remove it, or leave it?") is not None
+
+
+def test_a_heading_that_names_the_choice_is_read_though_the_prose_drops_headings() -> None:
+    body = "One shared loader with a per-file cache, because both pages read the same files."
+    (hit,) = assistant_decision(
+        make_view(f"## Loader plan\n\n### Decided approach\n\n{body}", None, human=False)
+    )
+    assert hit.raw >= THRESHOLD
+    assert not assistant_decision(make_view(f"## Loader plan\n\n{body}", None, human=False))
+
+
+def test_an_assistant_text_that_ends_by_offering_alternatives_still_waits_for_the_user() -> None:
+    settled = "Decided approach: a per-file cache, because both pages read the same files."
+    assert assistant_decision(make_view(f"{settled} I will add it to the tests too.", None, human=False))
+    asks = f"{settled} Per-file cache for the tests too, or a shared directory cache?"
+    assert not assistant_decision(make_view(asks, None, human=False))
