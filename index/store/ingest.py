@@ -27,7 +27,7 @@ from index.store.resets import drop_duplicates, reset_files
 from index.store.tasks import Task, fingerprint_matches
 from index.store.tx import rollback, transaction
 from index.store.userstate import sync_tombstones
-from index.store.writer import Prepared, write_chunk
+from index.store.writer import DeferredFts, Prepared, write_chunk
 from lib.discovery import Found, canonical_roots, key_path
 from lib.sources import SOURCES
 
@@ -323,15 +323,17 @@ class _Batch:
         self.open = False
         self.bytes = 0
         self.since = 0.0
+        self.fts = DeferredFts()
 
     def write(self, item: Prepared) -> tuple[int, int]:
         if not self.open:
             self.conn.execute("BEGIN IMMEDIATE")
             self.open, self.bytes, self.since = True, 0, time.perf_counter()
         try:
-            added = write_chunk(self.conn, item)
+            added = write_chunk(self.conn, item, self.fts)
         except BaseException:
             self.open = False
+            self.fts.drop()
             rollback(self.conn)  # unless SQLite rolled back already (disk full)
             raise
         self.bytes += item.chunk.end - item.chunk.start
@@ -342,7 +344,13 @@ class _Batch:
     def close(self) -> None:
         if self.open:
             self.open = False
-            self.conn.execute("COMMIT")
+            try:
+                self.fts.flush(self.conn)  # the batch's extractions, one FTS5 statement before it commits
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.fts.drop()
+                rollback(self.conn)
+                raise
 
 
 def _mark_missing(conn: sqlite3.Connection, roots: list[Path], seen: set[str]) -> int:

@@ -9,8 +9,8 @@ are built from scrubbed text; nothing reaches the writer unscrubbed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import fields
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -142,18 +142,35 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Messag
     return rows, prompts
 
 
-def _scrub_rows(rows: Iterable[Any], memo: dict[str, str]) -> None:
-    """Every string field of each row (a slots dataclass) through the one scrubber, in place. `memo`
-    holds this chunk's verdicts: session ids, cwds, branches, models and versions repeat on every row."""
+def _scrub_rows(rows: list[Any] | Any, memo: dict[str, str]) -> None:
+    """Every string field of each row (a slots dataclass) through the one scrubber, in place. The
+    distinct values are gathered first (one C-level pass; ids, cwds, branches, models repeat on every
+    row), each is scrubbed once (`memo` holds the chunk's verdicts), and rows are revisited only for
+    the fields whose value changed, which is rare."""
+    rows = list(rows)
+    if not rows:
+        return
+    names = _str_fields(type(rows[0]))
+    if not names:
+        return
+    get = attrgetter(*names) if len(names) > 1 else (lambda r, g=attrgetter(names[0]): (g(r),))
+    # a damaged record can put anything where text belongs: only strings are scrubbed
+    seen = {v for values in map(get, rows) for v in values if type(v) is str}
+    dirty: dict[str, str] = {}
+    for v in seen:
+        if v:
+            clean = memo.get(v)
+            if clean is None:
+                clean = memo[v] = scrub_text(v)
+            if clean is not v and clean != v:
+                dirty[v] = clean
+    if not dirty:
+        return
     for row in rows:
-        for name in _str_fields(type(row)):
+        for name in names:
             v = getattr(row, name)
-            if type(v) is str and v:  # a damaged record can put anything where text belongs
-                clean = memo.get(v)
-                if clean is None:
-                    clean = memo[v] = scrub_text(v)
-                if clean is not v and clean != v:
-                    setattr(row, name, clean)
+            if type(v) is str and v in dirty:
+                setattr(row, name, dirty[v])
 
 
 def _str_fields(cls: type) -> tuple[str, ...]:

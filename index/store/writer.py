@@ -89,6 +89,30 @@ def _msg_row(m: Message, body: bytes, file_id: int) -> tuple[Any, ...]:
     )
 
 
+@dataclass(slots=True)
+class DeferredFts:
+    """The FTS entries of the rows written in the current transaction, added just before it commits
+    (`flush`): FTS5 writes a table's pending terms out as a new segment whenever a later statement
+    of the transaction opens a savepoint (any multi-row write does), so indexing chunk by chunk
+    flushed the FTS tables once per file instead of once per batch, and the extra segments cost
+    merges too. Anything that deletes FTS entries flushes first (FTS5 can only forget what it holds)."""
+
+    messages: list[tuple[int, str, str]] = field(default_factory=list)  # (rowid, text, idents)
+    after: int | None = None  # extractions with a larger id are not in extractions_fts yet
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        if self.messages:
+            _index_messages(conn, self.messages)
+            self.messages = []
+        if self.after is not None:
+            _index_extractions(conn, self.after)
+            self.after = None
+
+    def drop(self) -> None:
+        """The transaction was rolled back: nothing is pending any more."""
+        self.messages, self.after = [], None
+
+
 def file_id_for(conn: sqlite3.Connection, path: str) -> int:
     """The id of a file's ingest_state row (created on first sight); `path` is stored as its key."""
     key = path_key(path)
@@ -132,7 +156,9 @@ def _rank(path: str, session_id: str) -> tuple[int, str]:
     return (0 if os.path.basename(key_path(path)) == f"{session_id}.jsonl" else 1, path)
 
 
-def _take_over(conn: sqlite3.Connection, c: FileChunk, fid: int) -> list[str]:
+def _take_over(
+    conn: sqlite3.Connection, c: FileChunk, fid: int, deferred: DeferredFts | None = None
+) -> list[str]:
     """Records of this chunk already stored from another file (a resumed session's copied prefix):
     the copy that ranks first keeps them, whatever order the files are indexed in. The rows of those
     this file takes over are dropped here and written again from this file; returns their uuids."""
@@ -145,6 +171,8 @@ def _take_over(conn: sqlite3.Connection, c: FileChunk, fid: int) -> list[str]:
     ).fetchall()
     taken = [u for u, sid, cur in held if cur is None or _rank(c.path, sid) < _rank(cur, sid)]
     if taken:
+        if deferred is not None:
+            deferred.flush(conn)  # the copy taken over may have been written earlier in this batch
         arg = (orjson.dumps(taken).decode(),)
         _delete_messages(conn, "uuid IN (SELECT value FROM json_each(?))", arg)
         _delete_extractions(conn, "source_uuid IN (SELECT value FROM json_each(?))", arg)
@@ -176,16 +204,21 @@ def resolve_parent(conn: sqlite3.Connection, parent: str | None, fallback: str |
     return p
 
 
-def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
+def write_chunk(
+    conn: sqlite3.Connection, prep: Prepared, deferred: DeferredFts | None = None
+) -> tuple[int, int]:
     """Write a chunk's rows and advance its cursor inside the caller's transaction.
 
     The caller (ingest) batches a few files per transaction; a file's rows and its cursor always
-    commit together. Returns (messages_added, extractions_added).
+    commit together. With `deferred`, the extractions' FTS entries wait for `deferred.flush`, which
+    the caller runs before it commits. Returns (messages_added, extractions_added).
     """
     c = prep.chunk
     fid = file_id_for(conn, c.path)
     mark_pending(conn)
     if prep.reset:
+        if deferred is not None:
+            deferred.flush(conn)  # FTS5 can only forget what it was given
         delete_file_rows(conn, fid)
     if c.aliases:
         conn.executemany(
@@ -195,7 +228,7 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
     for m in c.messages:
         if m.parent_external:
             m.parent_uuid = resolve_parent(conn, m.parent_uuid, m.fallback_parent)
-    taken = _take_over(conn, c, fid)
+    taken = _take_over(conn, c, fid, deferred)
     last = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
     bodies = prep.bodies
     conn.executemany(
@@ -205,13 +238,16 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
         [_msg_row(m, bodies[m.uuid][0], fid) for m in c.messages],
     )
     new = conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
-    conn.executemany(
-        "INSERT INTO messages_fts(rowid, text, idents) VALUES(?,?,?)",
-        [(rid, bodies[u][1], bodies[u][2]) for rid, u in new],
-    )
+    fts = [(rid, bodies[u][1], bodies[u][2]) for rid, u in new]
+    if deferred is None:
+        _index_messages(conn, fts)
+    else:
+        deferred.messages += fts
     added = len(new) - len(taken)  # a copy taken over is written again, not new
     ext_last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
-    ext_added = write_extractions(conn, prep.extractions, fid)
+    if deferred is not None and deferred.after is None and prep.extractions:
+        deferred.after = ext_last
+    ext_added = write_extractions(conn, prep.extractions, fid, fts=deferred is None)
     if ext_added:
         mark_projects(conn, "id > ?", (ext_last,))
     if prep.counters:
@@ -259,22 +295,34 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
     return added, ext_added
 
 
-def write_extractions(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], file_id: int | None) -> int:
-    """rows: (kind, content, context_json, score, session_id, source_uuid, ordinal, cwd, project_key, ts)."""
+def write_extractions(
+    conn: sqlite3.Connection, rows: list[tuple[Any, ...]], file_id: int | None, *, fts: bool = True
+) -> int:
+    """rows: (kind, content, context_json, score, session_id, source_uuid, ordinal, cwd, project_key, ts).
+    Without `fts`, the caller indexes the new rows itself (`DeferredFts`). Returns the rows added."""
     if not rows:
         return 0
     last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
-    conn.executemany(
+    n: int = conn.executemany(
         """INSERT OR IGNORE INTO extractions(kind, content, context, score, session_id, source_uuid, ordinal,
            cwd, project_key, ts, file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?)""",
         [r + (file_id,) for r in rows],
-    )
-    n: int = conn.execute(
-        """INSERT INTO extractions_fts(rowid, content, context)
-                             SELECT id, content, context FROM extractions WHERE id > ?""",
-        (last,),
     ).rowcount
+    if fts:
+        _index_extractions(conn, last)
     return max(n, 0)
+
+
+def _index_messages(conn: sqlite3.Connection, rows: list[tuple[int, str, str]]) -> None:
+    conn.executemany("INSERT INTO messages_fts(rowid, text, idents) VALUES(?,?,?)", rows)
+
+
+def _index_extractions(conn: sqlite3.Connection, after: int) -> None:
+    conn.execute(
+        """INSERT INTO extractions_fts(rowid, content, context)
+           SELECT id, content, context FROM extractions WHERE id > ?""",
+        (after,),
+    )
 
 
 def _name_task_results(conn: sqlite3.Connection, c: FileChunk) -> None:
