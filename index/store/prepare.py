@@ -20,9 +20,10 @@ from extractors.pipeline import extract
 from extractors.profiles import chunk_counters
 from extractors.scrubber import scrub_obj, scrub_text
 from extractors.summaries import extract_summary
+from index.store.record_rows import turn_row
 from index.store.tasks import Task, head_hash
 from index.store.userstate import LEAF
-from index.store.writer import Prepared, fts_fields
+from index.store.writer import Prepared, fts_fields, message_row
 from lib.context import Context, iter_contexts
 from lib.model import Carry, FileChunk, Message
 from lib.project import project_key
@@ -38,9 +39,14 @@ def prepare(task: Task) -> Prepared:
     scrub_chunk(chunk)
     rows, prompts = _extract(chunk)
     counters = chunk_counters(chunk.messages, prompts)
-    bodies = {m.uuid: fts_fields(m.text) for m in chunk.messages}
-    for m in chunk.messages:
-        m.text = ""  # travels packed in `bodies`; no need to pickle it twice
+    fields = {m.uuid: fts_fields(m.text) for m in chunk.messages}  # a uuid seen twice: its last text
+    messages = [message_row(m, fields[m.uuid][0]) for m in chunk.messages]
+    externals = [
+        (i, m.parent_uuid, m.fallback_parent) for i, m in enumerate(chunk.messages) if m.parent_external
+    ]
+    aliases = [(a.uuid, a.parent_uuid) for a in chunk.aliases]
+    turns = [turn_row(t) for t in chunk.turns]
+    chunk.messages, chunk.aliases, chunk.turns = [], [], []  # they travel as the rows above
     return Prepared(
         chunk=chunk,
         root=task.root,
@@ -53,7 +59,11 @@ def prepare(task: Task) -> Prepared:
         reset=task.reset,
         agent=task.info.agent,
         extractions=rows,
-        bodies=bodies,
+        messages=messages,
+        externals=externals,
+        aliases=aliases,
+        turns=turns,
+        bodies={u: (text, idents) for u, (_, text, idents) in fields.items()},
         counters=[(p, scrub_text(k), v) for (p, k), v in counters.items()],
     )
 

@@ -56,8 +56,16 @@ class Prepared:
     reset: bool  # the file was truncated/rewritten/rotated: drop its rows first
     agent: str = "claude"  # the coding agent that wrote the file (lib.sources)
     extractions: list[tuple[Any, ...]] = field(default_factory=list)
-    # uuid -> (packed body, FTS text, FTS identifier parts), built in the worker
-    bodies: dict[str, tuple[bytes, str, str]] = field(default_factory=dict)
+    # The chunk's messages, aliases and usage travel as plain rows, ready for SQL: tuples pickle
+    # several times faster than dataclasses on their way from the parser to the writer (the
+    # worker empties the chunk's own lists). `messages`: `message_row`s; `externals`: (index in
+    # `messages`, parent, fallback) of the parents the writer resolves against the index;
+    # `aliases`: (uuid, parent_uuid); `turns`: `record_rows.turn_row`s.
+    messages: list[tuple[Any, ...]] = field(default_factory=list)
+    externals: list[tuple[int, str | None, str | None]] = field(default_factory=list)
+    aliases: list[tuple[str, str | None]] = field(default_factory=list)
+    turns: list[tuple[Any, ...]] = field(default_factory=list)
+    bodies: dict[str, tuple[str, str]] = field(default_factory=dict)  # uuid -> (FTS text, identifier parts)
     counters: list[tuple[str, str, float]] = field(default_factory=list)  # (profile, key, delta)
 
 
@@ -66,7 +74,12 @@ def fts_fields(text: str) -> tuple[bytes, str, str]:
     return pack(text), text, identifier_parts(text)
 
 
-def _msg_row(m: Message, body: bytes, file_id: int) -> tuple[Any, ...]:
+# Positions in a `message_row` that the writer reads.
+_PARENT, _KIND, _TOOL_NAME, _TOOL_USE_ID = 2, 4, 9, 10
+
+
+def message_row(m: Message, body: bytes) -> tuple[Any, ...]:
+    """A message as a row of `messages` (without its file id, which the writer knows); in the worker."""
     return (
         m.uuid,
         m.session_id,
@@ -83,7 +96,6 @@ def _msg_row(m: Message, body: bytes, file_id: int) -> tuple[Any, ...]:
         int(m.is_error),
         m.message_id,
         m.model,
-        file_id,
         m.byte_offset,
         m.agent,
     )
@@ -157,19 +169,19 @@ def _rank(path: str, session_id: str) -> tuple[int, str]:
 
 
 def _take_over(
-    conn: sqlite3.Connection, c: FileChunk, fid: int, deferred: DeferredFts | None = None
+    conn: sqlite3.Connection, path: str, uuids: list[str], fid: int, deferred: DeferredFts | None = None
 ) -> list[str]:
     """Records of this chunk already stored from another file (a resumed session's copied prefix):
     the copy that ranks first keeps them, whatever order the files are indexed in. The rows of those
     this file takes over are dropped here and written again from this file; returns their uuids."""
-    if not c.messages:
+    if not uuids:
         return []
     held = conn.execute(
         """SELECT m.uuid, m.session_id, f.path FROM messages m LEFT JOIN ingest_state f ON f.id = m.file_id
            WHERE m.uuid IN (SELECT value FROM json_each(?)) AND m.file_id IS NOT ?""",
-        (orjson.dumps([m.uuid for m in c.messages]).decode(), fid),
+        (orjson.dumps(uuids).decode(), fid),
     ).fetchall()
-    taken = [u for u, sid, cur in held if cur is None or _rank(c.path, sid) < _rank(cur, sid)]
+    taken = [u for u, sid, cur in held if cur is None or _rank(path, sid) < _rank(cur, sid)]
     if taken:
         if deferred is not None:
             deferred.flush(conn)  # the copy taken over may have been written earlier in this batch
@@ -220,25 +232,26 @@ def write_chunk(
         if deferred is not None:
             deferred.flush(conn)  # FTS5 can only forget what it was given
         delete_file_rows(conn, fid)
-    if c.aliases:
+    if prep.aliases:
         conn.executemany(
             "INSERT OR IGNORE INTO aliases(uuid, parent_uuid, file_id) VALUES(?,?,?)",
-            [(a.uuid, a.parent_uuid, fid) for a in c.aliases],
+            [a + (fid,) for a in prep.aliases],
         )
-    for m in c.messages:
-        if m.parent_external:
-            m.parent_uuid = resolve_parent(conn, m.parent_uuid, m.fallback_parent)
-    taken = _take_over(conn, c, fid, deferred)
+    rows = prep.messages
+    for i, parent, fallback in prep.externals:
+        r = rows[i]
+        rows[i] = (*r[:_PARENT], resolve_parent(conn, parent, fallback), *r[_PARENT + 1 :])
+    taken = _take_over(conn, c.path, [r[0] for r in rows], fid, deferred)
     last = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
-    bodies = prep.bodies
     conn.executemany(
         """INSERT OR IGNORE INTO messages(uuid, session_id, parent_uuid, role, kind, ts, body, agent_id,
-           is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, file_id, byte_offset,
-           agent) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-        [_msg_row(m, bodies[m.uuid][0], fid) for m in c.messages],
+           is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, byte_offset, agent,
+           file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+        [r + (fid,) for r in rows],
     )
     new = conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
-    fts = [(rid, bodies[u][1], bodies[u][2]) for rid, u in new]
+    bodies = prep.bodies
+    fts = [(rid, *bodies[u]) for rid, u in new]
     if deferred is None:
         _index_messages(conn, fts)
     else:
@@ -256,8 +269,8 @@ def write_chunk(
                ON CONFLICT(file_id, profile, key) DO UPDATE SET value = value + excluded.value""",
             [(fid, p, k, v) for p, k, v in prep.counters if (p, k) not in NOT_ADDITIVE],
         )
-    write_record_rows(conn, c, fid)
-    _name_task_results(conn, c)
+    write_record_rows(conn, c, prep.turns, fid)
+    _name_task_results(conn, rows)
     _write_sessions(conn, c, fid, prep.layout)
     _update_main_branch(conn, c)
     if taken:
@@ -325,10 +338,10 @@ def _index_extractions(conn: sqlite3.Connection, after: int) -> None:
     )
 
 
-def _name_task_results(conn: sqlite3.Connection, c: FileChunk) -> None:
+def _name_task_results(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     """A Task call's result is named `Task` (as the walker names it within a chunk) also when the call
     was read in an earlier chunk or another file."""
-    ids = [m.uuid for m in c.messages if m.kind == "tool_result" and m.tool_name is None and m.tool_use_id]
+    ids = [r[0] for r in rows if r[_KIND] == "tool_result" and r[_TOOL_NAME] is None and r[_TOOL_USE_ID]]
     if ids:
         conn.execute(
             """UPDATE messages SET tool_name='Task' WHERE uuid IN (SELECT value FROM json_each(?))
