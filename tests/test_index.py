@@ -396,6 +396,19 @@ def test_take_over_inside_one_batch_leaves_the_fts_tables_consistent(env: Env) -
         assert (rid,) in hits
 
 
+def test_vocabulary_names_every_project_whose_operator_typed_the_term(env: Env) -> None:
+    """A mixed-case name typed in prompts of two projects is listed with both (the sessions of each
+    file name its project; the query joins them to the file's vocabulary counters)."""
+    for name in ("alpha", "beta"):
+        s = make.Session(make.uid("vocab", name), cwd=f"/home/dev/projects/{name}")
+        for _ in range(2):
+            s.prompt("the parseConfig loader fails on empty files, fix parseConfig")
+            s.response(text="Fixed.")
+        s.write(env.root / make.slug(s.cwd) / f"{s.session_id}.jsonl")
+    env.index()
+    assert env.rows("SELECT projects FROM vocabulary WHERE term = 'parseConfig'") == [("alpha,beta",)]
+
+
 def test_subagents_are_linked_in_all_layouts(env: Env) -> None:
     inline = place(env, "inline_subagent")
     flat = place(env, "flat_subagent")
