@@ -45,8 +45,8 @@ WORKER = [
 WRITER = [
     (wr, "write_extractions", "extractions + their FTS"),
     (wr, "write_record_rows", "turns, spawns, agents"),
-    (wr, "_write_sessions", "sessions (upsert + counts)"),
-    (wr, "_update_main_branch", "main branch"),
+    (wr, "write_sessions", "sessions (upsert + counts)"),
+    (wr, "update_main_branches", "main branch"),
     (wr, "_take_over", "take-over check"),
     (wr, "_name_task_results", "Task result names"),
     (fin, "refold_pending", "finalize: operator folding"),
