@@ -35,7 +35,7 @@ from lib.discovery import canonical_roots  # noqa: E402
 SPENT: dict[str, float] = defaultdict(float)
 # (module, function, label): the worker's stages, then the writer's
 WORKER = [
-    (prep, "parse_file", "parse (orjson + records + tree)"),
+    (prep, "parse", "parse (orjson + records + tree)"),
     (prep, "scrub_chunk", "scrub"),
     (prep, "_extract", "extract"),
     (prep, "chunk_counters", "profile counters"),
@@ -44,9 +44,9 @@ WORKER = [
 ]
 WRITER = [
     (wr, "write_extractions", "extractions + their FTS"),
-    (wr, "_write_metrics", "turns, spawns, agents"),
-    (wr, "_write_sessions", "sessions (upsert + counts)"),
-    (wr, "_update_main_branch", "main branch"),
+    (wr, "write_record_rows", "turns, spawns, agents"),
+    (wr, "write_sessions", "sessions (upsert + counts)"),
+    (wr, "update_main_branches", "main branch"),
     (wr, "_take_over", "take-over check"),
     (wr, "_name_task_results", "Task result names"),
     (fin, "refold_pending", "finalize: operator folding"),
@@ -58,7 +58,7 @@ WRITER = [
 # Statements of write_chunk itself, told apart by their text.
 SQL = [
     ("INSERT OR IGNORE INTO messages(", "message rows + their B-trees"),
-    ("INSERT INTO messages_fts(", "FTS insert (messages)"),
+    ("INSERT INTO messages_fts(rowid", "FTS insert (messages)"),
     ("COMMIT", "commit (WAL write)"),
 ]
 

@@ -374,6 +374,41 @@ def test_resumed_session_is_stored_once(env: Env, tmp_path: Path) -> None:
     assert snapshot(other)["sessions"] == snapshot(env)["sessions"]
 
 
+def test_take_over_inside_one_batch_leaves_the_fts_tables_consistent(env: Env) -> None:
+    """The resume copy (the bigger file, parsed first) stores the parent's records, then the parent's
+    own file takes them over in the same transaction: the FTS entries of rows written earlier in that
+    batch (added only before it commits) are in place before they are deleted."""
+    fx = place(env, "resumed")
+    env.index()
+    with env.conn() as c:
+        for fts in ("messages_fts", "extractions_fts"):
+            c.execute(f"INSERT INTO {fts}({fts}, rank) VALUES('integrity-check', 1)")
+    with_term = [m for m in env.messages().values() if "pagination" in m["text"].lower()]
+    assert len(with_term) >= 3 and env.fts_count("pagination") == len(with_term)
+    copied = set(fx.ids["copied"])
+    extracted = [
+        (i, t) for i, t, u in env.rows("SELECT id, content, source_uuid FROM extractions") if u in copied
+    ]
+    assert extracted
+    for rid, content in extracted:
+        word = max(content.split(), key=len)
+        hits = env.rows("SELECT rowid FROM extractions_fts WHERE extractions_fts MATCH ?", f'"{word}"')
+        assert (rid,) in hits
+
+
+def test_vocabulary_names_every_project_whose_operator_typed_the_term(env: Env) -> None:
+    """A mixed-case name typed in prompts of two projects is listed with both (the sessions of each
+    file name its project; the query joins them to the file's vocabulary counters)."""
+    for name in ("alpha", "beta"):
+        s = make.Session(make.uid("vocab", name), cwd=f"/home/dev/projects/{name}")
+        for _ in range(2):
+            s.prompt("the parseConfig loader fails on empty files, fix parseConfig")
+            s.response(text="Fixed.")
+        s.write(env.root / make.slug(s.cwd) / f"{s.session_id}.jsonl")
+    env.index()
+    assert env.rows("SELECT projects FROM vocabulary WHERE term = 'parseConfig'") == [("alpha,beta",)]
+
+
 def test_subagents_are_linked_in_all_layouts(env: Env) -> None:
     inline = place(env, "inline_subagent")
     flat = place(env, "flat_subagent")

@@ -448,6 +448,27 @@ def test_the_worker_scrubs_every_text_field_of_every_row_type() -> None:
     assert containers == {"models", "titles"}  # handled by name in index.store.prepare.scrub_chunk
 
 
+def test_the_worker_scrubs_each_value_wherever_it_repeats_and_skips_junk() -> None:
+    """Values are scrubbed once per chunk and written back to every field holding them; a damaged
+    record's non-text value where text belongs (a dict, a list) is left as it is, not fatal."""
+    from index.store.prepare import scrub_chunk
+    from lib.model import Alias, FileChunk, Message
+
+    tok = PREFIXED["ghp"][0]()
+    junk: Any = {"branch": ["main"]}
+    msgs = [
+        Message(uid("m", i), uid("s"), None, "assistant", "tool_use", None, f"run {tok}", git_branch=junk)
+        for i in range(3)
+    ]
+    msgs[1].tool_target = f"curl -H 'Authorization: token {tok}'"
+    chunk = FileChunk(path="/p/x.jsonl", start=0, end=0, messages=msgs, aliases=[Alias(tok, tok, uid("s"))])
+    scrub_chunk(chunk)
+    for m in msgs:
+        assert tok not in m.text and m.git_branch is junk
+    assert tok not in (msgs[1].tool_target or "")
+    assert tok not in chunk.aliases[0].uuid and chunk.aliases[0].uuid == chunk.aliases[0].parent_uuid
+
+
 def test_a_secret_cut_by_a_length_cap_leaves_no_piece(tmp_path: Path) -> None:
     """Tool results, tool inputs and targets are capped; a token straddling a cap must not leave a
     prefix too short for its format to be recognised."""

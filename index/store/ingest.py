@@ -27,7 +27,7 @@ from index.store.resets import drop_duplicates, reset_files
 from index.store.tasks import Task, fingerprint_matches
 from index.store.tx import rollback, transaction
 from index.store.userstate import sync_tombstones
-from index.store.writer import Prepared, write_chunk
+from index.store.writer import DeferredFts, Prepared, write_chunk
 from lib.discovery import Found, canonical_roots, key_path
 from lib.sources import SOURCES
 
@@ -313,25 +313,29 @@ def write_error(exc: BaseException, db: Path) -> IndexError_ | None:
 
 class _Batch:
     """Group a few files per transaction: each file's rows and cursor still commit together,
-    and FTS5 flushes its pending terms once per batch instead of once per file."""
+    and FTS5 flushes its pending terms once per batch instead of once per file. Larger batches
+    mean fewer FTS segments to merge and fewer checkpoints (at 736 MB, 32 MB batches spend 1.2 s
+    less in the writer than 8 MB ones); readers see a batch when it commits, within 2 s."""
 
-    MAX_BYTES = 8 << 20
-    MAX_SECONDS = 0.5
+    MAX_BYTES = 32 << 20
+    MAX_SECONDS = 2.0
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.open = False
         self.bytes = 0
         self.since = 0.0
+        self.fts = DeferredFts()
 
     def write(self, item: Prepared) -> tuple[int, int]:
         if not self.open:
             self.conn.execute("BEGIN IMMEDIATE")
             self.open, self.bytes, self.since = True, 0, time.perf_counter()
         try:
-            added = write_chunk(self.conn, item)
+            added = write_chunk(self.conn, item, self.fts)
         except BaseException:
             self.open = False
+            self.fts.drop()
             rollback(self.conn)  # unless SQLite rolled back already (disk full)
             raise
         self.bytes += item.chunk.end - item.chunk.start
@@ -342,7 +346,13 @@ class _Batch:
     def close(self) -> None:
         if self.open:
             self.open = False
-            self.conn.execute("COMMIT")
+            try:
+                self.fts.flush(self.conn)  # the batch's extractions, one FTS5 statement before it commits
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.fts.drop()
+                rollback(self.conn)
+                raise
 
 
 def _mark_missing(conn: sqlite3.Connection, roots: list[Path], seen: set[str]) -> int:

@@ -9,8 +9,8 @@ are built from scrubbed text; nothing reaches the writer unscrubbed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import fields
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -20,9 +20,10 @@ from extractors.pipeline import extract
 from extractors.profiles import chunk_counters
 from extractors.scrubber import scrub_obj, scrub_text
 from extractors.summaries import extract_summary
+from index.store.record_rows import turn_row
 from index.store.tasks import Task, head_hash
 from index.store.userstate import LEAF
-from index.store.writer import Prepared, fts_fields
+from index.store.writer import Prepared, fts_fields, message_row
 from lib.context import Context, iter_contexts
 from lib.model import Carry, FileChunk, Message
 from lib.project import project_key
@@ -38,9 +39,14 @@ def prepare(task: Task) -> Prepared:
     scrub_chunk(chunk)
     rows, prompts = _extract(chunk)
     counters = chunk_counters(chunk.messages, prompts)
-    bodies = {m.uuid: fts_fields(m.text) for m in chunk.messages}
-    for m in chunk.messages:
-        m.text = ""  # travels packed in `bodies`; no need to pickle it twice
+    fields = {m.uuid: fts_fields(m.text) for m in chunk.messages}  # a uuid seen twice: its last text
+    messages = [message_row(m, fields[m.uuid][0]) for m in chunk.messages]
+    externals = [
+        (i, m.parent_uuid, m.fallback_parent) for i, m in enumerate(chunk.messages) if m.parent_external
+    ]
+    aliases = [(a.uuid, a.parent_uuid) for a in chunk.aliases]
+    turns = [turn_row(t) for t in chunk.turns]
+    chunk.messages, chunk.aliases, chunk.turns = [], [], []  # they travel as the rows above
     return Prepared(
         chunk=chunk,
         root=task.root,
@@ -53,7 +59,11 @@ def prepare(task: Task) -> Prepared:
         reset=task.reset,
         agent=task.info.agent,
         extractions=rows,
-        bodies=bodies,
+        messages=messages,
+        externals=externals,
+        aliases=aliases,
+        turns=turns,
+        bodies={u: (text, idents) for u, (_, text, idents) in fields.items()},
         counters=[(p, scrub_text(k), v) for (p, k), v in counters.items()],
     )
 
@@ -142,18 +152,35 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Messag
     return rows, prompts
 
 
-def _scrub_rows(rows: Iterable[Any], memo: dict[str, str]) -> None:
-    """Every string field of each row (a slots dataclass) through the one scrubber, in place. `memo`
-    holds this chunk's verdicts: session ids, cwds, branches, models and versions repeat on every row."""
+def _scrub_rows(rows: list[Any] | Any, memo: dict[str, str]) -> None:
+    """Every string field of each row (a slots dataclass) through the one scrubber, in place. The
+    distinct values are gathered first (one C-level pass; ids, cwds, branches, models repeat on every
+    row), each is scrubbed once (`memo` holds the chunk's verdicts), and rows are revisited only for
+    the fields whose value changed, which is rare."""
+    rows = list(rows)
+    if not rows:
+        return
+    names = _str_fields(type(rows[0]))
+    if not names:
+        return
+    get = attrgetter(*names) if len(names) > 1 else (lambda r, g=attrgetter(names[0]): (g(r),))
+    # a damaged record can put anything where text belongs: only strings are scrubbed
+    seen = {v for values in map(get, rows) for v in values if type(v) is str}
+    dirty: dict[str, str] = {}
+    for v in seen:
+        if v:
+            clean = memo.get(v)
+            if clean is None:
+                clean = memo[v] = scrub_text(v)
+            if clean is not v and clean != v:
+                dirty[v] = clean
+    if not dirty:
+        return
     for row in rows:
-        for name in _str_fields(type(row)):
+        for name in names:
             v = getattr(row, name)
-            if type(v) is str and v:  # a damaged record can put anything where text belongs
-                clean = memo.get(v)
-                if clean is None:
-                    clean = memo[v] = scrub_text(v)
-                if clean is not v and clean != v:
-                    setattr(row, name, clean)
+            if type(v) is str and v in dirty:
+                setattr(row, name, dirty[v])
 
 
 def _str_fields(cls: type) -> tuple[str, ...]:

@@ -280,9 +280,10 @@ def _vocabulary(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> Non
     # which projects use a term: counters are per file, and a main file's sessions name its project
     where: dict[str, set[str]] = defaultdict(set)
     for key, project in conn.execute(
-        """SELECT DISTINCT pc.key, s.project_key FROM profile_counters pc
-               JOIN sessions s ON s.file_id = pc.file_id
-               WHERE pc.profile = 'vocab' AND s.project_key IS NOT NULL"""
+        # sessions first, then their files' counters by primary key: the other way round SQLite
+        # scanned every session for each counter (quadratic; 1.5 s at 736 MB)
+        """SELECT DISTINCT pc.key, s.project_key FROM sessions s CROSS JOIN profile_counters pc
+               ON pc.file_id = s.file_id AND pc.profile = 'vocab' WHERE s.project_key IS NOT NULL"""
     ):
         where[key].add(display_name(project))
     rows = []

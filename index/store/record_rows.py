@@ -4,13 +4,36 @@ from the writer: rows keyed by record, not messages or sessions. Called inside `
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
-from lib.model import FileChunk
+from lib.model import FileChunk, Turn
 
 
-def write_record_rows(conn: sqlite3.Connection, c: FileChunk, fid: int) -> None:
-    """Insert the chunk's rows of the per-record tables; a turn seen again keeps its largest usage."""
-    if c.turns:
+def turn_row(t: Turn) -> tuple[Any, ...]:
+    """A turn as a row of `turns` (without its file id); built in the worker, written by the writer."""
+    return (
+        t.message_id,
+        t.request_id,
+        t.session_id,
+        t.uuid,
+        t.ts,
+        t.model,
+        t.input_tokens,
+        t.output_tokens,
+        t.cache_creation_tokens,
+        t.cache_5m_tokens,
+        t.cache_1h_tokens,
+        t.cache_read_tokens,
+        t.web_search_requests,
+        int(t.is_sidechain),
+        t.agent_id,
+    )
+
+
+def write_record_rows(conn: sqlite3.Connection, c: FileChunk, turns: list[tuple[Any, ...]], fid: int) -> None:
+    """Insert the chunk's rows of the per-record tables (`turns`: its `turn_row`s); a turn seen again
+    keeps its largest usage."""
+    if turns:
         conn.executemany(
             """INSERT INTO turns(message_id, request_id, session_id, uuid, ts, model, input_tokens, output_tokens,
                cache_creation_tokens, cache_5m_tokens, cache_1h_tokens, cache_read_tokens, web_search_requests,
@@ -23,27 +46,7 @@ def write_record_rows(conn: sqlite3.Connection, c: FileChunk, fid: int) -> None:
                WHERE excluded.output_tokens + excluded.input_tokens + excluded.cache_read_tokens
                      + excluded.cache_creation_tokens
                    >= turns.output_tokens + turns.input_tokens + turns.cache_read_tokens + turns.cache_creation_tokens""",
-            [
-                (
-                    t.message_id,
-                    t.request_id,
-                    t.session_id,
-                    t.uuid,
-                    t.ts,
-                    t.model,
-                    t.input_tokens,
-                    t.output_tokens,
-                    t.cache_creation_tokens,
-                    t.cache_5m_tokens,
-                    t.cache_1h_tokens,
-                    t.cache_read_tokens,
-                    t.web_search_requests,
-                    int(t.is_sidechain),
-                    t.agent_id,
-                    fid,
-                )
-                for t in c.turns
-            ],
+            [t + (fid,) for t in turns],
         )
     if c.durations:
         conn.executemany(

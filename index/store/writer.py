@@ -1,27 +1,25 @@
 """The single writer: applies one parsed file chunk (rows + cursor) in one transaction (I4).
 
 The per-record tables (turns, durations, compactions, summaries, spawns, agents) are written by
-index/store/record_rows.py."""
+index/store/record_rows.py, the sessions and their main branches by index/store/session_rows.py."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from index.store.branches import update_main_branch
 from index.store.idents import identifier_parts
 from index.store.operator import mark_projects
 from index.store.pending import mark_pending
 from index.store.record_rows import write_record_rows
 from index.store.schema import session_token
+from index.store.session_rows import copy_rank, update_main_branches, write_sessions
 from index.store.textstore import pack, unpack
-from lib.discovery import key_path, path_key
+from lib.discovery import path_key
 from lib.model import FileChunk, Message
-from lib.project import project_key
 
 # Rows that come from one file and go when it is re-read (messages and extractions, with their FTS
 # entries, are dropped first; the operator tables are re-folded from what remains).
@@ -57,8 +55,16 @@ class Prepared:
     reset: bool  # the file was truncated/rewritten/rotated: drop its rows first
     agent: str = "claude"  # the coding agent that wrote the file (lib.sources)
     extractions: list[tuple[Any, ...]] = field(default_factory=list)
-    # uuid -> (packed body, FTS text, FTS identifier parts), built in the worker
-    bodies: dict[str, tuple[bytes, str, str]] = field(default_factory=dict)
+    # The chunk's messages, aliases and usage travel as plain rows, ready for SQL: tuples pickle
+    # several times faster than dataclasses on their way from the parser to the writer (the
+    # worker empties the chunk's own lists). `messages`: `message_row`s; `externals`: (index in
+    # `messages`, parent, fallback) of the parents the writer resolves against the index;
+    # `aliases`: (uuid, parent_uuid); `turns`: `record_rows.turn_row`s.
+    messages: list[tuple[Any, ...]] = field(default_factory=list)
+    externals: list[tuple[int, str | None, str | None]] = field(default_factory=list)
+    aliases: list[tuple[str, str | None]] = field(default_factory=list)
+    turns: list[tuple[Any, ...]] = field(default_factory=list)
+    bodies: dict[str, tuple[str, str]] = field(default_factory=dict)  # uuid -> (FTS text, identifier parts)
     counters: list[tuple[str, str, float]] = field(default_factory=list)  # (profile, key, delta)
 
 
@@ -67,7 +73,12 @@ def fts_fields(text: str) -> tuple[bytes, str, str]:
     return pack(text), text, identifier_parts(text)
 
 
-def _msg_row(m: Message, body: bytes, file_id: int) -> tuple[Any, ...]:
+# Positions in a `message_row` that the writer reads.
+_PARENT, _KIND, _TOOL_NAME, _TOOL_USE_ID = 2, 4, 9, 10
+
+
+def message_row(m: Message, body: bytes) -> tuple[Any, ...]:
+    """A message as a row of `messages` (without its file id, which the writer knows); in the worker."""
     return (
         m.uuid,
         m.session_id,
@@ -84,10 +95,33 @@ def _msg_row(m: Message, body: bytes, file_id: int) -> tuple[Any, ...]:
         int(m.is_error),
         m.message_id,
         m.model,
-        file_id,
         m.byte_offset,
         m.agent,
     )
+
+
+@dataclass(slots=True)
+class DeferredFts:
+    """The FTS entries of the rows written in the current transaction, added just before it commits
+    (`flush`): FTS5 writes a table's pending terms out as a new segment whenever a later statement
+    of the transaction opens a savepoint (any multi-row write does), so indexing chunk by chunk
+    flushed the FTS tables once per file instead of once per batch, and the extra segments cost
+    merges too. Anything that deletes FTS entries flushes first (FTS5 can only forget what it holds)."""
+
+    messages: list[tuple[int, str, str, str]] = field(default_factory=list)  # (rowid, text, idents, session)
+    after: int | None = None  # extractions with a larger id are not in extractions_fts yet
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        if self.messages:
+            _index_messages(conn, self.messages)
+            self.messages = []
+        if self.after is not None:
+            _index_extractions(conn, self.after)
+            self.after = None
+
+    def drop(self) -> None:
+        """The transaction was rolled back: nothing is pending any more."""
+        self.messages, self.after = [], None
 
 
 def file_id_for(conn: sqlite3.Connection, path: str) -> int:
@@ -128,28 +162,63 @@ def _delete_extractions(conn: sqlite3.Connection, where: str, args: tuple[Any, .
     conn.execute(f"DELETE FROM extractions WHERE {where}", args)
 
 
-def _rank(path: str, session_id: str) -> tuple[int, str]:
-    """Which copy of a record is kept: its session's own file first, then the first path."""
-    return (0 if os.path.basename(key_path(path)) == f"{session_id}.jsonl" else 1, path)
-
-
-def _take_over(conn: sqlite3.Connection, c: FileChunk, fid: int) -> list[str]:
+def _take_over(conn: sqlite3.Connection, path: str, uuids: list[str], fid: int) -> list[str]:
     """Records of this chunk already stored from another file (a resumed session's copied prefix):
-    the copy that ranks first keeps them, whatever order the files are indexed in. The rows of those
-    this file takes over are dropped here and written again from this file; returns their uuids."""
-    if not c.messages:
+    the copy that ranks first keeps them, whatever order the files are indexed in. Returns the uuids
+    of those this file takes over (`_drop_taken` drops their rows, to be written again from it)."""
+    if not uuids:
         return []
     held = conn.execute(
         """SELECT m.uuid, m.session_id, f.path FROM messages m LEFT JOIN ingest_state f ON f.id = m.file_id
            WHERE m.uuid IN (SELECT value FROM json_each(?)) AND m.file_id IS NOT ?""",
-        (orjson.dumps([m.uuid for m in c.messages]).decode(), fid),
+        (orjson.dumps(uuids).decode(), fid),
     ).fetchall()
-    taken = [u for u, sid, cur in held if cur is None or _rank(c.path, sid) < _rank(cur, sid)]
+    return [u for u, sid, cur in held if cur is None or copy_rank(path, sid) < copy_rank(cur, sid)]
+
+
+def _drop_taken(conn: sqlite3.Connection, taken: list[str], deferred: DeferredFts | None) -> None:
+    if deferred is not None:
+        deferred.flush(conn)  # the copy taken over may have been written earlier in this batch
+    arg = (orjson.dumps(taken).decode(),)
+    _delete_messages(conn, "uuid IN (SELECT value FROM json_each(?))", arg)
+    _delete_extractions(conn, "source_uuid IN (SELECT value FROM json_each(?))", arg)
+
+
+def _insert_messages(
+    conn: sqlite3.Connection, rows: list[tuple[Any, ...]], fid: int
+) -> list[tuple[int, str]]:
+    """Insert the rows not stored yet; returns (id, uuid) of those inserted, in file order."""
+    last = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
+    conn.executemany(
+        """INSERT OR IGNORE INTO messages(uuid, session_id, parent_uuid, role, kind, ts, body, agent_id,
+           is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, byte_offset, agent,
+           file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+        [r + (fid,) for r in rows],
+    )
+    return conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
+
+
+def _write_messages(
+    conn: sqlite3.Connection, path: str, rows: list[tuple[Any, ...]], fid: int, deferred: DeferredFts | None
+) -> tuple[list[tuple[int, str]], list[str]]:
+    """Insert a chunk's messages; returns (id, uuid) of the rows written and the uuids taken over.
+    Inserted first, inside a savepoint: only the records found stored already (rare: a resume copy)
+    are checked against their other copy, instead of probing every uuid of every chunk. When this
+    file takes some over, the insert is undone and done again once they are dropped, so a chunk's
+    rows keep file order in their ids (the main branch and the digests read them in that order)."""
+    conn.execute("SAVEPOINT chunk_messages")
+    new = _insert_messages(conn, rows, fid)
+    taken: list[str] = []
+    if len(new) < len(rows):
+        written = {u for _, u in new}
+        taken = _take_over(conn, path, [r[0] for r in rows if r[0] not in written], fid)
     if taken:
-        arg = (orjson.dumps(taken).decode(),)
-        _delete_messages(conn, "uuid IN (SELECT value FROM json_each(?))", arg)
-        _delete_extractions(conn, "source_uuid IN (SELECT value FROM json_each(?))", arg)
-    return taken
+        conn.execute("ROLLBACK TO chunk_messages")
+    conn.execute("RELEASE chunk_messages")
+    if taken:
+        _drop_taken(conn, taken, deferred)
+        new = _insert_messages(conn, rows, fid)
+    return new, taken
 
 
 def _follow(conn: sqlite3.Connection, taken: list[str], fid: int) -> None:
@@ -177,42 +246,44 @@ def resolve_parent(conn: sqlite3.Connection, parent: str | None, fallback: str |
     return p
 
 
-def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
+def write_chunk(
+    conn: sqlite3.Connection, prep: Prepared, deferred: DeferredFts | None = None
+) -> tuple[int, int]:
     """Write a chunk's rows and advance its cursor inside the caller's transaction.
 
     The caller (ingest) batches a few files per transaction; a file's rows and its cursor always
-    commit together. Returns (messages_added, extractions_added).
+    commit together. With `deferred`, the extractions' FTS entries wait for `deferred.flush`, which
+    the caller runs before it commits. Returns (messages_added, extractions_added).
     """
     c = prep.chunk
     fid = file_id_for(conn, c.path)
     mark_pending(conn)
     if prep.reset:
+        if deferred is not None:
+            deferred.flush(conn)  # FTS5 can only forget what it was given
         delete_file_rows(conn, fid)
-    if c.aliases:
+    if prep.aliases:
         conn.executemany(
             "INSERT OR IGNORE INTO aliases(uuid, parent_uuid, file_id) VALUES(?,?,?)",
-            [(a.uuid, a.parent_uuid, fid) for a in c.aliases],
+            [a + (fid,) for a in prep.aliases],
         )
-    for m in c.messages:
-        if m.parent_external:
-            m.parent_uuid = resolve_parent(conn, m.parent_uuid, m.fallback_parent)
-    taken = _take_over(conn, c, fid)
-    last = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
+    rows = prep.messages
+    for i, parent, fallback in prep.externals:
+        r = rows[i]
+        rows[i] = (*r[:_PARENT], resolve_parent(conn, parent, fallback), *r[_PARENT + 1 :])
+    new, taken = _write_messages(conn, c.path, rows, fid, deferred)
     bodies = prep.bodies
-    conn.executemany(
-        """INSERT OR IGNORE INTO messages(uuid, session_id, parent_uuid, role, kind, ts, body, agent_id,
-           is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, file_id, byte_offset,
-           agent) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-        [_msg_row(m, bodies[m.uuid][0], fid) for m in c.messages],
-    )
-    new = conn.execute("SELECT id, uuid, session_id FROM messages WHERE id > ?", (last,)).fetchall()
-    conn.executemany(
-        "INSERT INTO messages_fts(rowid, text, idents, session) VALUES(?,?,?,?)",
-        [(rid, bodies[u][1], bodies[u][2], session_token(sid)) for rid, u, sid in new],
-    )
+    sessions = {r[0]: r[1] for r in rows}  # uuid -> session id (a file may hold more than one)
+    fts = [(rid, *bodies[u], session_token(sessions[u])) for rid, u in new]
+    if deferred is None:
+        _index_messages(conn, fts)
+    else:
+        deferred.messages += fts
     added = len(new) - len(taken)  # a copy taken over is written again, not new
     ext_last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
-    ext_added = write_extractions(conn, prep.extractions, fid)
+    if deferred is not None and deferred.after is None and prep.extractions:
+        deferred.after = ext_last
+    ext_added = write_extractions(conn, prep.extractions, fid, fts=deferred is None)
     if ext_added:
         mark_projects(conn, "id > ?", (ext_last,))
     if prep.counters:
@@ -221,10 +292,10 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
                ON CONFLICT(file_id, profile, key) DO UPDATE SET value = value + excluded.value""",
             [(fid, p, k, v) for p, k, v in prep.counters if (p, k) not in NOT_ADDITIVE],
         )
-    write_record_rows(conn, c, fid)
-    _name_task_results(conn, c)
-    _write_sessions(conn, c, fid, prep.layout)
-    _update_main_branch(conn, c)
+    write_record_rows(conn, c, prep.turns, fid)
+    _name_task_results(conn, rows)
+    write_sessions(conn, c, fid, prep.layout)
+    update_main_branches(conn, c)
     if taken:
         _follow(conn, taken, fid)
     conn.execute(
@@ -260,28 +331,40 @@ def write_chunk(conn: sqlite3.Connection, prep: Prepared) -> tuple[int, int]:
     return added, ext_added
 
 
-def write_extractions(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], file_id: int | None) -> int:
-    """rows: (kind, content, context_json, score, session_id, source_uuid, ordinal, cwd, project_key, ts)."""
+def write_extractions(
+    conn: sqlite3.Connection, rows: list[tuple[Any, ...]], file_id: int | None, *, fts: bool = True
+) -> int:
+    """rows: (kind, content, context_json, score, session_id, source_uuid, ordinal, cwd, project_key, ts).
+    Without `fts`, the caller indexes the new rows itself (`DeferredFts`). Returns the rows added."""
     if not rows:
         return 0
     last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
-    conn.executemany(
+    n: int = conn.executemany(
         """INSERT OR IGNORE INTO extractions(kind, content, context, score, session_id, source_uuid, ordinal,
            cwd, project_key, ts, file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?)""",
         [r + (file_id,) for r in rows],
-    )
-    n: int = conn.execute(
-        """INSERT INTO extractions_fts(rowid, content, context)
-                             SELECT id, content, context FROM extractions WHERE id > ?""",
-        (last,),
     ).rowcount
+    if fts:
+        _index_extractions(conn, last)
     return max(n, 0)
 
 
-def _name_task_results(conn: sqlite3.Connection, c: FileChunk) -> None:
+def _index_messages(conn: sqlite3.Connection, rows: list[tuple[int, str, str, str]]) -> None:
+    conn.executemany("INSERT INTO messages_fts(rowid, text, idents, session) VALUES(?,?,?,?)", rows)
+
+
+def _index_extractions(conn: sqlite3.Connection, after: int) -> None:
+    conn.execute(
+        """INSERT INTO extractions_fts(rowid, content, context)
+           SELECT id, content, context FROM extractions WHERE id > ?""",
+        (after,),
+    )
+
+
+def _name_task_results(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     """A Task call's result is named `Task` (as the walker names it within a chunk) also when the call
     was read in an earlier chunk or another file."""
-    ids = [m.uuid for m in c.messages if m.kind == "tool_result" and m.tool_name is None and m.tool_use_id]
+    ids = [r[0] for r in rows if r[_KIND] == "tool_result" and r[_TOOL_NAME] is None and r[_TOOL_USE_ID]]
     if ids:
         conn.execute(
             """UPDATE messages SET tool_name='Task' WHERE uuid IN (SELECT value FROM json_each(?))
@@ -289,84 +372,3 @@ def _name_task_results(conn: sqlite3.Connection, c: FileChunk) -> None:
                         WHERE t.tool_use_id = messages.tool_use_id AND t.uuid != messages.uuid)""",
             (orjson.dumps(ids).decode(),),
         )
-
-
-def _write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: str) -> None:
-    for d in c.sessions.values():
-        pkey = project_key(d.cwd)
-        row = conn.execute(
-            """SELECT s.models, s.file_id, f.path FROM sessions s LEFT JOIN ingest_state f
-                              ON f.id = s.file_id WHERE s.session_id=?""",
-            (d.session_id,),
-        ).fetchone()
-        # models: a set, whatever the number of files and runs that mention the session
-        models = set(d.models) | (set(row[0].split(",")) if row and row[0] else set())
-        # the session's file: of the main files that hold it, the one that ranks first (its own)
-        session_file = row[1] if row else None
-        if layout == "main" and (
-            not row or row[2] is None or _rank(c.path, d.session_id) <= _rank(row[2], d.session_id)
-        ):
-            session_file = fid
-        # the session's file speaks last for what can change along it (cwd, branch, version); other
-        # files (resume copies, subagents) only fill what is unknown, whatever order they come in
-        primary = session_file == fid
-        conn.execute(
-            """INSERT INTO sessions(session_id, project_key, cwd, git_branch, first_prompt, first_ts, last_ts,
-               version, models, resumed_from, file_id, title, title_source, agent)
-               VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?16)
-               ON CONFLICT(session_id) DO UPDATE SET
-               project_key=CASE WHEN excluded.cwd IS NOT NULL AND (sessions.cwd IS NULL OR ?14)
-                                THEN excluded.project_key ELSE sessions.project_key END,
-               cwd=CASE WHEN excluded.cwd IS NOT NULL AND (sessions.cwd IS NULL OR ?14)
-                        THEN excluded.cwd ELSE sessions.cwd END,
-               git_branch=CASE WHEN ?15 THEN coalesce(excluded.git_branch, sessions.git_branch)
-                               ELSE coalesce(sessions.git_branch, excluded.git_branch) END,
-               first_prompt=coalesce(sessions.first_prompt, excluded.first_prompt),
-               first_ts=min(coalesce(sessions.first_ts, excluded.first_ts), coalesce(excluded.first_ts, sessions.first_ts)),
-               last_ts=max(coalesce(sessions.last_ts, excluded.last_ts), coalesce(excluded.last_ts, sessions.last_ts)),
-               version=CASE WHEN ?15 THEN coalesce(excluded.version, sessions.version)
-                            ELSE coalesce(sessions.version, excluded.version) END,
-               models=CASE WHEN excluded.models = '' THEN sessions.models ELSE excluded.models END,
-               resumed_from=coalesce(sessions.resumed_from, excluded.resumed_from),
-               file_id=excluded.file_id,
-               title=CASE WHEN excluded.title_source='custom' OR (excluded.title_source='ai'
-                          AND coalesce(sessions.title_source,'') NOT IN ('custom','summary'))
-                          THEN excluded.title ELSE sessions.title END,
-               title_source=CASE WHEN excluded.title_source='custom' OR (excluded.title_source='ai'
-                          AND coalesce(sessions.title_source,'') NOT IN ('custom','summary'))
-                          THEN excluded.title_source ELSE sessions.title_source END""",
-            (
-                d.session_id,
-                pkey,
-                d.cwd,
-                d.git_branch,
-                d.first_prompt,
-                d.first_ts,
-                d.last_ts,
-                d.version,
-                ",".join(sorted(models)),
-                d.resumed_from,
-                session_file,
-                d.titles.get("custom") or d.titles.get("ai"),
-                "custom" if "custom" in d.titles else ("ai" if "ai" in d.titles else None),
-                int(primary and not d.is_agent_only),
-                int(primary),
-                d.agent,
-            ),
-        )
-    for sid in c.sessions:
-        conn.execute(
-            """UPDATE sessions SET
-               n_messages=(SELECT count(*) FROM messages WHERE session_id=?1),
-               n_prompts=(SELECT count(*) FROM messages WHERE session_id=?1 AND kind='prompt'),
-               n_tool_calls=(SELECT count(*) FROM messages WHERE session_id=?1 AND kind='tool_use'),
-               n_compactions=(SELECT count(*) FROM compactions WHERE session_id=?1 AND kind='compact')
-               WHERE session_id=?1""",
-            (sid,),
-        )
-
-
-def _update_main_branch(conn: sqlite3.Connection, c: FileChunk) -> None:
-    """Mark the live branch (the one holding the newest leaf) for each touched session (W6)."""
-    for sid in c.sessions:
-        update_main_branch(conn, sid)
