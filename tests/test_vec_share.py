@@ -51,11 +51,12 @@ def _vec(db: Path) -> Any:
 
 
 def _counts(db: Path) -> tuple[int, int, int]:
-    """(items, distinct vector ids the items use, rows of the vec0 table)."""
+    """(items, distinct vector ids the items use, vectors stored), checking both vector tables agree."""
     conn = _vec(db)
     try:
         items, used = conn.execute("SELECT count(*), count(DISTINCT vec_id) FROM vec_items").fetchone()
-        rows = conn.execute("SELECT count(*) FROM vec_index").fetchone()[0]
+        rows = conn.execute("SELECT count(*) FROM vec_floats").fetchone()[0]
+        assert conn.execute("SELECT count(*) FROM vec_bits").fetchone()[0] == rows
     finally:
         conn.close()
     return int(items), int(used), int(rows)
@@ -122,14 +123,19 @@ def test_a_shared_vector_lives_while_any_row_uses_it(
 
 
 def _to_old_layout(db: Path) -> None:
-    """Rewrite a store into the layout before sharing: no vec_id/hash, vec0 rowid = vec_items.id."""
+    """Rewrite a store into the layout before sharing: floats in a vec0 table `vec_index` whose rowid is
+    vec_items.id, no vec_id/hash columns, no vec_floats/vec_bits."""
     conn = _vec(db)
     with conn:
         rows = conn.execute(
-            "SELECT i.id, v.embedding, i.ref_kind FROM vec_items i JOIN vec_index v ON v.rowid = i.vec_id"
+            "SELECT i.id, f.embedding, i.ref_kind FROM vec_items i JOIN vec_floats f ON f.id = i.vec_id"
         ).fetchall()
-        conn.execute("DELETE FROM vec_index")
+        conn.execute(
+            "CREATE VIRTUAL TABLE vec_index USING vec0(embedding float[384] distance_metric=cosine, ref_kind text)"
+        )
         conn.executemany("INSERT INTO vec_index(rowid, embedding, ref_kind) VALUES(?,?,?)", rows)
+        conn.execute("DROP TABLE vec_bits")
+        conn.execute("DROP TABLE vec_floats")
         conn.execute("CREATE TABLE old AS SELECT id, ref_kind, ref_id, chunk, sig FROM vec_items")
         conn.execute("DROP TABLE vec_items")
         conn.execute(
@@ -157,6 +163,7 @@ def test_a_store_from_before_sharing_is_searched_then_upgraded(
     run_index(db, [root])  # the store exists: indexing backfills it, upgrading it first
     conn = _vec(db)
     assert Store(conn).shares_vectors()
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name='vec_index'").fetchone()[0] == 0
     conn.close()
     items, used, rows = _counts(db)
     assert used == rows  # old items kept their own vectors; the new ones are stored too
