@@ -183,3 +183,20 @@ def test_parallel_embedding_keeps_each_text_with_its_vector() -> None:
     for i in (0, 5, 11, 22):
         alone = emb.embed([texts[i]])[0]
         assert float(together[i] @ alone) > 0.999
+
+
+@pytest.mark.usefixtures("vec_env")
+def test_knn_gives_k_rows_when_copies_share_a_vector(repeated: tuple[Path, Path, dict[str, str]]) -> None:
+    """Fusion gets k rows, as before sharing: not k vectors times every copy of their text."""
+    db, _, ids = repeated
+    backfill(db, cfg())
+    query = embedder(cfg()).embed_query(REPEATED[0])
+    conn = _vec(db)
+    try:
+        one = Store(conn).knn(query, 1, ("message",))
+        two = Store(conn).knn(query, 2, ("message",))
+    finally:
+        conn.close()
+    assert len(one) == 1 and len(two) == 2
+    assert two[0][3] == two[1][3] < 0.01  # the same text in both sessions, nearest first
+    assert one[0][1] == two[0][1]

@@ -253,9 +253,10 @@ class Store:
 
     # --- reads ----------------------------------------------------------------------------------
     def knn(self, query: Any, k: int, kinds: Sequence[str] = KINDS) -> list[tuple[str, object, int, float]]:
-        """(ref_kind, ref_id, chunk, cosine distance) of every item using one of the k nearest vectors,
-        nearest first (a vector shared by identical chunks stands for each of them). The k candidates
-        come from the one-bit scan and are ordered by their exact distance."""
+        """(ref_kind, ref_id, chunk, cosine distance) of the k nearest items, nearest first (a vector
+        shared by identical chunks stands for each of them, oldest first). The k candidate vectors come
+        from the one-bit scan and are ordered by their exact distance; fusion gets k rows, as before
+        vectors were shared, not k per copy of a text."""
         kinds = [kd for kd in kinds if kd in KINDS]
         marks = ",".join("?" * len(kinds))
         k, blob = min(k, 4096), query.tobytes()
@@ -270,8 +271,8 @@ class Store:
                        nn AS (SELECT f.id, vec_distance_cosine(f.embedding, ?) AS distance
                               FROM cand JOIN vec_floats f ON f.id = cand.rowid)
                   SELECT i.ref_kind, i.ref_id, i.chunk, nn.distance FROM nn JOIN vec_items i ON i.vec_id = nn.id
-                  ORDER BY nn.distance, i.id"""
-        return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(sql, [blob, k, *kinds, blob])]
+                  ORDER BY nn.distance, i.id LIMIT ?"""
+        return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(sql, [blob, k, *kinds, blob, k])]
 
     def sigs(self, kind: str, refs: Sequence[object]) -> dict[object, list[str]]:
         """The signatures stored for each of `refs` (of one kind) that has vectors."""
