@@ -6,7 +6,10 @@
 The index is copied to a temporary directory and its vector store rebuilt there (the original is
 never touched), so the backfill figure is a full embedding of the corpus; a second, no-op backfill
 shows the incremental cost. Query latency is measured in process, after one warm-up query (the
-model load is reported separately), for FTS-only and hybrid, message and session search.
+model load is reported separately), for FTS-only and hybrid, message and session search, as wall
+time and as CPU time of the process (all threads: on a shared 2-core machine wall time is 2-3x noisy).
+Backfill reports CPU seconds too, and how many distinct texts it embedded for how many chunks (a
+replicated corpus, bench/make_corpus.py, repeats every text once per copy).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import sys
@@ -94,13 +98,19 @@ def latency(db: Path, queries: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"queries": len(queries), "first_hybrid_query_s": round(first, 3)}
     for name, fn in (("messages", search_messages), ("sessions", search_sessions)):
         for mode, hybrid in (("fts", False), ("hybrid", True)):
-            ms = []
+            ms, cpu = [], []
             clear_cache()  # every query pays for its own embedding and KNN
             for q in queries:
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 fn(conn, q, limit=10, hybrid=hybrid)
                 ms.append((time.perf_counter() - t) * 1000)
+                cpu.append((time.process_time() - c) * 1000)
             out[f"{name}_{mode}_ms"] = {"p50": _pct(ms, 0.5), "p95": _pct(ms, 0.95), "max": _pct(ms, 1.0)}
+            out[f"{name}_{mode}_cpu_ms"] = {
+                "p50": _pct(cpu, 0.5),
+                "p95": _pct(cpu, 0.95),
+                "max": _pct(cpu, 1.0),
+            }
     return out
 
 
@@ -134,6 +144,7 @@ def main() -> None:
             db = Path(res["backfill"].pop("db"))
         res["latency"] = latency(db, queries)
     res["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    res["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     if args.json:
         print(json.dumps(res, indent=2))
         return
@@ -145,9 +156,11 @@ def main() -> None:
     )
     if "backfill" in res:
         b = res["backfill"]
+        f = b["full"]
         print(
-            f"backfill (full): {b['full']['vectors_added']} vectors in {b['full']['elapsed_s']} s "
-            f"({b['full']['texts_per_s']} texts/s); no-op backfill {b['noop_s']} s"
+            f"backfill (full): {f['vectors_added']} chunks, {f['embedded']} distinct texts embedded, in "
+            f"{f['elapsed_s']} s wall / {f['cpu_s']} s CPU ({f['texts_per_s']} texts/s); "
+            f"no-op backfill {b['noop_s']} s; peak RSS {res['peak_rss_mb']} MB"
         )
     lat = res["latency"]
     print(

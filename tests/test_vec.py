@@ -366,7 +366,7 @@ def test_broken_store_falls_back_to_fts_and_logs_once(
     db, _, _ = corpus
     backfill(db, cfg())
     raw = sqlite3.connect(db)
-    raw.execute("DROP TABLE vec_index_vector_chunks00")  # a shadow table of the vec0 index
+    raw.execute("DROP TABLE vec_bits_vector_chunks00")  # a shadow table of the vec0 index
     raw.commit()
     conn = open_reader(db)
     fts = [h.uuid for h in search_messages(conn, "battery cold weather", hybrid=False)]

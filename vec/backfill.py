@@ -29,7 +29,8 @@ log = logging.getLogger("total_recall.vec")
 log.addHandler(logging.NullHandler())
 
 Progress = Callable[[int, int], None]  # (items done, items total)
-FLUSH_CHUNKS = 256
+FLUSH_CHUNKS = 256  # new texts per embedding call and commit
+FLUSH_ITEMS = 2048  # items per commit when most chunks reuse stored vectors
 PAGE = 500
 
 
@@ -41,19 +42,22 @@ class BackfillReport:
     messages: int = 0  # source rows embedded
     extractions: int = 0
     sessions: int = 0
-    vectors_added: int = 0
+    vectors_added: int = 0  # items (chunk -> vector); identical chunks share one vector
+    embedded: int = 0  # distinct texts embedded (new vectors)
     vectors_removed: int = 0
     embed_s: float = 0.0
     elapsed_s: float = 0.0
+    cpu_s: float = 0.0  # CPU time of the whole process (all threads) during the run
 
     @property
     def texts_per_s(self) -> float:
-        return self.vectors_added / self.embed_s if self.embed_s else 0.0
+        return self.embedded / self.embed_s if self.embed_s else 0.0
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["elapsed_s"] = round(self.elapsed_s, 3)
         d["embed_s"] = round(self.embed_s, 3)
+        d["cpu_s"] = round(self.cpu_s, 3)
         d["texts_per_s"] = round(self.texts_per_s, 1)
         return d
 
@@ -62,15 +66,23 @@ def _sig(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
 
 
+def text_hash(chunk: str) -> str:
+    """Identity of a chunk's text for sharing vectors: the same words with any spacing."""
+    return _sig(" ".join(chunk.split()))
+
+
 class _Run:
-    """One backfill pass: buffers chunks, embeds them in batches, commits vectors + watermark."""
+    """One backfill pass: buffers chunks, embeds each distinct new text once, commits items, vectors and
+    watermarks together."""
 
     def __init__(
         self, store: Store, emb: Embedder, report: BackfillReport, progress: Progress | None, total: int
     ) -> None:
         self.store, self.emb, self.report, self.progress = store, emb, report, progress
-        self.items: list[tuple[str, object, int, str | None]] = []
-        self.texts: list[str] = []
+        # kind, ref, chunk, sig, text hash, stored vector (None: one of `texts`, stored at the flush)
+        self.items: list[tuple[str, object, int, str | None, str, int | None]] = []
+        self.texts: list[str] = []  # distinct texts with no vector yet
+        self.new: dict[tuple[str, str], int] = {}  # (kind, text hash) -> position in texts
         self.state: dict[str, object] = {}
         self.done = 0
         self.total = total
@@ -78,8 +90,12 @@ class _Run:
     def add(self, kind: str, ref: object, sig: str, text: str) -> None:
         chunks = chunk_text(text)
         for i, chunk in enumerate(chunks):
-            self.items.append((kind, ref, i, sig))
-            self.texts.append(chunk)
+            key = (kind, text_hash(chunk))
+            vid = None if key in self.new else self.store.vector_of(*key)
+            if vid is None and key not in self.new:
+                self.new[key] = len(self.texts)
+                self.texts.append(chunk)
+            self.items.append((kind, ref, i, sig, key[1], vid))
         if chunks:  # too short to mean anything: skipped, not counted
             setattr(self.report, kind + "s", getattr(self.report, kind + "s") + 1)
         self.done += 1
@@ -87,22 +103,30 @@ class _Run:
     def mark(self, **state: object) -> None:
         """Advance watermarks; they commit with the next batch (after every row before them)."""
         self.state.update(state)
-        if len(self.texts) >= FLUSH_CHUNKS:
+        if len(self.texts) >= FLUSH_CHUNKS or len(self.items) >= FLUSH_ITEMS:
             self.flush()
 
     def flush(self) -> None:
-        if not self.texts and not self.state:
+        if not self.items and not self.state:
             return
         t = time.perf_counter()
         vecs = self.emb.embed(self.texts)
         self.report.embed_s += time.perf_counter() - t
-        conn = self.store.conn
-        with transaction(conn):
-            self.store.add(self.items, vecs)
+        store = self.store
+        with transaction(store.conn):
+            keys = list(self.new)
+            ids = dict(zip(keys, store.add_vectors([kind for kind, _ in keys], vecs)))
+            store.add_items(
+                [
+                    (kind, ref, chunk, sig, ids[(kind, h)] if vid is None else vid, h)
+                    for kind, ref, chunk, sig, h, vid in self.items
+                ]
+            )
             for k, v in self.state.items():
-                self.store.set(k, v)
+                store.set(k, v)
         self.report.vectors_added += len(self.items)
-        self.items, self.texts, self.state = [], [], {}
+        self.report.embedded += len(self.texts)
+        self.items, self.texts, self.new, self.state = [], [], {}, {}
         if self.progress:
             self.progress(self.done, self.total)
 
@@ -125,8 +149,7 @@ def _repair(store: Store, kind: str) -> None:
     items = conn.execute("SELECT id, ref_id, sig FROM vec_items WHERE ref_kind=?", (kind,)).fetchall()
     stale = [vid for vid, ref, sig in items if _row_sig(conn, kind, ref) != sig]
     with transaction(conn):
-        conn.executemany("DELETE FROM vec_index WHERE rowid=?", [(i,) for i in stale])
-        conn.executemany("DELETE FROM vec_items WHERE id=?", [(i,) for i in stale])
+        store.drop_items(stale)
         store.set(key, 0)
     log.info("vector store: %s rows changed under the watermark; %d stale vectors dropped", kind, len(stale))
 
@@ -176,7 +199,7 @@ def backfill(
     """Embed everything new since the last run (creating and stamping the store if needed)."""
     if not db.exists():
         raise IndexMissing(f"no index at {db}")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     emb = embedder(cfg)
     conn = connect(db)
     report = BackfillReport(model=cfg.name)
@@ -190,6 +213,7 @@ def backfill(
             store.create(stamp)
             report.created = True
         check_stamp(stamp, cfg.name)
+        store.upgrade()
         report.dim = stamp.dim
         _repair(store, "message")
         _repair(store, "extraction")
@@ -213,6 +237,7 @@ def backfill(
     finally:
         conn.close()
     report.elapsed_s = time.perf_counter() - started
+    report.cpu_s = time.process_time() - cpu
     return report
 
 
@@ -233,7 +258,7 @@ def _sessions(conn: Any, store: Store, run: _Run) -> None:
     run.total += len(changed)
     for sid, sig, title in changed:
         run.add("session", sid, sig, title)
-        if len(run.texts) >= FLUSH_CHUNKS:
+        if len(run.texts) >= FLUSH_CHUNKS or len(run.items) >= FLUSH_ITEMS:
             run.flush()
 
 

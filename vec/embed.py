@@ -8,6 +8,7 @@ files); its model name comes from `TOTAL_RECALL_EMBED_MODEL`, default
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -27,6 +28,10 @@ CHUNK_CHARS = 500
 MAX_CHUNKS = 16  # per message; beyond ~8 KB a message is a pasted log, not something to recall
 MIN_CHARS = 12
 BATCH = 4  # measured on 2 cores: batch 4 embeds ~40 % faster than 32 with a quarter of the memory
+# Backfill runs this many single-threaded model sessions side by side (one per core, at most 2): on
+# 2 cores that embeds ~1.7x more texts per CPU-second than one session with 2 intra-op threads,
+# which spends its second thread mostly waiting (docs/benchmarks.md, Vectors).
+WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,14 +138,15 @@ class Embedder:
 
     def __init__(self, cfg: ModelConfig) -> None:
         self.cfg = cfg
-        self._models: dict[int | None, Any] = {}
+        self._models: dict[int, Any] = {}
         self._dim = 0
         self._lock = threading.Lock()
 
-    def _load(self, threads: int | None = None) -> Any:
-        """Batches use every core; a single query runs on one thread (no spin-up cost, and half the
-        latency when the machine is busy)."""
-        if threads not in self._models:
+    def _load(self, slot: int = 0) -> Any:
+        """One single-threaded model session per slot: a query uses slot 0 (no thread spin-up cost),
+        a batch one slot per worker."""
+        threads = 1
+        if slot not in self._models:
             from fastembed import TextEmbedding
 
             try:
@@ -163,8 +169,8 @@ class Embedder:
                     f"cannot load embedding model {self.cfg.label}: {exc}; offline, point "
                     "TOTAL_RECALL_EMBED_MODEL_PATH at a local model directory"
                 ) from exc
-            self._models[threads] = model
-        return self._models[threads]
+            self._models[slot] = model
+        return self._models[slot]
 
     @property
     def dim(self) -> int:
@@ -173,24 +179,48 @@ class Embedder:
         return self._dim
 
     def embed(self, texts: list[str]) -> Any:
-        """Document vectors, shape (len(texts), dim)."""
+        """Document vectors, shape (len(texts), dim): batches of similar length (less padding) shared
+        out to WORKERS single-threaded sessions (onnxruntime releases the GIL while it runs)."""
         import numpy as np
 
         if not texts:
             return np.zeros((0, self._dim or 1), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        batches = [order[i : i + BATCH] for i in range(0, len(order), BATCH)]
+        workers = min(WORKERS, len(batches))
+        done: list[list[tuple[list[int], list[Any]]]] = [[] for _ in range(workers)]
+        errors: list[BaseException] = []
+
+        def work(slot: int) -> None:
+            try:
+                model = self._models[slot]
+                for b in batches[slot::workers]:
+                    done[slot].append((b, list(model.embed([texts[i] for i in b], batch_size=BATCH))))
+            except BaseException as exc:  # re-raised in the caller's thread below
+                errors.append(exc)
+
         with self._lock:
-            model = self._load()
-            # Similar lengths per batch waste less padding; restore the caller's order after.
-            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-            vecs = list(model.embed([texts[i] for i in order], batch_size=BATCH))
-        out = np.empty((len(texts), len(vecs[0])), dtype=np.float32)
-        for pos, i in enumerate(order):
-            out[i] = vecs[pos]
+            for slot in range(workers):
+                self._load(slot)
+            threads = [threading.Thread(target=work, args=(slot,)) for slot in range(1, workers)]
+            for t in threads:
+                t.start()
+            work(0)
+            for t in threads:
+                t.join()
+        if errors:
+            raise errors[0]
+        out: Any = None
+        for part in done:
+            for b, vecs in part:
+                if out is None:
+                    out = np.empty((len(texts), len(vecs[0])), dtype=np.float32)
+                out[b] = np.asarray(vecs, dtype=np.float32)
         return _normalise(out)
 
     def embed_query(self, text: str) -> Any:
         with self._lock:
-            model = self._load(threads=1)
+            model = self._load()
             vec = next(iter(model.query_embed(text)))
         import numpy as np
 

@@ -252,7 +252,10 @@ def _fuse_rows(conn: Any, q: Query, f: Filters, ranked: Ranked, near: list[tuple
     vec_order = [int(ref) for ref, _ in near if int(ref) in rows]  # rows the filters let through
     scores = rrf([fts_order, vec_order], [W_FTS, W_VEC])
     wanted = identifiers(q)
-    fused = [(s * exact_factor(row_text(rows[i]), wanted), rows[i]) for i, s in scores.items()]
+    if wanted:  # reading every row's text (a decompression each) is the costly part of fusing
+        fused = [(s * exact_factor(row_text(rows[i]), wanted), rows[i]) for i, s in scores.items()]
+    else:
+        fused = [(s, rows[i]) for i, s in scores.items()]
     fused.sort(key=lambda x: -x[0])
     return fused
 

@@ -4,11 +4,22 @@ backfill state and nearest-neighbour queries.
 Tables (created here, never by index/store/schema.py, so an FTS-only install never sees them):
 - `vec_meta(key, value)`: the stamp (`model`, `dim`, `metric`) and backfill state
   (`last_message_id`, `last_extraction_id`).
-- `vec_items(id, ref_kind, ref_id, chunk, sig)`: what each vector stands for. `ref_kind` is
-  'message' | 'extraction' | 'session'; `ref_id` is messages.id / extractions.id / sessions.session_id;
-  `sig` is a hash of the embedded text (used to notice changed session titles).
-- `vec_index`: sqlite-vec `vec0` table, rowid = vec_items.id, with `ref_kind` as a metadata column
-  so a query can ask for one kind during the KNN scan.
+- `vec_items(id, ref_kind, ref_id, chunk, sig, vec_id, hash)`: what each vector stands for. `ref_kind`
+  is 'message' | 'extraction' | 'session'; `ref_id` is messages.id / extractions.id / sessions.session_id;
+  `sig` is a hash of the source row (used to notice changed rows); `hash` is a hash of the chunk's
+  text and `vec_id` the vector it uses.
+- `vec_floats(id, embedding)`: each vector (float32 blob); `vec_items.vec_id` points here. Identical
+  chunks of one kind share one vector (resumed and continued sessions repeat their text): it is
+  embedded and scanned once, and goes when its last item goes.
+- `vec_bits`: sqlite-vec `vec0` table of the same vectors quantised to one bit per dimension (rowid =
+  vec_floats.id), with `ref_kind` as a metadata column so a query can ask for one kind during the
+  scan. A query scans the bits (1/32 of the bytes; this build of sqlite-vec has no SIMD, so a float
+  scan costs ~50 ms per 67 k vectors) for its nearest candidates, then re-ranks them by the exact
+  distance read from `vec_floats`.
+
+Stores made before sharing (`vec_items` without `vec_id`, floats in a `vec0` table `vec_index`, rowid =
+vec_items.id) are still searched as they are, and `Store.upgrade()` (run by the next backfill) moves
+them to this layout in place, each old item keeping its own vector.
 
 `vec_meta` and `vec_items` are plain tables: a stdlib connection (no extension) can read the stamp.
 The main tables (messages, extractions, sessions) are read only through index/store/embeddable.py.
@@ -102,13 +113,10 @@ class Store:
             self.conn.execute("CREATE TABLE IF NOT EXISTS vec_meta(key TEXT PRIMARY KEY, value TEXT)")
             self.conn.execute(
                 """CREATE TABLE IF NOT EXISTS vec_items(id INTEGER PRIMARY KEY, ref_kind TEXT NOT NULL,
-                   ref_id NOT NULL, chunk INTEGER NOT NULL DEFAULT 0, sig TEXT)"""
+                   ref_id NOT NULL, chunk INTEGER NOT NULL DEFAULT 0, sig TEXT, vec_id INTEGER, hash TEXT)"""
             )
-            self.conn.execute("CREATE INDEX IF NOT EXISTS vec_items_ref ON vec_items(ref_kind, ref_id)")
-            self.conn.execute(
-                f"""CREATE VIRTUAL TABLE IF NOT EXISTS vec_index USING vec0(
-                    embedding float[{int(stamp.dim)}] distance_metric={stamp.metric}, ref_kind text)"""
-            )
+            self._indexes()
+            self._vector_tables(stamp.dim)
             self.conn.executemany(
                 "INSERT OR REPLACE INTO vec_meta(key, value) VALUES(?, ?)",
                 [
@@ -120,11 +128,49 @@ class Store:
                 ],
             )
 
+    def _indexes(self) -> None:
+        self.conn.execute("CREATE INDEX IF NOT EXISTS vec_items_ref ON vec_items(ref_kind, ref_id)")
+        self.conn.execute("CREATE INDEX IF NOT EXISTS vec_items_vec ON vec_items(vec_id)")
+        self.conn.execute("CREATE INDEX IF NOT EXISTS vec_items_hash ON vec_items(ref_kind, hash)")
+
+    def _vector_tables(self, dim: int) -> None:
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS vec_floats(id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)"
+        )
+        self.conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_bits USING vec0(embedding bit[{int(dim)}], ref_kind text)"
+        )
+
+    def shares_vectors(self) -> bool:
+        """Is this store in the current layout (vec_items.vec_id -> vec_floats, vec_bits)?"""
+        return any(r[1] == "vec_id" for r in self.conn.execute("PRAGMA table_info(vec_items)"))
+
+    def upgrade(self) -> None:
+        """Additive migration of a store made before vectors were shared: each old item keeps its vector
+        (vec_id = id), copied from `vec_index` into `vec_floats` and `vec_bits`."""
+        stamp = self.stamp()
+        if stamp is None or self.shares_vectors():
+            return
+        with transaction(self.conn):
+            self.conn.execute("ALTER TABLE vec_items ADD COLUMN vec_id INTEGER")
+            self.conn.execute("ALTER TABLE vec_items ADD COLUMN hash TEXT")
+            self.conn.execute("UPDATE vec_items SET vec_id = id")
+            self._indexes()
+            self._vector_tables(stamp.dim)
+            self.conn.execute("INSERT INTO vec_floats(id, embedding) SELECT rowid, embedding FROM vec_index")
+            self.conn.execute(
+                """INSERT INTO vec_bits(rowid, embedding, ref_kind)
+                   SELECT rowid, vec_quantize_binary(embedding), ref_kind FROM vec_index"""
+            )
+            self.conn.execute("DROP TABLE vec_index")
+
     def drop(self) -> None:
         """Remove every vec table (the rest of the index is untouched)."""
         with transaction(self.conn):
             for stmt in (
                 "DROP TABLE IF EXISTS vec_index",
+                "DROP TABLE IF EXISTS vec_bits",
+                "DROP TABLE IF EXISTS vec_floats",
                 "DROP TABLE IF EXISTS vec_items",
                 "DROP TABLE IF EXISTS vec_meta",
             ):
@@ -140,30 +186,60 @@ class Store:
         self.conn.execute("INSERT OR REPLACE INTO vec_meta(key, value) VALUES(?, ?)", (key, str(value)))
 
     # --- writes (inside the caller's transaction) -----------------------------------------------
-    def add(self, items: Sequence[tuple[str, object, int, str | None]], vectors: Any) -> None:
-        """items[i] = (ref_kind, ref_id, chunk, sig); vectors[i] = float32 array of the stamped dim."""
-        for (kind, ref, chunk, sig), vec in zip(items, vectors):
-            cur = self.conn.execute(
-                "INSERT INTO vec_items(ref_kind, ref_id, chunk, sig) VALUES(?,?,?,?)", (kind, ref, chunk, sig)
+    def vector_of(self, kind: str, text_hash: str) -> int | None:
+        """The vector already stored for a chunk of this kind and text, if any."""
+        row = self.conn.execute(
+            "SELECT vec_id FROM vec_items WHERE ref_kind=? AND hash=? LIMIT 1", (kind, text_hash)
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def add_vectors(self, kinds: Sequence[str], vectors: Any) -> list[int]:
+        """Store vectors (float32 arrays of the stamped dim), one per kind; returns their ids."""
+        top = self.conn.execute("SELECT coalesce(max(id), 0) FROM vec_floats").fetchone()[0]
+        ids = list(range(int(top) + 1, int(top) + 1 + len(kinds)))
+        blobs = [vec.tobytes() for vec in vectors]
+        self.conn.executemany("INSERT INTO vec_floats(id, embedding) VALUES(?,?)", list(zip(ids, blobs)))
+        self.conn.executemany(
+            "INSERT INTO vec_bits(rowid, embedding, ref_kind) VALUES(?, vec_quantize_binary(?), ?)",
+            list(zip(ids, blobs, kinds)),
+        )
+        return ids
+
+    def add_items(self, items: Sequence[tuple[str, object, int, str | None, int, str]]) -> None:
+        """items[i] = (ref_kind, ref_id, chunk, sig, vec_id, hash of the chunk's text)."""
+        self.conn.executemany(
+            "INSERT INTO vec_items(ref_kind, ref_id, chunk, sig, vec_id, hash) VALUES(?,?,?,?,?,?)", items
+        )
+
+    def drop_items(self, ids: Sequence[int]) -> None:
+        """Delete items, and each vector no item uses any more."""
+        vids: set[int] = set()
+        for i in range(0, len(ids), 500):
+            part = list(ids[i : i + 500])
+            marks = ",".join("?" * len(part))
+            vids.update(
+                r[0] for r in self.conn.execute(f"SELECT vec_id FROM vec_items WHERE id IN ({marks})", part)
             )
-            self.conn.execute(
-                "INSERT INTO vec_index(rowid, embedding, ref_kind) VALUES(?,?,?)",
-                (cur.lastrowid, vec.tobytes(), kind),
-            )
+            self.conn.execute(f"DELETE FROM vec_items WHERE id IN ({marks})", part)
+        unused = [
+            (v,)
+            for v in vids
+            if self.conn.execute("SELECT 1 FROM vec_items WHERE vec_id=?", (v,)).fetchone() is None
+        ]
+        self.conn.executemany("DELETE FROM vec_bits WHERE rowid=?", unused)
+        self.conn.executemany("DELETE FROM vec_floats WHERE id=?", unused)
 
     def remove(self, kind: str, refs: Iterable[object]) -> int:
-        n = 0
+        ids: list[int] = []
         for ref in refs:
-            ids = [
+            ids += [
                 r[0]
                 for r in self.conn.execute(
                     "SELECT id FROM vec_items WHERE ref_kind=? AND ref_id=?", (kind, ref)
                 )
             ]
-            self.conn.executemany("DELETE FROM vec_index WHERE rowid=?", [(i,) for i in ids])
-            self.conn.executemany("DELETE FROM vec_items WHERE id=?", [(i,) for i in ids])
-            n += len(ids)
-        return n
+        self.drop_items(ids)
+        return len(ids)
 
     def prune(self) -> int:
         """Drop vectors whose message/extraction/session is gone (files re-read from the start)."""
@@ -172,22 +248,31 @@ class Store:
             items = self.conn.execute("SELECT id, ref_id FROM vec_items WHERE ref_kind=?", (kind,)).fetchall()
             alive = rows_of.existing(self.conn, kind, sorted({ref for _, ref in items}))
             orphans += [vid for vid, ref in items if ref not in alive]
-        self.conn.executemany("DELETE FROM vec_index WHERE rowid=?", [(i,) for i in orphans])
-        self.conn.executemany("DELETE FROM vec_items WHERE id=?", [(i,) for i in orphans])
+        self.drop_items(orphans)
         return len(orphans)
 
     # --- reads ----------------------------------------------------------------------------------
     def knn(self, query: Any, k: int, kinds: Sequence[str] = KINDS) -> list[tuple[str, object, int, float]]:
-        """(ref_kind, ref_id, chunk, cosine distance) of the k nearest vectors, nearest first."""
+        """(ref_kind, ref_id, chunk, cosine distance) of the k nearest items, nearest first (a vector
+        shared by identical chunks stands for each of them, oldest first). The k candidate vectors come
+        from the one-bit scan and are ordered by their exact distance; fusion gets k rows, as before
+        vectors were shared, not k per copy of a text."""
         kinds = [kd for kd in kinds if kd in KINDS]
         marks = ",".join("?" * len(kinds))
-        sql = f"""WITH nn AS (SELECT rowid, distance FROM vec_index
-                              WHERE embedding MATCH ? AND k = ? AND ref_kind IN ({marks}))
-                  SELECT i.ref_kind, i.ref_id, i.chunk, nn.distance FROM nn JOIN vec_items i ON i.id = nn.rowid
-                  ORDER BY nn.distance"""
-        return [
-            (r[0], r[1], r[2], r[3]) for r in self.conn.execute(sql, [query.tobytes(), min(k, 4096), *kinds])
-        ]
+        k, blob = min(k, 4096), query.tobytes()
+        if not self.shares_vectors():  # a store from before sharing, not yet upgraded: float scan
+            sql = f"""WITH nn AS (SELECT rowid, distance FROM vec_index
+                                  WHERE embedding MATCH ? AND k = ? AND ref_kind IN ({marks}))
+                      SELECT i.ref_kind, i.ref_id, i.chunk, nn.distance FROM nn JOIN vec_items i ON i.id = nn.rowid
+                      ORDER BY nn.distance, i.id"""
+            return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(sql, [blob, k, *kinds])]
+        sql = f"""WITH cand AS (SELECT rowid FROM vec_bits
+                                WHERE embedding MATCH vec_quantize_binary(?) AND k = ? AND ref_kind IN ({marks})),
+                       nn AS (SELECT f.id, vec_distance_cosine(f.embedding, ?) AS distance
+                              FROM cand JOIN vec_floats f ON f.id = cand.rowid)
+                  SELECT i.ref_kind, i.ref_id, i.chunk, nn.distance FROM nn JOIN vec_items i ON i.vec_id = nn.id
+                  ORDER BY nn.distance, i.id LIMIT ?"""
+        return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(sql, [blob, k, *kinds, blob, k])]
 
     def sigs(self, kind: str, refs: Sequence[object]) -> dict[object, list[str]]:
         """The signatures stored for each of `refs` (of one kind) that has vectors."""
@@ -226,6 +311,8 @@ def describe(conn: Any) -> dict[str, Any]:
     last_m, last_e = int(meta.get("last_message_id") or 0), int(meta.get("last_extraction_id") or 0)
     counts = dict(conn.execute("SELECT ref_kind, count(*) FROM vec_items GROUP BY ref_kind").fetchall())
     pending_m, pending_e = rows_of.count_after(conn, last_m, last_e, MESSAGE_KINDS)
+    shared = Store(conn).shares_vectors()
+    distinct = conn.execute("SELECT count(DISTINCT vec_id) FROM vec_items").fetchone()[0] if shared else None
     return {
         "exists": True,
         "model": stamp.model,
@@ -233,6 +320,7 @@ def describe(conn: Any) -> dict[str, Any]:
         "metric": stamp.metric,
         "vectors": sum(counts.values()),
         "vectors_by_kind": counts,
+        "distinct_vectors": sum(counts.values()) if distinct is None else int(distinct),
         "pending_messages": pending_m,
         "pending_extractions": pending_e,
     }
