@@ -301,6 +301,18 @@ def self_correction(
     return [Hit("self_correction", sentence_at(v.prose, max(pos, 0)), squash(score), {}, score)]
 
 
+# A failure reported in the first sentence of the assistant's text (within its first 60 characters)
+# is what the text is about; the same words later are often a hypothetical ("Try again. If this still
+# fails, …") or a recap.
+HEAD_REPORT = 60
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
+
+
+def _first_sentence_end(low: str, cap: int) -> int:
+    m = _SENTENCE_END.search(low, 0, cap)
+    return m.start() if m else cap
+
+
 def failed_attempt(v: View, tool_errors: int, last_error: str, floor: float = THRESHOLD) -> list[Hit]:
     low = v.low
     if not low:
@@ -316,6 +328,8 @@ def failed_attempt(v: View, tool_errors: int, last_error: str, floor: float = TH
         score -= 0.5
     if _SUCCESS_OPEN.match(low):
         score -= 1.0
+    elif 0 <= pos < _first_sentence_end(low, HEAD_REPORT):
+        score += 0.4  # the text opens by reporting the failure ("Still failing.", "Config error —")
     if score < floor:
         return []
     ctx: dict[str, object] = {}
