@@ -27,7 +27,7 @@ MESSAGE_KINDS = ("prompt", "text", "away_summary", "compact_summary")
 CHUNK_CHARS = 500
 MAX_CHUNKS = 3  # per message: its first two and its closing chunk (docs/benchmarks.md, Vectors)
 MIN_CHARS = 12
-BATCH = 4  # measured on 2 cores: batch 4 embeds ~40 % faster than 32 with a quarter of the memory
+BATCH = 1  # no padding: 1.1x the texts per CPU-second of batch 4, 2x of 32 (docs/benchmarks.md, Vectors)
 # Backfill runs this many single-threaded model sessions side by side (one per core, at most 2): on
 # 2 cores that embeds ~1.7x more texts per CPU-second than one session with 2 intra-op threads,
 # which spends its second thread mostly waiting (docs/benchmarks.md, Vectors).
