@@ -2,6 +2,7 @@
 
     TOTAL_RECALL_EMBED_MODEL_PATH=DIR .venv/bin/python bench/bench_vec.py --db INDEX.db \
         [--queries ../shared/eval/retrieval-dev.jsonl] [--skip-backfill] [--json]
+    ... bench_vec.py --db INDEX.db --lengths 100 --corpus-mb 111   # where the embedding time goes
 
 The index is copied to a temporary directory and its vector store rebuilt there (the original is
 never touched), so the backfill figure is a full embedding of the corpus; a second, no-op backfill
@@ -10,6 +11,11 @@ model load is reported separately), for FTS-only and hybrid, message and session
 time and as CPU time of the process (all threads: on a shared 2-core machine wall time is 2-3x noisy).
 Backfill reports CPU seconds too, and how many distinct texts it embedded for how many chunks (a
 replicated corpus, bench/make_corpus.py, repeats every text once per copy).
+
+`--lengths N` instead profiles the embedding cost by token count: every distinct text a backfill of
+the index would embed is tokenized, N texts of each token-count bucket are embedded (CPU time per
+text), and the table gives each bucket's share of texts and of the estimated CPU; with `--corpus-mb`
+(the size of the transcripts indexed) it adds texts per MB and the CPU-seconds per MB.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from index.store.db import open_reader  # noqa: E402
 from index.store.textstore import unpack  # noqa: E402
 from lib.settings import Settings  # noqa: E402
 from vec import register as register_vectors  # noqa: E402
-from vec.backfill import backfill, rebuild  # noqa: E402
+from vec.backfill import backfill, rebuild, text_hash  # noqa: E402
 from vec.driver import unavailable_reason  # noqa: E402
 from vec.embed import MESSAGE_KINDS, Embedder, chunk_text, model_config  # noqa: E402
 from vec.hybrid import clear_cache  # noqa: E402
@@ -72,6 +78,81 @@ def throughput(db: Path, n: int) -> dict[str, Any]:
         "mean_chars": round(statistics.mean(len(x) for x in texts), 1) if texts else 0,
         "texts_per_s": round(len(texts) / dt, 1) if dt else 0.0,
     }
+
+
+def distinct_texts(db: Path) -> list[tuple[str, str]]:
+    """(kind, text) of every distinct chunk a full backfill embeds (as vec/backfill.py chunks and shares)."""
+    conn = open_reader(db)
+    kinds = ",".join(f"'{k}'" for k in MESSAGE_KINDS)
+    sources = [
+        ("message", unpack(body))
+        for (body,) in conn.execute(f"SELECT body FROM messages WHERE kind IN ({kinds})")
+    ]
+    sources += [("extraction", str(c)) for (c,) in conn.execute("SELECT content FROM extractions")]
+    sources += [
+        ("session", str(t)) for (t,) in conn.execute("SELECT title FROM sessions WHERE title NOT NULL")
+    ]
+    seen: set[tuple[str, str]] = set()
+    out: list[tuple[str, str]] = []
+    for kind, text in sources:
+        for chunk in chunk_text(text):
+            key = (kind, text_hash(chunk))
+            if key not in seen:
+                seen.add(key)
+                out.append((kind, chunk))
+    return out
+
+
+BUCKETS = (16, 32, 64, 96, 128, 192, 256, 512)  # upper bounds, in tokens
+
+
+def lengths(db: Path, sample: int, corpus_mb: float) -> dict[str, Any]:
+    """Where the embedding time goes: texts and estimated CPU by token count (one model session)."""
+    import random
+
+    emb = Embedder(model_config(SETTINGS))
+    emb.embed(["warm up"])
+    model = emb._load(0)
+    texts = [t for _, t in distinct_texts(db)]
+    counts = [sum(e.attention_mask) for e in model.model.tokenizer.encode_batch(texts)]
+    by: dict[int, list[str]] = {b: [] for b in BUCKETS}
+    for text, n in zip(texts, counts):
+        by[next((b for b in BUCKETS if n <= b), BUCKETS[-1])].append(text)
+    rng = random.Random(18)
+    rows = []
+    for b, xs in by.items():
+        if not xs:
+            continue
+        part = sorted(rng.sample(xs, min(sample, len(xs))), key=len)
+        c = time.process_time()
+        for i in range(0, len(part), 4):
+            list(model.embed(part[i : i + 4], batch_size=4))
+        per = (time.process_time() - c) / len(part)
+        rows.append(
+            {
+                "max_tokens": b,
+                "texts": len(xs),
+                "cpu_ms_per_text": round(per * 1000, 2),
+                "cpu_s": per * len(xs),
+            }
+        )
+    total = sum(r["cpu_s"] for r in rows) or 1.0
+    for r in rows:
+        r["share_texts"] = round(r["texts"] / len(texts), 3)
+        r["share_cpu"] = round(r["cpu_s"] / total, 3)
+        r["cpu_s"] = round(r["cpu_s"], 1)
+    out: dict[str, Any] = {
+        "texts": len(texts),
+        "tokens": sum(counts),
+        "mean_tokens": round(statistics.mean(counts), 1) if counts else 0,
+        "cpu_s_one_session": round(total, 1),
+        "texts_per_cpu_s": round(len(texts) / total, 1),
+        "buckets": rows,
+    }
+    if corpus_mb:
+        out["texts_per_mb"] = round(len(texts) / corpus_mb, 1)
+        out["cpu_s_per_mb"] = round(total / corpus_mb, 2)
+    return out
 
 
 def backfill_times(db: Path, work: Path) -> dict[str, Any]:
@@ -124,6 +205,8 @@ def main() -> None:
     )
     ap.add_argument("--texts", type=int, default=1000, help="texts for the throughput run")
     ap.add_argument("--skip-backfill", action="store_true", help="use the DB's existing store for latency")
+    ap.add_argument("--lengths", type=int, default=0, help="profile cost by token count, N texts a bucket")
+    ap.add_argument("--corpus-mb", type=float, default=0.0, help="MB of transcripts the index holds")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     reason = unavailable_reason()
@@ -136,6 +219,10 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
     }
+    if args.lengths:
+        res["lengths"] = lengths(args.db, args.lengths, args.corpus_mb)
+        print(json.dumps(res, indent=2))
+        return
     res["throughput"] = throughput(args.db, args.texts)
     with tempfile.TemporaryDirectory() as work:
         db = args.db

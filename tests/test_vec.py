@@ -233,7 +233,7 @@ def test_chunking_respects_sentences() -> None:
     sentences = [
         f"Sentence number {i} talks about the vector store and its chunking rules." for i in range(40)
     ]
-    chunks = chunk_text(" ".join(sentences))
+    chunks = chunk_text(" ".join(sentences), max_chunks=16)
     assert len(chunks) > 3
     for c in chunks:
         assert len(c) <= CHUNK_CHARS * 1.2
@@ -245,12 +245,29 @@ def test_chunking_edges() -> None:
     assert chunk_text("ok") == []  # too short to mean anything
     assert chunk_text("A short prompt about caching.") == ["A short prompt about caching."]
     huge = "x" * 1300  # one unbreakable word is cut hard, nothing is lost
-    assert "".join(chunk_text(huge)) == huge
+    assert "".join(chunk_text(huge, max_chunks=16)) == huge
     long_sentence = " ".join(["word"] * 400)  # one long sentence is cut at word boundaries
     assert all(not c.startswith(" ") and "wor d" not in c for c in chunk_text(long_sentence))
     assert len(chunk_text("Another sentence here. " * 2000)) == MAX_CHUNKS
     noisy = "<system-reminder>ignore me</system-reminder>Fix the <b>login</b> bug please."
     assert clean(noisy) == "Fix the login bug please."
+
+
+def test_long_message_keeps_its_opening_and_its_closing() -> None:
+    """Issue 18: embedding cost grows with the text embedded, so a long message gives its first chunks
+    and the chunk that ends it (the conclusion, the answer), not every chunk of its middle."""
+    said = [f"Step {i} of the migration rewrote table number {i} in place." for i in range(80)]
+    said[-1] = "In the end we kept the old schema and added a view for the reports."
+    chunks = chunk_text(" ".join(said))
+    every = chunk_text(" ".join(said), max_chunks=99)
+    assert len(chunks) == MAX_CHUNKS == 3 < len(every)
+    assert chunks[:2] == every[:2] and chunks[-1].endswith("a view for the reports.")
+    assert "Step 40 of" not in " ".join(chunks)  # the middle is left to full-text search
+    assert len(chunks[-1]) <= CHUNK_CHARS and chunks[-1].startswith("Step ")  # whole sentences
+    assert chunk_text(" ".join(said), max_chunks=2) == [every[0], chunks[-1]]
+    assert chunk_text(" ".join(said), max_chunks=1) == every[:1]
+    medium = " ".join(said[:22])  # fits in three chunks: nothing is left out
+    assert len(chunk_text(medium)) == 3 and " ".join(chunk_text(medium)) == medium
 
 
 def test_backfill_stamps_and_refuses_another_model(

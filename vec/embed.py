@@ -25,9 +25,9 @@ METRIC = "cosine"
 # session digests. Tool calls and their output are left to full-text search.
 MESSAGE_KINDS = ("prompt", "text", "away_summary", "compact_summary")
 CHUNK_CHARS = 500
-MAX_CHUNKS = 16  # per message; beyond ~8 KB a message is a pasted log, not something to recall
+MAX_CHUNKS = 3  # per message: its first two and its closing chunk (docs/benchmarks.md, Vectors)
 MIN_CHARS = 12
-BATCH = 4  # measured on 2 cores: batch 4 embeds ~40 % faster than 32 with a quarter of the memory
+BATCH = 1  # no padding: 1.1x the texts per CPU-second of batch 4, 2x of 32 (docs/benchmarks.md, Vectors)
 # Backfill runs this many single-threaded model sessions side by side (one per core, at most 2): on
 # 2 cores that embeds ~1.7x more texts per CPU-second than one session with 2 intra-op threads,
 # which spends its second thread mostly waiting (docs/benchmarks.md, Vectors).
@@ -98,8 +98,25 @@ def _split_long(sentence: str, size: int) -> list[str]:
     return out
 
 
+def _pieces(text: str, size: int) -> list[str]:
+    """Whole sentences, a sentence longer than a chunk cut at word boundaries."""
+    return [p for sent in sentences(text) for p in (_split_long(sent, size) if len(sent) > size else [sent])]
+
+
+def _closing(pieces: list[str], size: int) -> str:
+    """The last whole pieces that fit in one chunk: how the message ends (its conclusion, the answer)."""
+    cur = pieces[-1]
+    for piece in reversed(pieces[:-1]):
+        if len(cur) + 1 + len(piece) > size:
+            break
+        cur = f"{piece} {cur}"
+    return cur
+
+
 def chunk_text(text: str, size: int = CHUNK_CHARS, max_chunks: int = MAX_CHUNKS) -> list[str]:
-    """Whole sentences packed greedily into chunks of about `size` characters."""
+    """Whole sentences packed greedily into chunks of about `size` characters. A message longer than
+    `max_chunks` chunks keeps its first `max_chunks - 1` and its closing chunk (embedding cost grows with
+    the text embedded; the middle of a long message is left to full-text search)."""
     text = clean(text)
     if len(text) < MIN_CHARS:
         return []
@@ -107,17 +124,16 @@ def chunk_text(text: str, size: int = CHUNK_CHARS, max_chunks: int = MAX_CHUNKS)
         return [text]
     chunks: list[str] = []
     cur = ""
-    for sent in sentences(text):
-        pieces = _split_long(sent, size) if len(sent) > size else [sent]
-        for piece in pieces:
-            if cur and len(cur) + 1 + len(piece) > size:
-                chunks.append(cur)
-                if len(chunks) >= max_chunks:
-                    return chunks
-                cur = piece
-            else:
-                cur = f"{cur} {piece}" if cur else piece
-    if cur and len(chunks) < max_chunks:
+    pieces = _pieces(text, size)
+    for i, piece in enumerate(pieces):
+        if cur and len(cur) + 1 + len(piece) > size:
+            chunks.append(cur)
+            if len(chunks) >= max_chunks - 1:
+                return [*chunks, _closing(pieces[i:], size)] if max_chunks > 1 else chunks
+            cur = piece
+        else:
+            cur = f"{cur} {piece}" if cur else piece
+    if cur:
         # A short tail reads better joined to the chunk before it than alone.
         if chunks and len(cur) < size // 5 and len(chunks[-1]) + len(cur) < size * 1.2:
             chunks[-1] = f"{chunks[-1]} {cur}"
