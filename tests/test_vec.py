@@ -598,3 +598,24 @@ def test_the_hooks_index_worker_embeds_into_an_existing_store(
     )
     assert _passes(db, [root], False, 1, "test", tmp_path / "state", {}, current()) == 0
     assert _vector_count(db) > before
+
+
+def test_the_vector_reader_is_opened_on_the_callers_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extension-capable driver is a second SQLite library in the process: its first connection
+    resets the WAL's shared memory that the stdlib connection may be reading at that moment. So
+    `prefetch` opens it before its worker runs beside the caller's full-text query, not in the worker."""
+    import threading
+
+    opened_on: list[str] = []
+
+    def fake_connect(path: Path, readonly: bool = False) -> object:
+        opened_on.append(threading.current_thread().name)
+        raise hybrid.VectorsUnavailable("no driver in this test")  # what a failing open looks like
+
+    monkeypatch.setattr(hybrid, "connect", fake_connect)
+    monkeypatch.setattr(hybrid, "enabled", lambda conn, settings: True)
+    monkeypatch.setattr(hybrid, "db_file", lambda conn: "/tmp/an-index.db")
+    hybrid.reset()
+    hybrid.prefetch(object(), "a query", current())
+    hybrid.reset()  # waits for any worker
+    assert opened_on == [threading.current_thread().name]

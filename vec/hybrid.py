@@ -77,6 +77,11 @@ def enabled(conn: Any, settings: Settings) -> bool:
 
 
 def _reader(path: str) -> Any:
+    """The cached extension-capable reader of the index at `path`. The process may reach the same file
+    through two SQLite libraries (stdlib and the driver that loads sqlite-vec), which do not see each
+    other's locks: the first connection of one resets the WAL's shared-memory file that the other may
+    be reading (a bus error). So it is opened once, on the caller's thread before any worker runs
+    (`prefetch`), and kept."""
     if not path:
         raise VectorsUnavailable("vectors need an on-disk index")
     with _lock:
@@ -136,6 +141,10 @@ def prefetch(conn: Any, text: str, settings: Settings, explicit: bool = False) -
     except Exception:  # nothing started: fuse() will meet (and handle) the same problem
         return
     key = (path, text, KINDS, VEC_K)
+    try:
+        _reader(path)  # here, not in the worker thread while the caller reads the index (see _reader)
+    except Exception:  # nothing started: fuse() will meet (and handle) the same problem
+        return
     with _lock:
         if key in _pending or not path:
             return
