@@ -20,13 +20,14 @@ import re
 from dataclasses import dataclass, field
 
 from extractors.assistant_voice import failed_attempt, progress, self_correction
+from extractors.attempts import extract_user_failed
 from extractors.confidence import KIND_CLASS, ClassModel, models
 from extractors.corrections import THRESHOLD as CORRECTION_THRESHOLD
 from extractors.corrections import correction_score, extract_corrections, pasted_failure
 from extractors.decisions import assistant_decision, user_decision
 from extractors.facts import extract_facts
 from extractors.features import assistant_features, offer_voice, short_step, user_features
-from extractors.goals import extract_goal, extract_user_failed, extract_user_progress
+from extractors.goals import extract_goal, extract_user_progress
 from extractors.model import Extraction, Utterance
 from extractors.patterns import Hit, View, make_view
 from extractors.rules import extract_rules
