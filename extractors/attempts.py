@@ -26,6 +26,7 @@ _FAILED = cues(
     ),
     (r"\bnot working\b|\bno luck\b|\bsame (?:error|issue|problem|result)\b", 1.0),
     (r"\b(?:errored|failed|failing|unhappy|broke|broken|fails)\b", 0.5),
+    (r"\bsomething(?:'s| is)? (?:wrong|off|broken)\b|\bthere(?:'s| is) (?:a|another|still a) bug\b", 0.5),
     (r"\bthis is annoying\b|\bugh\b|\bagain\b", 0.3),
 )
 

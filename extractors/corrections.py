@@ -29,6 +29,7 @@ from extractors.cues import (
     weigh,
 )
 from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
+from extractors.pushback import DELEGATED, TRY_IT, pushback_score
 
 THRESHOLD = 1.0
 # Corrections are said up front; deep inside a long spec, "failed" or "deprecated" is content.
@@ -73,7 +74,7 @@ _BODY = cues(
     ),
     (
         r"\bwhy (?:is|are|does|do|did|isn'?t|doesn'?t|don'?t|aren'?t)\b[^?\n]{0,80}?(?:fail|broken|"
-        r"\berror|still|\bnot\b|n't\b|wrong|happy|missing|empty|slow|checking|only)",
+        r"\berror|still|\bnot\b|n't\b|wrong|happy|missing|empty|slow|checking|only|weird|strange|odd\b)",
         0.9,
     ),
     (r"\bare you sure\b|\bis that (?:right|correct|true)\b|\bdid you (?:actually|really|even)\b", 1.0),
@@ -227,14 +228,6 @@ _ASKS_INFO = Cue(
     r"\b(?:could you clarify|can you clarify|please provide|please confirm|which (?:one|repo|file|path|directory)|"
     r"what (?:is|would|are)|where is|i need to understand|to proceed,? i need|is [\"\w]+ the)\b"
 )
-_TRY_IT = Cue(
-    r"\btry (?:it|this|that|again|committing|running|deploying|reloading|restarting)\b|\bgive it a (?:try|go)\b|"
-    r"\blet me know (?:if|how|what)\b|\btest it\b|\bshould (?:now )?(?:fix|resolve|work)\b"
-)
-_DELEGATED = Cue(
-    r"\b(?:you'?ll need to|you need to|you (?:can|should) (?:now )?run|please run|run (?:this|these|the "
-    r"following)|in your terminal|yourself|on your end|for you to)\b"
-)
 _FIX_BROKEN = Cue(r"\b(?:fix|repair|restore)\s+(?:the\s+|all\s+(?:the\s+)?|any\s+|those\s+)?broken\b")
 # Hesitation before a statement ("umm, we have changes in our working copy") or a "but ...?" question
 # ("but this is a CLI, so what cache could be stale?") pushes back on what was just said or done.
@@ -291,7 +284,7 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
     if len(low) > HEAD_CHARS and body > 0:
         head = weigh(_BODY, low[:HEAD_CHARS], tok)[0]
         body = head + TAIL_SHARE * max(0.0, body - head)
-    score = opener + body
+    score = opener + body + pushback_score(v)
     if pos < 0 and opener:
         pos = 0
     if body and _FIX_BROKEN.search(low, tok):
@@ -299,14 +292,14 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
     prev, ptok = v.prev, v.prev_tok
     if prev:
         prev_tail = tail(prev, 700)
-        if claims_success(prev, ptok) or _TRY_IT.search(prev_tail, ptok):
+        if claims_success(prev, ptok) or TRY_IT.search(prev_tail, ptok):
             if _FAIL_STATE.search(low, tok) or fails(low, tok):
                 score += 0.8
             elif body >= 0.5:
                 score += 0.4
         if pasted_failure(v):
             score += 1.0
-        if low.startswith("you ") and _DELEGATED.search(prev_tail, ptok):
+        if low.startswith("you ") and DELEGATED.search(prev_tail, ptok):
             score += 0.5
         if (
             not v.question

@@ -215,7 +215,8 @@ NEG_VERB = (
 FAIL_NOT_WORK = Cue(
     NEG_VERB + r"\s+(?:seem to\s+|really\s+|actually\s+|quite\s+|even\s+)?"
     r"(?:work|load|start|run|compile|build|help|fix|render|show|display|appear|change anything|"
-    r"do anything|pass|connect|resolve|install|boot|sound|launch|open|trigger|apply|take effect)\b"
+    r"do anything|pass|connect|resolve|install|boot|sound|launch|open|trigger|apply|take effect|stay|stick|save|"
+    r"persist|update|scroll|respond|close|reset|refresh)\b"
 )
 FAIL_NOT_ING = Cue(
     r"\bnot (?:working|loading|starting|showing|displaying|appearing|rendering|connecting|"

@@ -126,6 +126,13 @@ _GOAL = cues(
         r"isn'?t working|(?:are|is) failing|keeps? failing|keep getting)\b",
         0.4,
     ),
+    # A defect the operator observed in the product ("i noticed when i press start ... that shouldn't happen",
+    # "we have a small bug"); "i've noticed you ..." is about the assistant (a correction cue).
+    (
+        r"\bi(?:'ve| have)? (?:just |also )?noticed\b(?! (?:that )?you\b)|\bshouldn'?t (?:happen|be happening)\b|"
+        r"\bwe (?:have|found|hit) (?:a|an|another) (?:small |little |new |weird |strange |minor )?bug\b",
+        0.7,
+    ),
     (r"\b(?:comprehensive|thorough|full|end-to-end|complete|detailed)\b", 0.3),
     (
         r"\b(?:report|plan|spec|design doc|proposal|prototype|mvp|pipeline|integration|feature|tool|app|service)\b",
