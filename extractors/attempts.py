@@ -19,7 +19,12 @@ from extractors.patterns import Hit, View, clip, sentence_at, squash
 THRESHOLD = 1.0
 
 _FAILED = cues(
-    (r"\bstill (?:fail|failing|broken|not|doesn'?t|isn'?t|the same|getting|seeing|grouped|there)\b", 1.0),
+    # ("still not great / quite right" judges a result: a correction, not an attempt that failed.)
+    (
+        r"\bstill (?:fail|failing|broken|not(?! (?:great|good|ideal|perfect|quite|enough|right|as)\b)|doesn'?t|isn'?t|"
+        r"the same|getting|seeing|grouped|there)\b",
+        1.0,
+    ),
     (
         r"\b(?:didn'?t|did not|doesn'?t|does not|isn'?t|wasn'?t) (?:seem to )?(?:work|help|fix|change|solve)\b",
         1.0,
