@@ -19,7 +19,7 @@ from extractors.patterns import View, tail
 
 _REDIRECT = cues(
     (
-        r"\b(?:take|taking) (?:a )?step back\b|\b(?:step|pull|zoom) (?:back|out)\b(?! (?:in|to)\b)|"
+        r"\b(?:take|taking) (?:a )?step back\b|\b(?:step|pull|zoom) (?:back|out)\b(?! (?:in|into|to|on|of)\b)|"
         r"\brethink(?:ing)? (?:this|it|that|the|our)\b|\b(?:in|into) the weeds\b|\bgoing (?:round |around )?in circles\b|"
         r"\bover-?(?:complicat|engineer|think)\w*|\b(?:a )?(?:slightly )?different (?:view|angle|direction|tack)\b|"
         r"\badjust our thinking\b",
