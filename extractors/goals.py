@@ -29,6 +29,7 @@ _OPENER = (
 _GOAL = cues(
     (
         r"\bi (?:want|need|wanna) (?:to|you to|a|an|each|the|it|this|every|all|my|our)\b|"
+        r"\bi (?:wanted|was hoping) to (?!ask|say|know|check|see|confirm|mention|let\b)|"
         r"\bi(?:'d| would) (?:like|love) (?:to|you to|your help|a|an|the|it|for|each|every|all|my|our)\b",
         1.1,
     ),

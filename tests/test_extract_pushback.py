@@ -96,6 +96,10 @@ def test_a_defect_the_operator_noticed_states_work_but_noticing_the_assistant_do
     )
     bug = "we have a small bug: the export button is greyed out after login"
     assert goal_score(make_view(bug, REPORT), 0.0)[0] >= goal_score(make_view(bug[19:], REPORT), 0.0)[0] + 0.6
+    # The polite past ("I wanted to change ...") states work like the present; "I wanted to ask" does not.
+    wanted = goal_score(make_view("next thing i wanted to change was the footer layout", REPORT), 0.0)[0]
+    asked = goal_score(make_view("next thing i wanted to ask was the footer layout", REPORT), 0.0)[0]
+    assert wanted >= asked + 1.0
     # "I've noticed you ..." is about the assistant's habits: no new work.
     about_you = "i've noticed you skip the slow tests every time"
     assert goal_score(make_view(about_you, REPORT), 0.0)[0] < 0.5
