@@ -28,7 +28,6 @@ import os
 import random
 import resource
 import signal
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,8 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any
+
+from lib import sqlite
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS_MS = {"session-start": 150.0, "user-prompt-submit": 250.0}
@@ -75,7 +76,7 @@ def run(event: str, payload: dict[str, Any], env: dict[str, str]) -> tuple[float
 
 def sample(db: Path, n: int, seed: int) -> tuple[list[str], list[str], str]:
     """Real prompts, topic words, and the cwd of the biggest project."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite.connect(f"file:{db}?mode=ro", uri=True)
     sys.path.insert(0, str(ROOT))
     from index.store.textstore import unpack
 
@@ -217,7 +218,7 @@ def _bench_workers(db: Path) -> list[int]:
 
 
 def raw_bytes(db: Path) -> int:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite.connect(f"file:{db}?mode=ro", uri=True)
     return int(conn.execute("SELECT coalesce(sum(size), 0) FROM ingest_state").fetchone()[0])
 
 

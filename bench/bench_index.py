@@ -12,7 +12,6 @@ import argparse
 import json
 import resource
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -20,6 +19,8 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+
+from lib import sqlite
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -65,7 +66,7 @@ def bench_full(projects: Path, work: Path, jobs: int) -> Path:
 
 def bench_digests(db: Path, full_s: float) -> None:
     """Build every digest again, as the full index did in its finalisation, and compare with the run."""
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     try:
         conn.execute("DELETE FROM digest_items")
         conn.execute("DELETE FROM digests")
@@ -176,7 +177,7 @@ def queries() -> list[str]:
 
 
 def bench_search(db: Path) -> None:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite.connect(f"file:{db}?mode=ro", uri=True)
     qs = queries()
     for q in qs[:5]:
         search_messages(conn, q)  # warm the cache

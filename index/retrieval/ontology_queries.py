@@ -4,7 +4,6 @@ the operator's vocabulary, and the materialised profiles."""
 from __future__ import annotations
 
 import re
-import sqlite3
 from typing import Any
 
 import orjson
@@ -12,12 +11,13 @@ import orjson
 from index.retrieval.search import search_messages
 from index.store.filters import Filters
 from index.store.profiles import PROFILE_NAMES
+from lib import sqlite
 from lib.project import display_name, project_key
 
 _SEP = re.compile(r"[/\\]")
 
 
-def profile(conn: sqlite3.Connection, name: str) -> tuple[dict[str, Any], str | None]:
+def profile(conn: sqlite.Connection, name: str) -> tuple[dict[str, Any], str | None]:
     """A materialised profile (`index.store.profiles.PROFILE_NAMES`) and when it was computed."""
     if name not in PROFILE_NAMES:
         raise ValueError(f"unknown profile {name!r}")
@@ -44,7 +44,7 @@ def _under(child: str, parent: str) -> bool:
     return len(child) > len(parent) and child.startswith(parent) and child[len(parent)] in "/\\"
 
 
-def project_graph(conn: sqlite3.Connection, *, focus: str | None, limit: int) -> dict[str, Any]:
+def project_graph(conn: sqlite.Connection, *, focus: str | None, limit: int) -> dict[str, Any]:
     """Projects as nodes; edges for nesting (a project inside another's tree), a shared machine home,
     and — for the focus project — files its sessions touched inside other projects."""
     rows = conn.execute(
@@ -117,7 +117,7 @@ def project_graph(conn: sqlite3.Connection, *, focus: str | None, limit: int) ->
 REFERENCE_SESSIONS = 12
 
 
-def _references(conn: sqlite3.Connection, focus: str, keys: list[str]) -> list[dict[str, Any]]:
+def _references(conn: sqlite.Connection, focus: str, keys: list[str]) -> list[dict[str, Any]]:
     """Files the focus project's latest sessions read or edited that live inside another project."""
     others = {k for k in keys if k != focus and not _under(k, focus) and len(k) > 3}
     counts: dict[str, int] = {}
@@ -161,7 +161,7 @@ def _owner(path: str, keys: set[str]) -> str | None:
     return None
 
 
-def machine_inventory(conn: sqlite3.Connection) -> dict[str, Any]:
+def machine_inventory(conn: sqlite.Connection) -> dict[str, Any]:
     rows = conn.execute(
         "SELECT machine, os, users, homes, sessions, first_ts, last_ts, hosts FROM machines ORDER BY last_ts DESC"
     ).fetchall()
@@ -183,7 +183,7 @@ def machine_inventory(conn: sqlite3.Connection) -> dict[str, Any]:
     return {"machines": machines, "hosts_mentioned": hosts}
 
 
-def define_term(conn: sqlite3.Connection, term: str, *, limit: int) -> dict[str, Any]:
+def define_term(conn: sqlite.Connection, term: str, *, limit: int) -> dict[str, Any]:
     """What the operator means by `term`: the vocabulary entry, facts that mention it, and the places
     it was used (through the one search function)."""
     t = term.strip()
@@ -221,7 +221,7 @@ def define_term(conn: sqlite3.Connection, term: str, *, limit: int) -> dict[str,
                     "uuid": src,
                 }
             )
-    except sqlite3.OperationalError:
+    except sqlite.OperationalError:
         facts = []
     uses = [
         {

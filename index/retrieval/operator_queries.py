@@ -7,7 +7,6 @@ scope through `index.retrieval.scoped.walk`, and returns plain dicts that carry 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -20,6 +19,7 @@ from index.retrieval.rule_match import BANNED_AT, ban_matches, match_score, toke
 from index.retrieval.scoped import Scoped, and_where, provenance, walk
 from index.store.operator import decayed_status
 from index.store.stale import stale_of
+from lib import sqlite
 from lib.memid import memory_id
 
 TRUTH_CATEGORIES = CATEGORIES  # the truth extractor's categories, one list (extractors/truth.py)
@@ -69,7 +69,7 @@ _E = "e.kind, e.content, e.context, e.session_id, e.source_uuid, e.project_key, 
 
 
 def latest_extractions(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     kinds: tuple[str, ...],
     *,
     scope: str,
@@ -100,7 +100,7 @@ def latest_extractions(
 
 
 def recall_kinds(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     topic: str,
     kinds: tuple[str, ...],
     *,
@@ -138,7 +138,7 @@ def recall_kinds(
 
 
 def _rule_rows(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     table: str,
     cond: str,
     params: list[object],
@@ -203,7 +203,7 @@ def _rule_rows(
 
 
 def list_standing_decisions(
-    conn: sqlite3.Connection, *, status: str, scope: str, cwd: str | None, since: str | None, limit: int
+    conn: sqlite.Connection, *, status: str, scope: str, cwd: str | None, since: str | None, limit: int
 ) -> Scoped:
     params: list[object] = [] if status == "all" else [status]
     res = _rule_rows(
@@ -213,7 +213,7 @@ def list_standing_decisions(
     return res
 
 
-def _name_successors(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> None:
+def _name_successors(conn: sqlite.Connection, items: list[dict[str, Any]]) -> None:
     for it in items:
         if it.get("superseded_by"):
             row = conn.execute(
@@ -227,7 +227,7 @@ def _name_successors(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> N
                 }
 
 
-def check_banned(conn: sqlite3.Connection, action: str, *, scope: str, cwd: str | None, limit: int) -> Scoped:
+def check_banned(conn: sqlite.Connection, action: str, *, scope: str, cwd: str | None, limit: int) -> Scoped:
     """Bans whose wording overlaps `action`; verdict banned / possibly_banned / no_known_ban in `extra`."""
     query = tokens(action)
     checked = [0]
@@ -246,7 +246,7 @@ def check_banned(conn: sqlite3.Connection, action: str, *, scope: str, cwd: str 
 
 
 def decision_for_topic(
-    conn: sqlite3.Connection, topic: str, *, scope: str, cwd: str | None, since: str | None, limit: int
+    conn: sqlite.Connection, topic: str, *, scope: str, cwd: str | None, since: str | None, limit: int
 ) -> Scoped:
     """Standing decisions about `topic` (by word overlap; superseded ones say by what) plus one-off
     decisions ranked by `index.retrieval.recall.recall`."""
@@ -271,7 +271,7 @@ def decision_for_topic(
 
 
 def list_failed_attempts(
-    conn: sqlite3.Connection, *, scope: str, cwd: str | None, since: str | None, limit: int
+    conn: sqlite.Connection, *, scope: str, cwd: str | None, since: str | None, limit: int
 ) -> Scoped:
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:
         extra = "t.ts >= ?" if since else ""
@@ -294,7 +294,7 @@ def list_failed_attempts(
 
 
 def _goal_rows(
-    conn: sqlite3.Connection, where: str, args: list[object], since: str | None, limit: int, now: datetime
+    conn: sqlite.Connection, where: str, args: list[object], since: str | None, limit: int, now: datetime
 ) -> list[dict[str, Any]]:
     extra = "max(coalesce(t.updated_ts,''), coalesce(t.ts,'')) >= ?" if since else ""
     rows = conn.execute(
@@ -326,7 +326,7 @@ def _goal_rows(
 
 
 def list_goals(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     *,
     status: str | None,
     scope: str,
@@ -345,7 +345,7 @@ def list_goals(
 
 
 def active_goal(
-    conn: sqlite3.Connection, *, scope: str, cwd: str | None, now: datetime | None = None
+    conn: sqlite.Connection, *, scope: str, cwd: str | None, now: datetime | None = None
 ) -> Scoped:
     """The most recent goal still active (after decay), with the open (paused/blocked) ones under it."""
     now = now or datetime.now(timezone.utc)

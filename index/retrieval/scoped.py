@@ -7,7 +7,6 @@ scoped query here runs over an alias `e` of `extractions` (or a table with `cwd`
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,6 +16,7 @@ from extractors.model import ALL_KINDS
 from index.retrieval.search import search_messages, search_sessions
 from index.store.filters import Filters
 from index.store.scope import widen
+from lib import sqlite
 from lib.project import display_name
 
 EXTRACTION_KINDS = ALL_KINDS  # every kind the extractors write (extractors/model.py)
@@ -57,7 +57,7 @@ def _filters(name: str, args: list[object], base: Filters) -> Filters:
 
 
 def search_scoped(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     text: str,
     scope: str,
     cwd: str | None,
@@ -77,7 +77,7 @@ def search_scoped(
 
 
 def sessions_scoped(
-    conn: sqlite3.Connection, text: str, scope: str, cwd: str | None, base: Filters, limit: int
+    conn: sqlite.Connection, text: str, scope: str, cwd: str | None, base: Filters, limit: int
 ) -> Scoped:
     """`index.retrieval.search.search_sessions` with scope widening."""
     return Scoped(

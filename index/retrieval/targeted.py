@@ -8,7 +8,6 @@ the answer lives in plain messages (fixes, locations), messages through `index.r
 from __future__ import annotations
 
 import re
-import sqlite3
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
@@ -17,6 +16,7 @@ from index.retrieval.rule_match import tokens
 from index.retrieval.scoped import Scoped, search_scoped
 from index.store.filters import Filters
 from index.store.textstore import unpack
+from lib import sqlite
 from lib.project import display_name
 from lib.text import clip
 
@@ -114,7 +114,7 @@ def _unmark(snip: str, words: set[str]) -> str:
 
 
 def _message_items(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     intent: str,
     topic: str,
     kind: str | None,
@@ -148,7 +148,7 @@ def _message_items(
     return Scoped(items, res.scope, res.note)
 
 
-def _fix_items(conn: sqlite3.Connection, hits: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+def _fix_items(conn: sqlite.Connection, hits: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     """The last assistant answer saying what fixed it, in the sessions the search pointed at: the final
     fix of a session beats the first guess that a later correction rejected."""
     out: list[dict[str, Any]] = []
@@ -191,7 +191,7 @@ class Targeted(NamedTuple):
 
 
 def recall_targeted(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     intent: str,
     topic: str,
     *,

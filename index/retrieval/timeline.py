@@ -3,13 +3,13 @@ the timeline around one hit, and full records by uuid — so an agent reads litt
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from index.retrieval.budget import estimate_tokens
 from index.retrieval.search import Hit
 from index.store.filters import MAX_KEY_CHARS
 from index.store.textstore import unpack
+from lib import sqlite
 from lib.project import display_name
 from lib.text import clip
 
@@ -21,14 +21,14 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-def _bodies(conn: sqlite3.Connection, uuids: list[str]) -> dict[str, str]:
+def _bodies(conn: sqlite.Connection, uuids: list[str]) -> dict[str, str]:
     if not uuids:
         return {}
     rows = conn.execute(f"SELECT uuid, body FROM messages WHERE uuid IN ({_marks(len(uuids))})", uuids)
     return {u: unpack(b) for u, b in rows}
 
 
-def hit_index(conn: sqlite3.Connection, hits: list[Hit], preview: int = 100) -> list[dict[str, Any]]:
+def hit_index(conn: sqlite.Connection, hits: list[Hit], preview: int = 100) -> list[dict[str, Any]]:
     """One short row per hit: where and when, a preview, and how many tokens the full record costs."""
     bodies = _bodies(conn, [h.uuid for h in hits])
     sids = sorted({h.session_id for h in hits})
@@ -93,7 +93,7 @@ def _row(r: tuple[Any, ...], chars: int, flat: bool = True) -> dict[str, Any]:
 
 
 def timeline(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     uuid: str,
     *,
     before: int = 3,
@@ -147,7 +147,7 @@ def timeline(
 
 
 def records(
-    conn: sqlite3.Connection, uuids: list[str], *, chars: int
+    conn: sqlite.Connection, uuids: list[str], *, chars: int
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Full messages by uuid (text clipped at `chars`), in the order asked; and the uuids not found."""
     if not uuids:
