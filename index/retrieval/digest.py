@@ -14,8 +14,8 @@ from index.stats.queries import find_session
 from index.store.digest_build import Item
 from index.store.digest_rules import OBSERVATION_TYPES
 from index.store.digests import stored
+from index.store.labels import project_labeller
 from lib import sqlite
-from lib.project import display_name
 from lib.text import clip
 
 __all__ = [
@@ -90,7 +90,7 @@ def session_digest(conn: sqlite.Connection, session: str, *, items: int = 8) -> 
     return {
         "session_id": d.session_id,
         "title": m.get("title"),
-        "project": display_name(key) if key else None,
+        "project": project_labeller(conn)(key) if key else None,
         "project_key": key,
         "cwd": m.get("cwd"),
         "first_ts": m.get("first_ts"),
@@ -209,6 +209,7 @@ def recent_sessions(
 ) -> Scoped:
     """Sessions in scope, newest first, with their first prompt (`prior_sessions_for_cwd`); `agent`
     keeps one coding agent's."""
+    label = project_labeller(conn)
 
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:
         extra = " AND ".join(
@@ -227,7 +228,7 @@ def recent_sessions(
                 "title": r[1],
                 "date": (r[2] or "")[:10] or None,
                 "last_date": (r[3] or "")[:10] or None,
-                "project": display_name(r[4]) if r[4] else None,
+                "project": label(r[4]) if r[4] else None,
                 "cwd": r[5],
                 "branch": r[6],
                 "prompts": r[7],

@@ -17,6 +17,7 @@ from extractors.truth import CATEGORIES
 from index.retrieval.recall import recall
 from index.retrieval.rule_match import BANNED_AT, ban_matches, match_score, tokens
 from index.retrieval.scoped import Scoped, and_where, provenance, walk
+from index.store.labels import Label, project_labeller
 from index.store.operator import decayed_status
 from index.store.stale import stale_of
 from lib import sqlite
@@ -34,6 +35,7 @@ def _ctx(raw: str | None) -> dict[str, Any]:
 
 
 def extraction_item(
+    label: Label,
     kind: str,
     content: str,
     context: str | dict[str, Any] | None,
@@ -46,7 +48,11 @@ def extraction_item(
     """The one shape of a recalled extraction: kind, content, calibrated confidence, provenance, useful
     context fields."""
     ctx = context if isinstance(context, dict) else _ctx(context)
-    item: dict[str, Any] = {"kind": kind, "content": content, **provenance(session_id, ts, project_key, uuid)}
+    item: dict[str, Any] = {
+        "kind": kind,
+        "content": content,
+        **provenance(label, session_id, ts, project_key, uuid),
+    }
     if confidence is not None:
         item["confidence"] = round(float(confidence), 3)
     for key in (
@@ -80,6 +86,7 @@ def latest_extractions(
 ) -> Scoped:
     """Newest extractions of some kinds (corrections, truth rhetoric, preferences…)."""
     marks = ",".join("?" * len(kinds))
+    label = project_labeller(conn)
 
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:
         extra, params = [f"e.kind IN ({marks})"], [*kinds]
@@ -94,7 +101,7 @@ def latest_extractions(
             f"ORDER BY e.ts DESC, e.id DESC LIMIT ?",
             [*args, *params, limit],
         ).fetchall()
-        return [extraction_item(*r) for r in rows]
+        return [extraction_item(label, *r) for r in rows]
 
     return walk(scope, cwd, run)
 
@@ -120,12 +127,12 @@ def recall_kinds(
         since=since,
         limit=limit * 3 if category else limit,
     )
-    items = []
+    items, label = [], project_labeller(conn)
     for h in res.hits:
         if category and h.context.get("category") != category:
             continue
         it = extraction_item(
-            h.kind, h.content, h.context, h.session_id, h.source_uuid, h.project, h.ts, h.confidence
+            label, h.kind, h.content, h.context, h.session_id, h.source_uuid, h.project, h.ts, h.confidence
         )
         it["score"] = h.score
         if h.stale:
@@ -156,6 +163,7 @@ def _rule_rows(
     )
     if table == "standing_decisions":
         cols += ", t.status, t.superseded_by, t.from_text, t.to_text"
+    label = project_labeller(conn)
 
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:
         extra = [cond] if cond else []
@@ -175,7 +183,7 @@ def _rule_rows(
             item: dict[str, Any] = {
                 "id": r[0],
                 "content": r[1],
-                **provenance(r[5], r[3], r[7], r[6]),
+                **provenance(label, r[5], r[3], r[7], r[6]),
                 "first_date": (r[2] or "")[:10] or None,
                 "mentions": r[4],
             }
@@ -273,6 +281,8 @@ def decision_for_topic(
 def list_failed_attempts(
     conn: sqlite.Connection, *, scope: str, cwd: str | None, since: str | None, limit: int
 ) -> Scoped:
+    label = project_labeller(conn)
+
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:
         extra = "t.ts >= ?" if since else ""
         rows = conn.execute(
@@ -284,7 +294,7 @@ def list_failed_attempts(
         ).fetchall()
         out = []
         for content, by, error, ts, sid, src, project in rows:
-            item = {"content": content, "by": by, **provenance(sid, ts, project, src)}
+            item = {"content": content, "by": by, **provenance(label, sid, ts, project, src)}
             if error:
                 item["error"] = error
             out.append(item)
@@ -305,7 +315,7 @@ def _goal_rows(
             ORDER BY max(coalesce(t.updated_ts,''), coalesce(t.ts,'')) DESC, t.id DESC LIMIT ?""",
         [*args, *([since] if since else []), limit],
     ).fetchall()
-    out = []
+    out, label = [], project_labeller(conn)
     for gid, content, status, ts, updated, sid, src, project, status_src in rows:
         touch = max(ts or "", updated or "") or None
         eff = decayed_status(status, touch, now)
@@ -313,7 +323,7 @@ def _goal_rows(
             "id": gid,
             "content": content,
             "status": eff,
-            **provenance(sid, ts, project, src),
+            **provenance(label, sid, ts, project, src),
             "last_touched": (touch or "")[:10] or None,
         }
         if eff != status:

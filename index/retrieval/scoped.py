@@ -15,9 +15,9 @@ from typing import Any
 from extractors.model import ALL_KINDS
 from index.retrieval.search import search_messages, search_sessions
 from index.store.filters import Filters
+from index.store.labels import Label
 from index.store.scope import widen
 from lib import sqlite
-from lib.project import display_name
 
 EXTRACTION_KINDS = ALL_KINDS  # every kind the extractors write (extractors/model.py)
 
@@ -97,13 +97,14 @@ def day(ts: str | None) -> str | None:
 
 
 def provenance(
-    session_id: str | None, ts: str | None, project_key: str | None, uuid: str | None = None
+    label: Label, session_id: str | None, ts: str | None, project_key: str | None, uuid: str | None = None
 ) -> dict[str, Any]:
-    """Where a recalled item comes from: date, session, project (and the source message)."""
+    """Where a recalled item comes from: date, session, project (its `label`, index/store/labels.py)
+    and the source message."""
     out: dict[str, Any] = {
         "date": day(ts),
         "session_id": session_id,
-        "project": display_name(project_key) if project_key else None,
+        "project": label(project_key) if project_key else None,
     }
     if uuid:
         out["uuid"] = uuid

@@ -15,9 +15,9 @@ from index.retrieval.operator_queries import recall_kinds
 from index.retrieval.rule_match import tokens
 from index.retrieval.scoped import Scoped, search_scoped
 from index.store.filters import Filters
+from index.store.labels import project_labeller
 from index.store.textstore import unpack
 from lib import sqlite
-from lib.project import display_name
 from lib.text import clip
 
 # intent -> (extraction kinds in priority order, message kind to search or None, extra search words)
@@ -126,7 +126,7 @@ def _message_items(
 ) -> Scoped:
     base = Filters(kind=kind, since=since)
     res = search_scoped(conn, f"{topic} {extra}".strip(), scope, cwd, base, limit)
-    items = []
+    items, label = [], project_labeller(conn)
     words = tokens(topic)
     for h in res.items:
         text = _unmark(h.snippet, words)
@@ -135,7 +135,7 @@ def _message_items(
             "content": text,
             "date": (h.ts or "")[:10] or None,
             "session_id": h.session_id,
-            "project": display_name(h.project) if h.project else None,
+            "project": label(h.project) if h.project else None,
             "uuid": h.uuid,
             "score": h.score,
         }
@@ -152,6 +152,7 @@ def _fix_items(conn: sqlite.Connection, hits: list[dict[str, Any]], limit: int) 
     """The last assistant answer saying what fixed it, in the sessions the search pointed at: the final
     fix of a session beats the first guess that a later correction rejected."""
     out: list[dict[str, Any]] = []
+    label = project_labeller(conn)
     for sid in dict.fromkeys(h["session_id"] for h in hits):
         rows = conn.execute(
             """SELECT m.uuid, m.ts, m.body, s.project_key FROM messages m JOIN sessions s ON s.session_id = m.session_id
@@ -170,7 +171,7 @@ def _fix_items(conn: sqlite.Connection, hits: list[dict[str, Any]], limit: int) 
                         "content": clip(" ".join(sents[-2:]) or text, 400),
                         "date": (ts or "")[:10] or None,
                         "session_id": sid,
-                        "project": display_name(project) if project else None,
+                        "project": label(project) if project else None,
                         "uuid": uuid,
                         "score": 1.0,
                     }

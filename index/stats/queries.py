@@ -230,10 +230,3 @@ def doctor(conn: sqlite.Connection) -> list[tuple[str, bool, str]]:
 
 def has_messages(conn: sqlite.Connection) -> bool:
     return conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
-
-
-def project_keys(conn: sqlite.Connection) -> list[str]:
-    """Every project key the index holds (for labels that tell them apart)."""
-    return [
-        r[0] for r in conn.execute("SELECT DISTINCT project_key FROM sessions WHERE project_key IS NOT NULL")
-    ]
