@@ -36,9 +36,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from lib import sqlite
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lib import sqlite  # noqa: E402 - the process's one SQLite library (lib/sqlite.py)
+
 TARGETS_MS = {"session-start": 150.0, "user-prompt-submit": 250.0}
 PAST_REFS = [
     "what did we decide last time about {t}?",

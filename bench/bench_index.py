@@ -20,14 +20,13 @@ import time
 import uuid
 from pathlib import Path
 
-from lib import sqlite
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from index.retrieval.search import search_messages, search_sessions  # noqa: E402
 from index.store.digests import refresh as refresh_digests  # noqa: E402
 from index.store.ingest import run_index  # noqa: E402
+from lib import sqlite  # noqa: E402
 
 CLI = [sys.executable, "-m", "total_recall"]
 GOLD = ROOT.parent / "shared" / "eval" / "retrieval-dev.jsonl"

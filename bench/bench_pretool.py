@@ -25,12 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lib import sqlite
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from index.store.textstore import unpack  # noqa: E402
+from lib import sqlite  # noqa: E402
 
 
 def _exe() -> list[str]:
