@@ -89,8 +89,12 @@ for name in ("sqlite3", "pysqlite3.dbapi2"):
             return real(*a, **k)
         return connect
     mod.connect = wrap(mod.connect)
+import time
 from pathlib import Path
 import vec
+from hooks.context import Ctx, open_db
+from mcp_server.envelope import Runtime
+from mcp_server.tools_recall import search_messages as mcp_search
 from index.retrieval.search import search_messages, search_sessions
 from index.store.db import open_reader
 from index.store.ingest import run_index
@@ -107,6 +111,8 @@ if unavailable_reason() is None:
 conn = open_reader(db)
 hits = search_messages(conn, "my engine will not turn over in winter")
 search_sessions(conn, "frozen motor")
+open_db(Ctx("user-prompt-submit", {}, db, db.parent, time.monotonic() + 30, settings)).close()
+mcp_search(Runtime(db, "/", settings), query="cold battery", mode="snippets", scope="global")
 print(json.dumps({"used": sorted(set(used)), "hits": len(hits)}))
 """
 
@@ -128,8 +134,8 @@ def _run_child(tmp_path: Path, env: dict[str, str]) -> dict[str, list[str]]:
 
 
 def test_a_process_with_vectors_opens_the_index_through_one_library(model_dir: Path, tmp_path: Path) -> None:  # noqa: F811
-    """Index, embed and hybrid search in one process: every connection from one library (pysqlite3
-    on a stdlib without extension loading, as on this project's CI image)."""
+    """Index, embed, hybrid search, a hook's reader and an MCP tool in one process: every connection
+    from one library (pysqlite3 on a stdlib without extension loading, as on this project's CI image)."""
     got = _run_child(tmp_path, {"TOTAL_RECALL_VECTORS": "1", "TOTAL_RECALL_EMBED_MODEL_PATH": str(model_dir)})
     assert got["hits"] and len(got["used"]) == 1, got
     assert got["used"] == [sqlite.choose("on", sqlite.stdlib_loads_extensions(), True)]
@@ -138,3 +144,21 @@ def test_a_process_with_vectors_opens_the_index_through_one_library(model_dir: P
 def test_a_process_with_vectors_off_uses_the_stdlib_alone(tmp_path: Path) -> None:
     got = _run_child(tmp_path, {"TOTAL_RECALL_VECTORS": "0"})
     assert got["hits"] and got["used"] == ["sqlite3"], got
+
+
+def test_vectors_off_says_so_rather_than_a_missing_package(tmp_path: Path) -> None:
+    if sqlite.stdlib_loads_extensions():
+        pytest.skip("the stdlib loads sqlite-vec itself: its driver never depends on the setting")
+    p = subprocess.run(
+        [sys.executable, "-m", "total_recall", "--db", str(tmp_path / "none.db"), "vec", "status", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "TOTAL_RECALL_HOME": str(tmp_path / "home"),
+            "TOTAL_RECALL_VECTORS": "0",
+        },
+    )
+    status = json.loads(p.stdout)
+    assert status["available"] is False and status["reason"] == "vectors are off (TOTAL_RECALL_VECTORS=0)"
