@@ -28,7 +28,6 @@ import os
 import random
 import resource
 import signal
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lib import sqlite  # noqa: E402 - the process's one SQLite library (lib/sqlite.py)
+
 TARGETS_MS = {"session-start": 150.0, "user-prompt-submit": 250.0}
 PAST_REFS = [
     "what did we decide last time about {t}?",
@@ -75,7 +78,7 @@ def run(event: str, payload: dict[str, Any], env: dict[str, str]) -> tuple[float
 
 def sample(db: Path, n: int, seed: int) -> tuple[list[str], list[str], str]:
     """Real prompts, topic words, and the cwd of the biggest project."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite.connect(f"file:{db}?mode=ro", uri=True)
     sys.path.insert(0, str(ROOT))
     from index.store.textstore import unpack
 
@@ -217,7 +220,7 @@ def _bench_workers(db: Path) -> list[int]:
 
 
 def raw_bytes(db: Path) -> int:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite.connect(f"file:{db}?mode=ro", uri=True)
     return int(conn.execute("SELECT coalesce(sum(size), 0) FROM ingest_state").fetchone()[0])
 
 

@@ -12,7 +12,6 @@ import argparse
 import json
 import resource
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 from index.retrieval.search import search_messages, search_sessions  # noqa: E402
 from index.store.digests import refresh as refresh_digests  # noqa: E402
 from index.store.ingest import run_index  # noqa: E402
+from lib import sqlite  # noqa: E402
 
 CLI = [sys.executable, "-m", "total_recall"]
 GOLD = ROOT.parent / "shared" / "eval" / "retrieval-dev.jsonl"
@@ -65,7 +65,7 @@ def bench_full(projects: Path, work: Path, jobs: int) -> Path:
 
 def bench_digests(db: Path, full_s: float) -> None:
     """Build every digest again, as the full index did in its finalisation, and compare with the run."""
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     try:
         conn.execute("DELETE FROM digest_items")
         conn.execute("DELETE FROM digests")
@@ -176,7 +176,7 @@ def queries() -> list[str]:
 
 
 def bench_search(db: Path) -> None:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite.connect(f"file:{db}?mode=ro", uri=True)
     qs = queries()
     for q in qs[:5]:
         search_messages(conn, q)  # warm the cache

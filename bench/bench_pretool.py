@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import random
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from index.store.textstore import unpack  # noqa: E402
+from lib import sqlite  # noqa: E402
 
 
 def _exe() -> list[str]:
@@ -44,7 +44,7 @@ def _pct(values: list[float], q: float) -> float:
 
 def calls(db: Path, n: int, seed: int) -> tuple[str, list[dict[str, Any]]]:
     """(cwd, n tool calls) drawn from the index."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite.connect(f"file:{db}?mode=ro", uri=True)
     row = conn.execute(
         "SELECT project_key, count(*) FROM bans WHERE active = 1 GROUP BY 1 ORDER BY 2 DESC LIMIT 1"
     ).fetchone()
@@ -94,8 +94,8 @@ def with_bans(db: Path, cwd: str, batch: list[dict[str, Any]], n: int, seed: int
         }
     ) or ["deploy", "force", "install", "commit"]
     out = Path(tempfile.mkdtemp(prefix="pretool-")) / "index.db"
-    src = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    dst = sqlite3.connect(out)
+    src = sqlite.connect(f"file:{db}?mode=ro", uri=True)
+    dst = sqlite.connect(out)
     src.backup(dst)
     rows = []
     for i in range(n):
@@ -162,7 +162,7 @@ def main() -> None:
     decisions: dict[str, int] = {}
     for e in mine:
         decisions[str(e.get("decision"))] = decisions.get(str(e.get("decision")), 0) + 1
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite.connect(f"file:{db}?mode=ro", uri=True)
     size = db.stat().st_size + sum(p.stat().st_size for p in db.parent.glob(db.name + "-wal"))
     print(
         json.dumps(

@@ -20,11 +20,12 @@ ROOT = Path(__file__).resolve().parents[1]
 GOLDS = [ROOT.parent / "shared" / "eval" / f"{g}.jsonl" for g in ("retrieval-dev", "retrieval-dev2")]
 
 _CHILD = """
-import json, sqlite3, sys, time
+import json, sys, time
 sys.path.insert(0, sys.argv[1])
+from lib import sqlite
 from index.retrieval.search import search_messages, search_sessions
 qs = json.loads(sys.argv[3])
-conn = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
+conn = sqlite.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
 for q in qs[:5]:
     search_messages(conn, q, hybrid=False)
 out = {}

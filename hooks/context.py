@@ -5,11 +5,11 @@ reader and the transcript roots to index. Its own module so the event modules an
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
+from lib import sqlite
 from lib.settings import Settings
 
 MAX_CONTEXT = 9500  # Claude Code spills additionalContext over 10,000 chars to a file
@@ -61,7 +61,7 @@ def answer_json(specific: dict[str, Any]) -> str:
     return json.dumps({"hookSpecificOutput": specific}, ensure_ascii=False)
 
 
-def open_db(ctx: Ctx) -> sqlite3.Connection:
+def open_db(ctx: Ctx) -> sqlite.Connection:
     """Read-only connection whose queries and lock waits stop at the hook's deadline."""
     from index.store import open_reader
 

@@ -7,9 +7,9 @@ the operator-wide ones with the `check-banned` matcher (`index.retrieval.rule_ma
 - `block`: `permissionDecision: "deny"` with the reason; per ban (`total-recall bans enforce ID`, kept
   in index.user.json) or for every ban with TOTAL_RECALL_ENFORCE=block.
 
-It runs before every tool call, so it imports only sqlite3, the matcher and lib/ until a ban matches
-(then the user state and the quoting helpers); every decision is logged in events.jsonl by the runner,
-and any failure lets the call through (fail-open)."""
+It runs before every tool call, so it imports only the matcher and lib/ (SQLite through lib/sqlite.py)
+until a ban matches (then the user state and the quoting helpers); every decision is logged in
+events.jsonl by the runner, and any failure lets the call through (fail-open)."""
 
 from __future__ import annotations
 

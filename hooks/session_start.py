@@ -4,11 +4,11 @@ compaction, and a background re-index when the last one is old (the whole index 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 
 from hooks.context import PACKET_BUDGET, Ctx, answer, open_db, roots
 from hooks.state import continuation_file, first_banner, read_json
+from lib import sqlite
 
 BUNDLE_BUDGET = 1800
 STALE_CHECK_S = 0.4  # git checks of the memories about to be injected (stored per HEAD: rerun after a commit)
@@ -92,7 +92,7 @@ def _index_is_stale(ctx: Ctx) -> bool:
         return True
 
 
-def restore_packet(ctx: Ctx, conn: sqlite3.Connection | None, sid: str, cwd: str | None) -> str:
+def restore_packet(ctx: Ctx, conn: sqlite.Connection | None, sid: str, cwd: str | None) -> str:
     """The packet PreCompact saved for this session, or one rebuilt from the index and transcript."""
     from index.briefing import Packet
     from index.briefing import continuation_packet as continuation

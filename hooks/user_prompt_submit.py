@@ -3,7 +3,6 @@ fires, remember what was injected, and record everything for `total-recall adapt
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from detector.policy import (
 )
 from hooks.context import Ctx, answer, open_db
 from hooks.state import read_json, session_file, write_json
+from lib import sqlite
 
 if TYPE_CHECKING:
     from index.briefing import Recalled
@@ -73,7 +73,7 @@ def escalation_note(esc: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
-def prompt_context(ctx: Ctx, connect: Callable[[], sqlite3.Connection], prompt: str) -> str:
+def prompt_context(ctx: Ctx, connect: Callable[[], sqlite.Connection], prompt: str) -> str:
     """The policy-gated recall for `prompt` ("" when the policy does not fire). The DB is opened only
     when a prompt is worth looking up; an index still being built counts as no results."""
     sid = ctx.str_field("session_id") or "unknown"
@@ -139,7 +139,7 @@ def prompt_context(ctx: Ctx, connect: Callable[[], sqlite3.Connection], prompt: 
     return text
 
 
-def _connect(ctx: Ctx, connect: Callable[[], sqlite3.Connection]) -> sqlite3.Connection | None:
+def _connect(ctx: Ctx, connect: Callable[[], sqlite.Connection]) -> sqlite.Connection | None:
     from index.store import IndexMissing
 
     try:
@@ -151,7 +151,7 @@ def _connect(ctx: Ctx, connect: Callable[[], sqlite3.Connection]) -> sqlite3.Con
 
 def _recall(
     ctx: Ctx,
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     prompt: str,
     cwd: str | None,
     sid: str,

@@ -12,7 +12,6 @@ import functools
 import inspect
 import os
 import re
-import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +33,7 @@ from index.store import (
     parse_since,
     stored_cwd,
 )
+from lib import sqlite
 from lib.injected import MARK
 from lib.settings import Settings
 from lib.text import clip
@@ -120,10 +120,10 @@ class Runtime:
         self.db: Path = settings.db_path(db)
         self.cwd = cwd or _process_cwd(settings)
         self.lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        self._conn: sqlite.Connection | None = None
         self._ident: tuple[int, int] | None = None
 
-    def conn(self) -> sqlite3.Connection:
+    def conn(self) -> sqlite.Connection:
         try:
             st = self.db.stat()
         except OSError:
@@ -305,7 +305,7 @@ def guarded(fn: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]:
             return error_result("index_unavailable", str(exc), exc.fix)
         except (BadFilter, BadScope) as exc:
             return error_result("invalid_argument", str(exc), "see the parameter's description")
-        except sqlite3.Error as exc:
+        except sqlite.Error as exc:
             err = open_failure(rt.db, exc)
             return error_result(
                 "index_corrupt" if isinstance(err, IndexCorrupt) else "index_error",

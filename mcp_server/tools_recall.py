@@ -26,9 +26,8 @@ from index.retrieval import (
 )
 from index.retrieval import message_timeline as timeline
 from index.retrieval import recall_targeted as targeted_answer
-from index.store import Filters
+from index.store import Filters, project_labeller
 from lib.model import ASSISTANT_KINDS, SYSTEM_KINDS, USER_KINDS
-from lib.project import display_name
 from mcp_server.envelope import (
     AgentArg,
     CwdArg,
@@ -190,10 +189,11 @@ def search_messages(
         meta["next"] = "mode=timeline with uuid=<hit> for context; mode=full with uuids=[…] to read records"
         meta["tokens_if_all_read"] = sum(r["tokens"] for r in rows)
         return rt.answer({"hits": rows}, _meta(scope, res.scope, res.note, **meta))
+    label = project_labeller(conn)
     hits = [
         {
             **{k: v for k, v in h.to_json().items() if k not in ("source_file", "cwd")},
-            "project": display_name(h.project) if h.project else None,
+            "project": label(h.project) if h.project else None,
             "date": (h.ts or "")[:10] or None,
         }
         for h in res.items
@@ -220,13 +220,14 @@ def prior_sessions_for_cwd(
     where = rt.where(cwd)
     if topic and topic.strip():
         res = sessions_scoped(rt.conn(), topic, scope, where, Filters(since=rt.since(since), agent=agent), n)
+        label = project_labeller(rt.conn())
         items = [
             {
                 "session_id": s.session_id,
                 "title": s.title,
                 "date": (s.first_ts or "")[:10] or None,
                 "last_date": (s.last_ts or "")[:10] or None,
-                "project": display_name(s.project) if s.project else None,
+                "project": label(s.project) if s.project else None,
                 "score": s.score,
                 "best_hit": {"uuid": s.hits[0].uuid, "snippet": s.hits[0].snippet} if s.hits else None,
             }

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from index.stats import cost_report, load_catalog
 from index.store.db import open_reader
 from index.store.filters import Filters
 from index.store.ingest import run_index
+from lib import sqlite
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("TOTAL_RECALL_TEST_AGENTS_CORPUS") or REPO.parent / "shared" / "agents-corpus")
@@ -90,20 +90,20 @@ def expected_prompts(agent: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> sqlite.Connection:
     db = tmp_path_factory.mktemp("agents") / "index.db"
     report = run_index(db, [], agents={a: [CORPUS / f] for a, f in FOLDERS.items()})
     assert report.errors == [] and sum(report.bad_lines.values()) == 0
     return open_reader(db)
 
 
-def test_every_file_indexes_with_its_agent(indexed: sqlite3.Connection) -> None:
+def test_every_file_indexes_with_its_agent(indexed: sqlite.Connection) -> None:
     got = dict(indexed.execute("SELECT agent, count(*) FROM ingest_state WHERE offset > 0 GROUP BY agent"))
     assert got == {a: len(_files(a)) for a in FOLDERS}
 
 
 @pytest.mark.parametrize("agent", list(FOLDERS))
-def test_prompt_counts_and_session_fields(indexed: sqlite3.Connection, agent: str) -> None:
+def test_prompt_counts_and_session_fields(indexed: sqlite.Connection, agent: str) -> None:
     n = indexed.execute("SELECT count(*) FROM messages WHERE agent=? AND kind='prompt'", (agent,)).fetchone()[
         0
     ]
@@ -115,7 +115,7 @@ def test_prompt_counts_and_session_fields(indexed: sqlite3.Connection, agent: st
 
 
 @pytest.mark.parametrize("agent", ["codex", "copilot"])
-def test_incremental_equals_full(indexed: sqlite3.Connection, agent: str, tmp_path: Path) -> None:
+def test_incremental_equals_full(indexed: sqlite.Connection, agent: str, tmp_path: Path) -> None:
     """Each file read in three increments (the cuts fall inside lines) gives the rows of one pass."""
     work = tmp_path / agent
     work.mkdir()
@@ -134,7 +134,7 @@ def test_incremental_equals_full(indexed: sqlite3.Connection, agent: str, tmp_pa
 
 
 @pytest.mark.parametrize("agent", ["gemini", "opencode"])
-def test_whole_documents_reread_equal_full(indexed: sqlite3.Connection, agent: str, tmp_path: Path) -> None:
+def test_whole_documents_reread_equal_full(indexed: sqlite.Connection, agent: str, tmp_path: Path) -> None:
     """A document caught mid-write is one bad line; once whole, re-reading it gives the rows of one pass."""
     work = tmp_path / agent
     work.mkdir()
@@ -150,7 +150,7 @@ def test_whole_documents_reread_equal_full(indexed: sqlite3.Connection, agent: s
     assert open_reader(db).execute(q, (agent,)).fetchall() == indexed.execute(q, (agent,)).fetchall()
 
 
-def test_search_finds_a_codex_phrase(indexed: sqlite3.Connection) -> None:
+def test_search_finds_a_codex_phrase(indexed: sqlite.Connection) -> None:
     f = _files("codex")[0]
     prompt = next(
         r["payload"]["message"] for r in _lines(f) if (r.get("payload") or {}).get("type") == "user_message"
@@ -161,7 +161,7 @@ def test_search_finds_a_codex_phrase(indexed: sqlite3.Connection) -> None:
     assert any(h.session_id == sid for h in hits)
 
 
-def test_cost_per_agent(indexed: sqlite3.Connection) -> None:
+def test_cost_per_agent(indexed: sqlite.Connection) -> None:
     data = cost_report(indexed, load_catalog(), by="month", group="agent")
     tokens = {}
     for r in data["rows"]:

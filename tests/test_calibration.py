@@ -4,7 +4,6 @@ enough), and recall keeps the copy of a memory that may be injected."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from index.briefing.gate import Gate
 from index.store.schema import migrate
 from index.store.userstate import load, save
 from index.store.verdicts import MAX_FLOOR, MIN_JUDGED, Wrong, calibrate, wrong_items
+from lib import sqlite
 from total_recall.cli import cli
 
 
@@ -62,7 +62,7 @@ def test_the_gate_takes_the_higher_of_the_model_and_the_verdicts() -> None:
 
 def _index_with_corrections(tmp_path: Path, scores: list[float]) -> Path:
     db = tmp_path / "index.db"
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     migrate(conn)
     with conn:
         for i, score in enumerate(scores):
@@ -84,7 +84,7 @@ def test_a_raised_cut_keeps_a_correction_out_of_the_bundle(tmp_path: Path) -> No
     model = bundle_threshold("correction")
     assert model < 0.9
     db = _index_with_corrections(tmp_path, [0.9, 0.99])
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     before = operator_context(conn, "/w/app").text
     assert "bucket number 0" in before and "bucket number 1" in before
     state = load(db)  # the user judged enough corrections: those below 0.95 were wrong
@@ -106,7 +106,7 @@ def test_recall_keeps_the_copy_that_may_be_injected(tmp_path: Path) -> None:
     from index.retrieval.recall import recall
 
     db = tmp_path / "index.db"
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     migrate(conn)
     text = "we deploy the webhook worker with blue green switches only"
     with conn:
@@ -131,7 +131,7 @@ def test_what_the_user_marked_wrong_never_reaches_the_team(tmp_path: Path) -> No
     from lib.memid import norm_text
 
     db = _index_with_corrections(tmp_path, [0.9, 0.99])
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
 
     def shared(wrong: Wrong | None = None) -> set[str]:
         return {s.content for s in shareable(conn, "/w/app", wrong=wrong) if s.kind == "correction"}

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -15,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from fixtures import make
+
+from lib import sqlite
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -161,7 +162,7 @@ def test_corrupt_db(tmp_path: Path, cmd: list[str]) -> None:
 
 def test_sqlite_file_without_our_schema(tmp_path: Path) -> None:
     db = tmp_path / "other.db"
-    with sqlite3.connect(db) as conn:
+    with sqlite.connect(db) as conn:
         conn.execute("CREATE TABLE notes(x)")
     assert_one_line_error(run("--db", db, "search", "x", "--json"), "total-recall index")
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from index.retrieval.search import search_messages, search_sessions
 from index.store.ingest import run_index
+from lib import sqlite
 
 pytestmark = pytest.mark.corpus
 
@@ -42,7 +42,7 @@ def _expected(path: Path) -> tuple[int, int, int]:
 
 
 def test_every_line_is_accounted_for(corpus_projects: Path, corpus_db: Path) -> None:
-    conn = sqlite3.connect(corpus_db)
+    conn = sqlite.connect(corpus_db)
     state = {
         p: (lines, records, bad)
         for p, lines, records, bad in conn.execute("SELECT path, lines, records, bad_lines FROM ingest_state")
@@ -63,7 +63,7 @@ def test_second_run_adds_nothing(corpus_projects: Path, corpus_db: Path) -> None
 
 
 def test_search_finds_known_phrases(corpus_db: Path) -> None:
-    conn = sqlite3.connect(corpus_db)
+    conn = sqlite.connect(corpus_db)
     top = search_sessions(conn, "Usage4Claude Windows alternative", limit=3)
     assert top and top[0].session_id.startswith("43391f62")
     hits = search_messages(conn, "Hatchling", limit=5)
@@ -72,7 +72,7 @@ def test_search_finds_known_phrases(corpus_db: Path) -> None:
 
 
 def test_subagents_are_linked_to_their_parent_and_spawning_call(corpus_db: Path) -> None:
-    conn = sqlite3.connect(corpus_db)
+    conn = sqlite.connect(corpus_db)
     rows = conn.execute("""SELECT a.agent_id, a.layout, a.spawn_tool_use_id, s.session_id
                            FROM agents a LEFT JOIN sessions s ON s.session_id = a.session_id""").fetchall()
     by_layout: dict[str, list[tuple]] = {}
@@ -112,13 +112,13 @@ def test_thinking_is_never_stored(corpus_projects: Path, corpus_db: Path) -> Non
             break
     assert thinking, "corpus has thinking blocks"
     phrase = " ".join(thinking.split()[5:14])
-    conn = sqlite3.connect(corpus_db)
+    conn = sqlite.connect(corpus_db)
     hits = search_messages(conn, f'"{phrase}"', limit=5)
     assert hits == []
 
 
 def test_resumed_session_copies_are_stored_once(corpus_db: Path) -> None:
-    conn = sqlite3.connect(corpus_db)
+    conn = sqlite.connect(corpus_db)
     dup = conn.execute("SELECT count(*) - count(DISTINCT uuid) FROM messages").fetchone()[0]
     assert dup == 0
     resumed = conn.execute("SELECT count(*) FROM sessions WHERE resumed_from IS NOT NULL").fetchone()[0]

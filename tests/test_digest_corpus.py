@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from lib import sqlite
 
 EDITS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
 RUNNER = re.compile(
@@ -91,7 +92,7 @@ def ground_truth(projects: Path) -> dict[str, dict[str, set[str]]]:
 
 def stored(db: Path) -> dict[str, dict[str, set[str]]]:
     got: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     try:
         for sid, section, kind, detail, uuid in conn.execute(
             "SELECT session_id, section, kind, detail, source_uuid FROM digest_items"

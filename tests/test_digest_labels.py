@@ -8,7 +8,6 @@ docs/eval.md; the floors below catch a regression. Skipped when a corpus is abse
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from conftest import corpus_dir
 
 from index.retrieval import session_digest
 from index.store.ingest import run_index
+from lib import sqlite
 
 LABELS = Path(__file__).parent / "data" / "digest_labels.jsonl"
 
@@ -47,7 +47,7 @@ def test_labels_are_thirty_short_keyword_sets() -> None:
 
 
 def test_request_and_next_steps_agree_with_labels(corpus_db: Path, corpus2_db: Path) -> None:
-    dbs = {"corpus": sqlite3.connect(corpus_db), "corpus-2": sqlite3.connect(corpus2_db)}
+    dbs = {"corpus": sqlite.connect(corpus_db), "corpus-2": sqlite.connect(corpus2_db)}
     results = []
     for line in LABELS.read_text().splitlines():
         label = json.loads(line)

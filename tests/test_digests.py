@@ -4,7 +4,6 @@ deletion with the session, and the surfaces that serve it (MCP shape, `digest`, 
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from index.retrieval import session_digest
 from index.store.digest_rules import command_key, commit_subject, is_test_pass
 from index.store.ingest import run_index
 from index.store.schema import SCHEMA_VERSION, migrate
+from lib import sqlite
 from total_recall.cli import cli
 
 CWD = "/home/dev/projects/alpha"
@@ -90,7 +90,7 @@ def index(tmp_path: Path, sessions: list[make.Session]) -> Path:
 
 
 def items(db: Path, sid: str) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     try:
         return conn.execute(
             "SELECT section, kind, text, detail, obs_type, n, source_uuid FROM digest_items WHERE session_id=?"
@@ -124,7 +124,7 @@ def test_digest_is_stored_with_source_uuids(tmp_path: Path) -> None:
     assert "payment webhook" in by[("request", "prompt")][2]
     commands = {r[2]: r[5] for r in rows if r[1] == "command"}
     assert commands == {"pytest": 2, "git add": 1}
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     meta = conn.execute(
         "SELECT turns, duration_s, counts FROM digests WHERE session_id=?", (s.session_id,)
     ).fetchone()
@@ -157,13 +157,13 @@ def test_last_unfinished_request_is_a_next_step(tmp_path: Path, reply: str, open
 def test_only_touched_sessions_are_rebuilt_and_forget_drops_the_digest(tmp_path: Path) -> None:
     a, b = work_session(make.uid("dg", 4)), work_session(make.uid("dg", 5))
     db = index(tmp_path, [a, b])
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     before = dict(conn.execute("SELECT session_id, sig FROM digests"))
     conn.close()
     a.prompt("And log every retry")
     a.write(tmp_path / "projects" / make.slug(CWD) / f"{a.session_id}.jsonl")
     assert run_index(db, [tmp_path / "projects"]).errors == []
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     after = dict(conn.execute("SELECT session_id, sig FROM digests"))
     assert after[b.session_id] == before[b.session_id] and after[a.session_id] != before[a.session_id]
     assert any(r[2] == "And log every retry" for r in items(db, a.session_id))
@@ -177,7 +177,7 @@ def test_only_touched_sessions_are_rebuilt_and_forget_drops_the_digest(tmp_path:
 
 
 def test_migration_is_additive(tmp_path: Path) -> None:
-    conn = sqlite3.connect(tmp_path / "old.db")
+    conn = sqlite.connect(tmp_path / "old.db")
     migrate(conn)
     conn.execute("DROP TABLE digest_items")
     conn.execute("DROP TABLE digests")
@@ -191,7 +191,7 @@ def test_migration_is_additive(tmp_path: Path) -> None:
 def test_surfaces_serve_the_stored_digest(tmp_path: Path) -> None:
     s = work_session(make.uid("dg", 6))
     db = index(tmp_path, [s])
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     with conn:  # what the surfaces show is what was stored, not a recomputation
         conn.execute("UPDATE digest_items SET text = 'stored request' WHERE section = 'request'")
     d = session_digest(conn, s.session_id[:12])
@@ -278,7 +278,7 @@ def test_a_later_session_never_changes_an_earlier_digest(tmp_path: Path) -> None
     a.prompt("The goal is to ship the incremental indexer this week")
     a.response(text="Understood.")
     db = index(tmp_path, [a])
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     before = conn.execute("SELECT sig FROM digests WHERE session_id=?", (a.session_id,)).fetchone()
     items_before = items(db, a.session_id)
     assert ("goal", "goal") in {(r[0], r[1]) for r in items_before}
@@ -307,7 +307,7 @@ def test_a_changed_main_branch_rebuilds_the_digest(tmp_path: Path) -> None:
     last = s.prompt("Thanks", parent=a1["uuid"])
     db = index(tmp_path, [s])
     assert [r[2] for r in items(db, s.session_id) if r[0] == "ending"] == ["Added limit/offset pagination."]
-    conn = sqlite3.connect(db, isolation_level=None)
+    conn = sqlite.connect(db, isolation_level=None)
     conn.execute("UPDATE messages SET parent_uuid = ? WHERE uuid = ?", (a2["uuid"], last["uuid"]))
     update_main_branch(conn, s.session_id)
     finalize(conn)

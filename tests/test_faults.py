@@ -9,7 +9,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -21,6 +20,7 @@ from fixtures import make, rows
 from test_properties import ANSWERS, PROMPTS
 
 from index.store.ingest import run_index
+from lib import sqlite
 from lib.discovery import key_path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -125,7 +125,7 @@ def test_hostile_inputs_are_counted_and_skipped(tmp_path: Path) -> None:
         report = json.loads(p.stdout)
         assert report["errors"] == []
         assert report["bad_lines"]["too_deep"] == 2
-        conn = sqlite3.connect(db)
+        conn = sqlite.connect(db)
         per_file = {
             Path(key_path(p)).name: (lines, bad, records)
             for p, lines, bad, records in conn.execute(
@@ -189,7 +189,7 @@ def test_a_parser_process_that_dies_is_reported_not_waited_for(tmp_path: Path) -
     )
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["1", "5"]
-    conn = sqlite3.connect(tmp_path / "i.db")
+    conn = sqlite.connect(tmp_path / "i.db")
     assert conn.execute("SELECT count(*) FROM ingest_state WHERE offset > 0").fetchone()[0] == 4
     assert run_index(tmp_path / "i.db", [root]).errors == []  # the next run reads it
     assert_equal_to_clean(tmp_path / "i.db", root, tmp_path)
@@ -229,7 +229,7 @@ def test_unreadable_file_and_folder_are_reported_and_the_rest_indexed(tmp_path: 
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     report = json.loads(p.stdout)
     assert len(report["errors"]) == 1 and "Permission denied" in report["errors"][0]
-    conn = sqlite3.connect(tmp_path / "i.db")
+    conn = sqlite.connect(tmp_path / "i.db")
     assert conn.execute("SELECT count(*) FROM sessions WHERE session_id=?", (sid,)).fetchone()[0] == 1
 
 
@@ -312,7 +312,7 @@ def test_kill_9_mid_run_then_rerun_equals_a_clean_index(tmp_path: Path, jobs: in
     os.killpg(child.pid, signal.SIGKILL)
     child.wait(timeout=30)
     assert seen == int(n), "the run ended before the kill point"
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
     assert run_index(db, [root]).errors == []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from index.store.db import open_existing_writer, open_reader, open_writer
 from index.store.ingest import IndexReport, run_index
 from index.store.schema import current_version
 from index.store.textstore import unpack
+from lib import sqlite
 from lib.discovery import key_path, path_key
 
 
@@ -36,8 +36,8 @@ class Env:
         assert report.errors == []
         return report
 
-    def conn(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.db)
+    def conn(self) -> sqlite.Connection:
+        return sqlite.connect(self.db)
 
     def rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         with self.conn() as c:
@@ -903,7 +903,7 @@ def test_a_rewrite_that_keeps_size_mtime_and_inode_is_read_only_by_full(env: Env
 def test_v3_index_migrates_without_drop_column(tmp_path: Path) -> None:
     """v4 rebuilds extractions instead of ALTER TABLE … DROP COLUMN (SQLite 3.35+); rows and FTS survive."""
     db = tmp_path / "old.db"
-    conn = sqlite3.connect(db, isolation_level=None)
+    conn = sqlite.connect(db, isolation_level=None)
     v1 = schema._V1.replace(
         "ts TEXT, file_id INTEGER,\n  UNIQUE(kind",
         "ts TEXT, scope TEXT DEFAULT 'project', file_id INTEGER,\n  UNIQUE(kind",

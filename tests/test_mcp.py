@@ -538,18 +538,17 @@ def test_huge_arguments_answer_fast_and_errors_stay_bounded(fx: dict[str, Any]) 
 
 
 def test_permission_problems_are_not_called_corruption(tmp_path: Path) -> None:
-    import sqlite3
-
     from index.store.db import IndexUnavailable
+    from lib import sqlite
     from mcp_server.envelope import Runtime, guarded
 
     rt = Runtime(tmp_path / "index.db", str(tmp_path), Settings.from_env({}))
     failures: list[Exception] = [
         IndexUnavailable(f"folder {tmp_path} is read-only", "make it writable"),
-        sqlite3.OperationalError("attempt to write a readonly database"),
-        sqlite3.OperationalError("database is locked"),
-        sqlite3.OperationalError("LIKE or GLOB pattern too complex"),
-        sqlite3.DatabaseError("database disk image is malformed"),
+        sqlite.OperationalError("attempt to write a readonly database"),
+        sqlite.OperationalError("database is locked"),
+        sqlite.OperationalError("LIKE or GLOB pattern too complex"),
+        sqlite.DatabaseError("database disk image is malformed"),
     ]
     answers = []
     for exc in failures:

@@ -5,7 +5,6 @@ drops the conversation of a forgotten session; `memory import` adds one line to 
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from click.testing import CliRunner
 from fixtures import make
 
 from index.store.ingest import run_index
+from lib import sqlite
 from total_recall.cli import cli
 
 CWD = "/home/dev/projects/alpha"
@@ -128,7 +128,7 @@ def test_forgotten_session_loses_its_file(tmp_path: Path) -> None:
     write(db, out)
     mine = out / "conversations" / "notes.md"
     mine.write_text("my own notes\n")
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     with conn:
         conn.execute("DELETE FROM sessions WHERE session_id = ?", (SESSIONS[0].session_id,))
     conn.close()

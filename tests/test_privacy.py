@@ -9,7 +9,6 @@ kept and must stay whole.
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -21,6 +20,7 @@ from click.testing import CliRunner
 from fixtures.make import Session, uid
 
 from index.store.textstore import unpack
+from lib import sqlite
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "zanzibarquokka"  # porter leaves it alone, so FTS terms hold it verbatim
@@ -98,7 +98,7 @@ def db_bytes(db: Path) -> bytes:
 def session_rows(db: Path, sid: str) -> dict[str, int]:
     """Rows per table that carry this session id (every table with a session_id column but the
     `forgotten` tombstones)."""
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     out = {}
     for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'"):
         cols = [c[1] for c in conn.execute(f'PRAGMA table_info("{t}")')]
@@ -109,7 +109,7 @@ def session_rows(db: Path, sid: str) -> dict[str, int]:
 
 
 def all_text(db: Path) -> str:
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     parts = []
     for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '%fts%'"):
         for row in conn.execute(f'SELECT * FROM "{t}"'):
@@ -126,7 +126,7 @@ def test_forget_removes_every_row_and_every_byte(corpus: dict[str, Any]) -> None
     before = db_bytes(db).count(MARK.encode())
     assert before > 10 and MARK in all_text(db)
     assert any(session_rows(db, A).values())
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     assert (
         conn.execute("SELECT count(*) FROM summaries WHERE summary LIKE ?", (f"%{MARK}%",)).fetchone()[0] == 1
     )

@@ -6,7 +6,6 @@ Every transcript is a small file written here (tests/fixtures/make.py); nothing 
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 from datetime import timedelta
@@ -22,6 +21,7 @@ from index.store.db import open_reader, open_writer
 from index.store.ingest import run_index
 from index.store.manage import forget
 from index.store.session_docs import DOC_CLIP
+from lib import sqlite
 
 REPO = Path(__file__).resolve().parent.parent
 SHOP = "/home/dev/projects/shop"
@@ -225,7 +225,7 @@ def test_continued_session_summary_does_not_outrank_the_original(tmp_path: Path)
     assert "cent drift" not in doc[0]
 
 
-def _indexed(tmp_path: Path) -> sqlite3.Connection:
+def _indexed(tmp_path: Path) -> sqlite.Connection:
     run_index(tmp_path / "index.db", [tmp_path / "projects"])
     return open_reader(tmp_path / "index.db")
 
@@ -335,7 +335,7 @@ def test_eval_reports_per_source_and_abstention(noisy: tuple[Path, str, list[str
 
 
 def test_abstention_auc_orders_scores() -> None:
-    outs = run_questions(sqlite3.connect(":memory:"), [], hybrid=False)
+    outs = run_questions(sqlite.connect(":memory:"), [], hybrid=False)
     assert abstention(outs) == {"negatives": 0}
     from index.retrieval.retrieval_eval import Outcome
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
 import string
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import pytest
 from index.llm.llm_client import LLMError, OllamaClient, check_url, is_loopback
 from index.llm.refine import BAND, CAP, FLOOR, candidates, new_score, refine
 from index.store.textstore import pack
+from lib import sqlite
 from total_recall.ui.server import free_port
 
 REPO = Path(__file__).resolve().parent.parent
@@ -93,7 +93,7 @@ def db(tmp_path: Path) -> Path:
     path = tmp_path / "index.db"
     assert run_index(path, [projects]).errors == []
     # An index written before scrubbing existed: the raw token in a candidate's source message body.
-    conn = sqlite3.connect(path)
+    conn = sqlite.connect(path)
     src = conn.execute(
         "SELECT source_uuid FROM extractions WHERE kind='truth_rhetoric' ORDER BY id"
     ).fetchone()[0]
@@ -104,7 +104,7 @@ def db(tmp_path: Path) -> Path:
 
 
 def _rows(path: Path) -> dict[int, tuple[str, str, float]]:
-    conn = sqlite3.connect(path)
+    conn = sqlite.connect(path)
     try:
         return {
             r[0]: (r[1], r[2], r[3]) for r in conn.execute("SELECT id, kind, content, score FROM extractions")
@@ -113,7 +113,7 @@ def _rows(path: Path) -> dict[int, tuple[str, str, float]]:
         conn.close()
 
 
-def _writer(path: Path) -> sqlite3.Connection:
+def _writer(path: Path) -> sqlite.Connection:
     from index.store.db import open_existing_writer
 
     return open_existing_writer(path)
@@ -214,7 +214,7 @@ def test_nothing_listening_stops_with_a_clear_error(db: Path) -> None:
     assert report.considered == 0
     assert report.stopped and "cannot reach a local LLM" in report.stopped
     assert _rows(db) == before
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     assert conn.execute("SELECT count(*) FROM refinements").fetchone()[0] == 0
 
 

@@ -18,7 +18,6 @@ import base64
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from fixtures.secrets import B64, KEYED, PREFIXED, RNG, jwt, pem, rnd
 
 from index.store.ingest import run_index
 from index.store.textstore import unpack
+from lib import sqlite
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -215,7 +215,7 @@ def test_raw_database_bytes_hold_no_secret(planted: dict[str, Any]) -> None:
     assert _leaks(raw.decode("latin-1")) == []
 
 
-def _all_text(conn: sqlite3.Connection) -> str:
+def _all_text(conn: sqlite.Connection) -> str:
     """Every text value of every table, message bodies unpacked, plus both FTS vocabularies."""
     parts: list[str] = []
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
@@ -235,7 +235,7 @@ def _all_text(conn: sqlite3.Connection) -> str:
 
 
 def test_every_column_and_fts_term_holds_no_secret(planted: dict[str, Any]) -> None:
-    conn = sqlite3.connect(planted["db"])
+    conn = sqlite.connect(planted["db"])
     text = _all_text(conn)
     assert _leaks(text) == []
     for look in LOOKALIKES:
@@ -491,6 +491,6 @@ def test_a_secret_cut_by_a_length_cap_leaves_no_piece(tmp_path: Path) -> None:
     s.write(tmp_path / "p" / "-home-dev-cap" / f"{uid('cap')}.jsonl")
     db = tmp_path / "index.db"
     run_index(db, [tmp_path / "p"])
-    text = _all_text(sqlite3.connect(db))
+    text = _all_text(sqlite.connect(db))
     body = tok[4:]
     assert not any(body[:n] in text for n in range(8, len(body) + 1)), "a piece of the token was stored"

@@ -8,7 +8,6 @@ Every transcript is a small file written here (tests/fixtures/make.py); nothing 
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from index.store.manage import forget
 from index.store.schema import session_token
 from index.store.session_docs import top_sessions
 from index.store.textstore import unpack
+from lib import sqlite
 
 CWD = "/home/dev/projects/shop"
 
@@ -46,7 +46,7 @@ def _index(tmp_path: Path, n: int = 3) -> tuple[Path, Path, list[str]]:
     return db, root, ids
 
 
-def _tokens(conn: sqlite3.Connection, sid: str) -> int:
+def _tokens(conn: sqlite.Connection, sid: str) -> int:
     """Rows of messages_fts whose session column holds this session's token."""
     row = conn.execute(
         "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", (f"session: {session_token(sid)}",)
@@ -54,7 +54,7 @@ def _tokens(conn: sqlite3.Connection, sid: str) -> int:
     return int(row[0])
 
 
-def _messages(conn: sqlite3.Connection, sid: str) -> int:
+def _messages(conn: sqlite.Connection, sid: str) -> int:
     return int(conn.execute("SELECT count(*) FROM messages WHERE session_id=?", (sid,)).fetchone()[0])
 
 
@@ -130,7 +130,7 @@ def test_rereading_a_file_and_forgetting_keep_tokens_exact(tmp_path: Path) -> No
 
 def _as_v9(db: Path) -> None:
     """Turn a current index into one from before v10: messages_fts without the session column."""
-    conn = sqlite3.connect(db, isolation_level=None)
+    conn = sqlite.connect(db, isolation_level=None)
     rows = conn.execute("SELECT id, body FROM messages").fetchall()
     conn.execute("DROP TABLE messages_fts")
     conn.execute(
@@ -190,7 +190,7 @@ def test_top_sessions_reads_documents_only_down_to_the_page(tmp_path: Path) -> N
     assert read.count(",") - read.split("IN (")[0].count(",") == 1  # two documents read, not six
 
 
-def _segments(conn: sqlite3.Connection) -> int:
+def _segments(conn: sqlite.Connection) -> int:
     return int(conn.execute("SELECT count(DISTINCT segid) FROM messages_fts_idx").fetchone()[0])
 
 

@@ -5,7 +5,6 @@ decision told to Gemini CLI reaching Claude Code's SessionStart bundle."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -33,26 +32,27 @@ from index.briefing.bundle import operator_context
 from index.store.db import open_reader
 from index.store.ingest import run_index
 from index.store.textstore import unpack
+from lib import sqlite
 from lib.sources import agent_roots
 from total_recall.cli import cli
 
 CWD = "/home/dev/projects/quokka"
 
 
-def _index(tmp_path: Path, agent: str, root: Path, db: Path | None = None) -> sqlite3.Connection:
+def _index(tmp_path: Path, agent: str, root: Path, db: Path | None = None) -> sqlite.Connection:
     db = db or tmp_path / f"{agent}.db"
     report = run_index(db, [], agents={agent: [root]})
     assert report.errors == []
     return open_reader(db)
 
 
-def _texts(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+def _texts(conn: sqlite.Connection) -> list[tuple[str, str, str]]:
     return [
         (k, a, unpack(b)) for k, a, b in conn.execute("SELECT kind, agent, body FROM messages ORDER BY id")
     ]
 
 
-def _no_thought(conn: sqlite3.Connection) -> None:
+def _no_thought(conn: sqlite.Connection) -> None:
     assert not any(THOUGHT in t for _, _, t in _texts(conn))
     assert THOUGHT not in str(conn.execute("SELECT carry FROM ingest_state").fetchall())
 
@@ -377,7 +377,7 @@ def test_other_agents_store_no_secret(tmp_path: Path) -> None:
         (roots["opencode"] / f"{i}.json").write_text(json.dumps(o))
     db = tmp_path / "s.db"
     assert run_index(db, [], agents={a: [r] for a, r in roots.items()}).errors == []
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     assert dict(conn.execute("SELECT agent, count(*) FROM sessions GROUP BY agent").fetchall()) == {
         a: len(SECRETS) for a in roots
     }

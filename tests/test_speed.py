@@ -6,7 +6,6 @@ Every transcript is a small file written here (tests/fixtures/make.py); nothing 
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from index.store.fts_query import parse
 from index.store.ingest import run_index
 from index.store.session_docs import top_sessions
 from index.store.textstore import snippet
+from lib import sqlite
 
 SHOP = "/home/dev/projects/shop"
 QUERY = "invoice rounding drift"
@@ -50,7 +50,7 @@ def _noisy(root: Path, name: str) -> str:
     return s.session_id
 
 
-def _index(tmp_path: Path, answers: int, noisy: int) -> tuple[sqlite3.Connection, list[str], list[str]]:
+def _index(tmp_path: Path, answers: int, noisy: int) -> tuple[sqlite.Connection, list[str], list[str]]:
     root = tmp_path / "projects"
     a = [_answer(root, f"a{i}") for i in range(answers)]
     n = [_noisy(root, f"n{i}") for i in range(noisy)]
@@ -58,7 +58,7 @@ def _index(tmp_path: Path, answers: int, noisy: int) -> tuple[sqlite3.Connection
     return open_reader(tmp_path / "index.db"), a, n
 
 
-def _message_queries(conn: sqlite3.Connection) -> list[str]:
+def _message_queries(conn: sqlite.Connection) -> list[str]:
     seen: list[str] = []
     conn.set_trace_callback(seen.append)
     return seen

@@ -3,7 +3,6 @@ any failure a ROLLBACK (when SQLite has not rolled back already) before the erro
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -11,10 +10,11 @@ import pytest
 from index.store.db import open_writer
 from index.store.ingest import _mark_missing
 from index.store.tx import transaction
+from lib import sqlite
 
 
-def _conn(tmp_path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(tmp_path / "t.db", isolation_level=None)
+def _conn(tmp_path: Path) -> sqlite.Connection:
+    conn = sqlite.connect(tmp_path / "t.db", isolation_level=None)
     conn.execute("CREATE TABLE t(x INTEGER)")
     return conn
 
@@ -25,7 +25,7 @@ def test_commits_on_success(tmp_path: Path) -> None:
         assert conn.in_transaction
         conn.execute("INSERT INTO t VALUES(1)")
     assert not conn.in_transaction
-    assert sqlite3.connect(tmp_path / "t.db").execute("SELECT count(*) FROM t").fetchone()[0] == 1
+    assert sqlite.connect(tmp_path / "t.db").execute("SELECT count(*) FROM t").fetchone()[0] == 1
 
 
 def test_rolls_back_and_raises_on_failure(tmp_path: Path) -> None:
@@ -56,7 +56,7 @@ def test_mark_missing_leaves_no_open_transaction_when_it_fails(tmp_path: Path) -
     )
     conn.execute("CREATE TEMP TRIGGER boom BEFORE UPDATE ON sessions BEGIN SELECT RAISE(ABORT, 'boom'); END")
     conn.execute("INSERT INTO sessions(session_id, file_id) VALUES('s', 1)")
-    with pytest.raises(sqlite3.Error, match="boom"):
+    with pytest.raises(sqlite.Error, match="boom"):
         _mark_missing(conn, [root], seen=set())
     assert not conn.in_transaction
     assert conn.execute("SELECT missing FROM ingest_state").fetchone()[0] == 0

@@ -8,7 +8,6 @@ import importlib.util
 import json
 import logging
 import shutil
-import sqlite3
 import subprocess
 import sys
 import zipfile
@@ -25,6 +24,7 @@ from index.store.db import open_existing_writer, open_reader
 from index.store.ingest import run_index
 from index.store.manage import forget
 from index.store.plugins import HybridUnavailable, register_vectors
+from lib import sqlite
 from lib.settings import Settings
 from vec import driver as vdriver
 from vec import hybrid
@@ -174,21 +174,13 @@ def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
 # --- V1: driver --------------------------------------------------------------------------------------
 
 
-def test_driver_choice_rule() -> None:
-    assert vdriver.choose(True, True) == "sqlite3"
-    assert vdriver.choose(True, False) == "sqlite3"
-    assert vdriver.choose(False, True) == "pysqlite3.dbapi2"
-    assert vdriver.choose(False, False) is None
-
-
 def test_driver_on_this_machine_loads_sqlite_vec(tmp_path: Path) -> None:
     if vdriver.unavailable_reason():
         pytest.skip("vectors not installed")
     mod = vdriver.driver()
     assert mod is not None
-    if hasattr(sqlite3.Connection, "enable_load_extension"):
-        assert mod is sqlite3
-    else:
+    assert mod is sqlite.module()  # the process's one library (tests/test_sqlite_library.py)
+    if not sqlite.stdlib_loads_extensions():
         assert mod.__name__ == "pysqlite3.dbapi2"
     conn = vdriver.connect(tmp_path / "x.db")
     assert conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
@@ -276,7 +268,7 @@ def test_backfill_stamps_and_refuses_another_model(
     db, _, _ = corpus
     rep = backfill(db, cfg())
     assert rep.created and rep.dim == 384 and rep.vectors_added > 0
-    stamp = read_stamp(sqlite3.connect(db))
+    stamp = read_stamp(sqlite.connect(db))
     assert stamp is not None and (stamp.model, stamp.dim, stamp.metric) == (MODEL_NAME, 384, "cosine")
     monkeypatch.setenv("TOTAL_RECALL_EMBED_MODEL", "BAAI/bge-small-en-v1.5")
     assert cfg().name == "BAAI/bge-small-en-v1.5"
@@ -382,7 +374,7 @@ def test_broken_store_falls_back_to_fts_and_logs_once(
 ) -> None:
     db, _, _ = corpus
     backfill(db, cfg())
-    raw = sqlite3.connect(db)
+    raw = sqlite.connect(db)
     raw.execute("DROP TABLE vec_bits_vector_chunks00")  # a shadow table of the vec0 index
     raw.commit()
     conn = open_reader(db)
@@ -511,7 +503,7 @@ def test_rewritten_transcript_is_re_embedded(
 
 
 def _vector_count(db: Path) -> int:
-    return int(sqlite3.connect(db).execute("SELECT count(*) FROM vec_items").fetchone()[0])
+    return int(sqlite.connect(db).execute("SELECT count(*) FROM vec_items").fetchone()[0])
 
 
 def test_without_the_plugin_index_is_full_text_only(
@@ -551,7 +543,7 @@ def test_forget_drops_the_forgotten_sessions_vectors(
 ) -> None:
     db, _, ids = corpus
     backfill(db, cfg())
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     owned = conn.execute(
         "SELECT count(*) FROM vec_items v JOIN messages m ON m.id = v.ref_id "
         "WHERE v.ref_kind='message' AND m.session_id=?",
@@ -567,7 +559,7 @@ def test_forget_drops_the_forgotten_sessions_vectors(
     w.close()
     assert owned and titled and out["vectors_removed"] >= owned + titled
     assert _vector_count(db) == total - out["vectors_removed"]
-    conn = sqlite3.connect(db)
+    conn = sqlite.connect(db)
     assert (
         conn.execute(
             "SELECT count(*) FROM vec_items WHERE ref_kind='session' AND ref_id=?", (ids["car"],)

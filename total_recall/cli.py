@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from index.store import (
     access_problem,
     open_failure,
 )
+from lib import sqlite
 from lib.settings import Settings
 from lib.sources import AGENTS
 from lib.text import clip
@@ -67,7 +67,7 @@ class _Group(click.Group):
         try:
             with _clipped_usage():
                 return super().invoke(ctx)
-        except (IndexError_, BadFilter, VecError, PermissionError, sqlite3.Error) as exc:
+        except (IndexError_, BadFilter, VecError, PermissionError, sqlite.Error) as exc:
             if getattr(ctx.obj, "verbose", False):  # the parsed --verbose of this command line
                 raise
             fail(
@@ -82,7 +82,7 @@ def _explain(exc: Exception, db: Path) -> tuple[str, str]:
         err: IndexError_ = (
             access_problem(Path(exc.filename), write=True) if exc.filename else None
         ) or IndexUnavailable(f"permission denied: {exc}")
-    elif isinstance(exc, sqlite3.Error):
+    elif isinstance(exc, sqlite.Error):
         err = open_failure(db, exc)
     else:
         return str(exc), getattr(exc, "fix", "")

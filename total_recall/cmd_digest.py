@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import click
 
+from lib import sqlite
 from total_recall.options import json_option
 from total_recall.output import emit_json, fail
 
@@ -59,7 +59,7 @@ def memory_group() -> None:
     """Markdown project memory: conversations/<session>.md and a synthesised master.md."""
 
 
-def _project(conn: sqlite3.Connection, name: str | None) -> str:
+def _project(conn: sqlite.Connection, name: str | None) -> str:
     from index.retrieval import projects_named
     from index.store import stored_cwd
     from lib.project import project_key
@@ -99,7 +99,7 @@ def _mark(path: Path) -> str | None:
     return tail if tail.startswith(MARK) else None
 
 
-def write_memory(conn: sqlite3.Connection, key: str, out: Path, budget: int) -> dict[str, Any]:
+def write_memory(conn: sqlite.Connection, key: str, out: Path, budget: int) -> dict[str, Any]:
     """Write the project's conversations and master.md under `out`; returns what changed."""
     from index.retrieval import conversation_markdown, master_markdown, memory_sessions, session_digest
 

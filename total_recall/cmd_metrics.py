@@ -11,13 +11,13 @@ from typing import Any
 
 import click
 
+from index.store import project_labeller
 from total_recall.cmd_health import health, rates_cmd
 from total_recall.cmd_tail import tail
 from total_recall.metrics_options import _json, _open, _rate, _since, _table
 from total_recall.output import emit_json, short
 from total_recall.render import (
     compact,
-    labeller,
     pick_format,
     plural,
     say,
@@ -84,7 +84,7 @@ def summary(
         rows.append(
             [
                 "busiest project",
-                f"{labeller(conn)(b['project'])} ({plural(b['turns'], 'response')}, {_usd(b)})",
+                f"{project_labeller(conn)(b['project'])} ({plural(b['turns'], 'response')}, {_usd(b)})",
             ]
         )
     _table(
@@ -142,7 +142,7 @@ def cost(
 
     conn, cat, s = _open(obj, rates, since, tz_name)
     data = cost_report(conn, cat, s, by, group, tz=zone(tz_name))
-    label = labeller(conn)
+    label = project_labeller(conn)
     fmt = pick_format(fmt, as_json)
     if fmt == "json":
         emit_json(data)
@@ -231,7 +231,7 @@ def sessions(
 
     conn, cat, s = _open(obj, rates, since, tz_name)
     data = top_sessions(conn, cat, s, by, limit)
-    label = labeller(conn)
+    label = project_labeller(conn)
     fmt = pick_format(fmt, as_json)
     if fmt == "json":
         emit_json(data)
@@ -282,7 +282,7 @@ def topics(
 
     conn, _cat, s = _open(obj, (), since, tz_name)
     data = q(conn, s, projects, terms)
-    label = labeller(conn)
+    label = project_labeller(conn)
     fmt = pick_format(fmt, as_json)
     if fmt == "json":
         emit_json(data)

@@ -11,9 +11,10 @@ from typing import Any
 import click
 
 from extractors.model import ALL_KINDS
+from index.store import project_labeller
 from total_recall.options import json_option, kinds_choice, since_option, timezone_option
 from total_recall.output import emit_json, fail, json_text, read_jsonl, short
-from total_recall.render import Col, emit_rows, labeller, output_options, pick_format, say, styled
+from total_recall.render import Col, emit_rows, output_options, pick_format, say, styled
 
 
 @click.command()
@@ -62,7 +63,7 @@ def recall(
         limit=limit,
     )
     fmt = pick_format(fmt, as_json)
-    label = labeller(conn)
+    label = project_labeller(conn)
 
     def human() -> None:
         if res.note:

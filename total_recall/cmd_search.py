@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from index.store import project_labeller
 from lib.sources import AGENTS
 from total_recall.options import (
     cwd_option,
@@ -22,7 +23,6 @@ from total_recall.render import (
     emit_rows,
     fit,
     highlight,
-    labeller,
     output_options,
     pick_format,
     plural,
@@ -107,7 +107,7 @@ def search(
     text = " ".join(query)
     hybrid = {"auto": None, "fts": False, "hybrid": True}[mode]
     fmt = pick_format(fmt, as_json)
-    label = labeller(conn)
+    label = project_labeller(conn)
     if by_session:
         sessions = search_sessions(conn, text, f, limit, hybrid=hybrid)
         emit_rows(
@@ -217,7 +217,7 @@ def sessions(
     rows = recent_sessions(
         conn, Filters(project=project, cwd=cwd), read_since(since, tz_name), " ".join(text) or None, limit
     )
-    label = labeller(conn)
+    label = project_labeller(conn)
     fmt = pick_format(fmt, as_json)
     emit_rows(
         [
@@ -271,7 +271,7 @@ def inspect(obj: Any, session_id: str, messages: int | None, as_json: bool) -> N
     if as_json:
         emit_json(data)
         return
-    lines = "\n".join(_inspect_lines(data, labeller(conn)(data.get("project_key")))).split("\n")
+    lines = "\n".join(_inspect_lines(data, project_labeller(conn)(data.get("project_key")))).split("\n")
     text = "\n".join(lines[:2] + fit(lines[2:])) + "\n"  # the resume line stays whole, to be copied
     if is_tty():
         click.echo_via_pager(text)

@@ -289,16 +289,3 @@ def ago(ts: str | None, now: datetime | None = None) -> str:
 def plural(n: int, word: str, many: str = "") -> str:
     """`1 session`, `2 sessions`, `1,024 entries` (with `many` for irregular plurals)."""
     return f"{n:,} {word if n == 1 else many or word + 's'}"
-
-
-def labeller(conn: Any) -> Callable[[str | None], str]:
-    """`label(project_key)`: the project's unique short label among every project of the index."""
-    from index.stats import project_keys
-    from lib.project import project_labels
-
-    known = project_labels(project_keys(conn))
-
-    def label(key: str | None) -> str:
-        return known.get(key or "") or project_labels([key]).get(key or "", "?")
-
-    return label

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -20,6 +19,7 @@ from typing import Any
 
 from index.store import IndexMissing, transaction
 from index.store import embeddable as rows_of
+from lib import sqlite
 from lib.settings import Settings
 from vec.driver import connect, unavailable_reason
 from vec.embed import MESSAGE_KINDS, METRIC, Embedder, ModelConfig, chunk_text, embedder, model_config
@@ -283,7 +283,7 @@ def store_exists(db: Path) -> bool:
     """Cheap check with the stdlib driver (no extension needed to read vec_meta)."""
     if not db.exists():
         return False
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite.connect(f"file:{db}?mode=ro", uri=True)
     try:
         return read_stamp(conn) is not None
     finally:

@@ -1,9 +1,10 @@
-"""The one place that picks the SQLite driver for vectors (V1).
+"""What vectors need on this machine, and the sqlite-vec connection (V1).
 
-sqlite-vec is a loadable extension. Python's stdlib `sqlite3` can load it only when it was built with
-extension loading; many distributions (and this project's CI image) ship without it. Then the
-drop-in `pysqlite3` (from `pysqlite3-binary`, part of the `[vec]` extra) is used for vector work.
-The main index keeps using stdlib `sqlite3`; both open the same WAL database file.
+sqlite-vec is a loadable extension. The connection comes from the process's one SQLite library
+(lib/sqlite.py chooses it: the stdlib `sqlite3` when it can load extensions, else the drop-in
+`pysqlite3` from `pysqlite3-binary`, part of the `[vec]` extra, for every connection of a process that
+wants vectors). Vectors are available when that library loads extensions and sqlite-vec and fastembed
+are installed.
 
 Capability checks only (no import-and-catch fallbacks), and nothing heavy is imported here, so
 `import vec` stays cheap on the hook hot path.
@@ -11,35 +12,21 @@ Capability checks only (no import-and-catch fallbacks), and nothing heavy is imp
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import os
-import sqlite3
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from lib import sqlite
+
 ENABLE_HINT = "pip install 'total-recall[vec]'"
 
 
-def choose(stdlib_loads_extensions: bool, pysqlite3_installed: bool) -> str | None:
-    """The rule, on its own so it can be tested: stdlib when it can load extensions, else pysqlite3."""
-    if stdlib_loads_extensions:
-        return "sqlite3"
-    if pysqlite3_installed:
-        return "pysqlite3.dbapi2"
-    return None
-
-
-@lru_cache(maxsize=1)
 def driver() -> ModuleType | None:
-    """The DB-API module that can load extensions on this machine (None: vectors unavailable)."""
-    name = choose(
-        hasattr(sqlite3.Connection, "enable_load_extension"),
-        importlib.util.find_spec("pysqlite3") is not None,
-    )
-    return importlib.import_module(name) if name else None
+    """This process's DB-API module when it can load extensions (None: vectors unavailable)."""
+    return sqlite.module() if sqlite.loads_extensions() else None
 
 
 @lru_cache(maxsize=1)
@@ -58,6 +45,8 @@ def has_embedder() -> bool:
 
 def unavailable_reason() -> str | None:
     """None when vectors can work here; else one line saying what is missing and how to enable them."""
+    if driver() is None and sqlite.chosen_with_vectors_off():
+        return "vectors are off (TOTAL_RECALL_VECTORS=0)"
     missing = []
     if driver() is None:
         missing.append("an SQLite driver that can load extensions (pysqlite3-binary)")
@@ -75,13 +64,13 @@ def connect(path: Path, readonly: bool = False) -> Any:
     from vec.store import VectorsUnavailable
 
     reason = unavailable_reason()
-    db, ext = driver(), extension_path()
-    if reason or db is None or ext is None:
+    ext = extension_path()
+    if reason or ext is None:
         raise VectorsUnavailable(reason or "vectors are unavailable")
     if readonly:
-        conn = db.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+        conn = sqlite.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
     else:
-        conn = db.connect(str(path), isolation_level=None, check_same_thread=False)
+        conn = sqlite.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout=5000")
     conn.enable_load_extension(True)
     try:

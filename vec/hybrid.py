@@ -77,11 +77,9 @@ def enabled(conn: Any, settings: Settings) -> bool:
 
 
 def _reader(path: str) -> Any:
-    """The cached extension-capable reader of the index at `path`. The process may reach the same file
-    through two SQLite libraries (stdlib and the driver that loads sqlite-vec), which do not see each
-    other's locks: the first connection of one resets the WAL's shared-memory file that the other may
-    be reading (a bus error). So it is opened once, on the caller's thread before any worker runs
-    (`prefetch`), and kept."""
+    """The cached reader of the index at `path` with sqlite-vec loaded, opened once on the caller's
+    thread before any worker runs (`prefetch`), and kept. It comes from the process's one SQLite
+    library (lib/sqlite.py), like the caller's own connection."""
     if not path:
         raise VectorsUnavailable("vectors need an on-disk index")
     with _lock:

@@ -5,12 +5,12 @@ registering costs nothing on paths that never rank by meaning (the hooks' hot pa
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from index.store import Filters, Query, Ranked
+from lib import sqlite
 from lib.settings import Settings
 
 
@@ -21,13 +21,13 @@ class Vectors:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def prefetch(self, conn: sqlite3.Connection, text: str, explicit: bool) -> None:
+    def prefetch(self, conn: sqlite.Connection, text: str, explicit: bool) -> None:
         from vec.hybrid import prefetch
 
         prefetch(conn, text, self.settings, explicit)
 
     def fuse_messages(
-        self, conn: sqlite3.Connection, text: str, q: Query, f: Filters, ranked: Ranked, explicit: bool
+        self, conn: sqlite.Connection, text: str, q: Query, f: Filters, ranked: Ranked, explicit: bool
     ) -> Ranked:
         from vec.hybrid import fuse
 
@@ -35,7 +35,7 @@ class Vectors:
 
     def fuse_sessions(
         self,
-        conn: sqlite3.Connection,
+        conn: sqlite.Connection,
         text: str,
         totals: dict[str, float],
         candidates: set[str],
@@ -46,13 +46,13 @@ class Vectors:
         return fuse_sessions(conn, text, totals, candidates, self.settings, explicit)
 
     def fuse_ids(
-        self, conn: sqlite3.Connection, text: str, ids: Sequence[Any], kind: str, explicit: bool
+        self, conn: sqlite.Connection, text: str, ids: Sequence[Any], kind: str, explicit: bool
     ) -> list[Any] | None:
         from vec.hybrid import fuse_ids
 
         return fuse_ids(conn, text, ids, self.settings, kind, explicit)
 
-    def describe(self, conn: sqlite3.Connection) -> dict[str, Any]:
+    def describe(self, conn: sqlite.Connection) -> dict[str, Any]:
         from vec.store import describe
 
         return describe(conn)

@@ -16,7 +16,6 @@ index/briefing/items.py (re-exported here).
 from __future__ import annotations
 
 import re
-import sqlite3
 from datetime import datetime, timezone
 from typing import Any
 
@@ -36,13 +35,14 @@ from index.retrieval.rule_match import statement_of
 from index.store.operator import decayed_status
 from index.store.scope import stored_cwd
 from index.store.verdicts import Wrong
+from lib import sqlite
 from lib.memid import memory_id
 from lib.project import display_name, project_key
 
 _MODEL = re.compile(r"^claude-|-\d{8}$")
 
 
-def _profile(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
+def _profile(conn: sqlite.Connection, name: str) -> dict[str, Any]:
     row = conn.execute("SELECT data FROM profiles WHERE name=?", (name,)).fetchone()
     if not row:
         return {}
@@ -63,7 +63,7 @@ def _names(pairs: Any, n: int) -> list[str]:
     return out[:n]
 
 
-def identity(conn: sqlite3.Connection) -> list[Item]:
+def identity(conn: sqlite.Connection) -> list[Item]:
     p = _profile(conn, "operator_profile")
     if not p:
         return []
@@ -87,7 +87,7 @@ def identity(conn: sqlite3.Connection) -> list[Item]:
     return items
 
 
-def goals(conn: sqlite3.Connection, key: str | None, now: datetime, gate: Gate | None = None) -> list[Item]:
+def goals(conn: sqlite.Connection, key: str | None, now: datetime, gate: Gate | None = None) -> list[Item]:
     gate = gate or Gate()
     if not key:
         return []
@@ -126,7 +126,7 @@ def goals(conn: sqlite3.Connection, key: str | None, now: datetime, gate: Gate |
 
 
 def _rules(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     table: str,
     key: str | None,
     n_project: int,
@@ -192,7 +192,7 @@ def _rules(
 
 
 def corrections(
-    conn: sqlite3.Connection, key: str | None, n_project: int = 4, n_global: int = 2, gate: Gate | None = None
+    conn: sqlite.Connection, key: str | None, n_project: int = 4, n_global: int = 2, gate: Gate | None = None
 ) -> list[Item]:
     gate = gate or Gate()
     out: list[Item] = []
@@ -239,7 +239,7 @@ def corrections(
     return out
 
 
-def voice(conn: sqlite3.Connection) -> list[Item]:
+def voice(conn: sqlite.Connection) -> list[Item]:
     v = _profile(conn, "voice_profile")
     if not v or not v.get("prompts"):
         return []
@@ -260,7 +260,7 @@ def voice(conn: sqlite3.Connection) -> list[Item]:
     return items
 
 
-def machines(conn: sqlite3.Connection, n: int = 3) -> list[Item]:
+def machines(conn: sqlite.Connection, n: int = 3) -> list[Item]:
     items = []
     hosts = ""
     for machine, os_name, users, homes, sessions, last, host_csv in conn.execute(
@@ -282,7 +282,7 @@ def machines(conn: sqlite3.Connection, n: int = 3) -> list[Item]:
 
 
 def last_sessions(
-    conn: sqlite3.Connection, key: str | None, n: int = 4, exclude: str | None = None
+    conn: sqlite.Connection, key: str | None, n: int = 4, exclude: str | None = None
 ) -> list[Item]:
     if not key:
         return []
@@ -315,7 +315,7 @@ def last_sessions(
 
 
 def operator_context(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     cwd: str | None,
     *,
     budget: int = 1800,

@@ -7,7 +7,6 @@ with the total-recall marker, each item «quoted» (issue 10 #15)."""
 from __future__ import annotations
 
 import re
-import sqlite3
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -18,6 +17,7 @@ from index.briefing.bundle import goals, quote, safe_text
 from index.retrieval.budget import Section, fit_fenced
 from index.store.scope import stored_cwd
 from index.store.textstore import unpack
+from lib import sqlite
 from lib.content import todo_items
 from lib.discovery import file_key
 from lib.model import EDIT_TOOLS, Message
@@ -120,12 +120,12 @@ class Packet:
         return fit_fenced(secs, budget, header=HEADER).text
 
 
-def indexed_offset(conn: sqlite3.Connection, path: str) -> int:
+def indexed_offset(conn: sqlite.Connection, path: str) -> int:
     row = conn.execute("SELECT offset FROM ingest_state WHERE path = ?", (file_key(path),)).fetchone()
     return int(row[0]) if row and row[0] else 0
 
 
-def session_rows(conn: sqlite3.Connection, session_id: str, n: int = ROWS) -> list[Row]:
+def session_rows(conn: sqlite.Connection, session_id: str, n: int = ROWS) -> list[Row]:
     """The session's latest main-thread messages on the live branch, oldest first."""
     rows = conn.execute(
         """SELECT uuid, role, kind, ts, body, tool_name, tool_target, tool_use_id, is_error FROM messages
@@ -135,7 +135,7 @@ def session_rows(conn: sqlite3.Connection, session_id: str, n: int = ROWS) -> li
     return [Row(r[0], r[1], r[2], r[3], unpack(r[4]), r[5], r[6], r[7], bool(r[8])) for r in reversed(rows)]
 
 
-def session_goal(conn: sqlite3.Connection, session_id: str, cwd: str | None, now: datetime) -> str | None:
+def session_goal(conn: sqlite.Connection, session_id: str, cwd: str | None, now: datetime) -> str | None:
     row = conn.execute(
         """SELECT content FROM extractions WHERE session_id = ? AND kind = 'goal' AND score >= ?
                           ORDER BY ts DESC, id DESC LIMIT 1""",
@@ -154,7 +154,7 @@ def _is_question(text: str) -> bool:
     return make_view(text, None).question
 
 
-def session_title(conn: sqlite3.Connection, session_id: str) -> str | None:
+def session_title(conn: sqlite.Connection, session_id: str) -> str | None:
     row = conn.execute("SELECT title FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
     return str(row[0]) if row and row[0] and len(str(row[0]).split()) >= 3 else None
 
@@ -250,7 +250,7 @@ def build(
 
 
 def continuation(
-    conn: sqlite3.Connection | None,
+    conn: sqlite.Connection | None,
     session_id: str,
     *,
     cwd: str | None = None,

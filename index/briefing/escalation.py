@@ -3,7 +3,6 @@ interrupts, the project's bans and the learned typos, then call the pure detecto
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -13,6 +12,7 @@ from detector.escalation import PastPrompt, Signals
 from detector.escalation import assess as detect
 from index.store.scope import stored_cwd
 from index.store.textstore import unpack
+from lib import sqlite
 from lib.project import project_key
 
 HISTORY = 8
@@ -25,7 +25,7 @@ def _norm(text: str) -> str:
 
 
 def session_history(
-    conn: sqlite3.Connection, session_id: str, current: str | None = None, n: int = HISTORY
+    conn: sqlite.Connection, session_id: str, current: str | None = None, n: int = HISTORY
 ) -> list[PastPrompt]:
     """The session's latest human prompts, oldest first, each flagged when it was a correction.
     The live prompt is dropped if the index already holds it."""
@@ -52,7 +52,7 @@ def session_history(
     return list(reversed(out[:n]))
 
 
-def recent_interrupts(conn: sqlite3.Connection, session_id: str) -> int:
+def recent_interrupts(conn: sqlite.Connection, session_id: str) -> int:
     row = conn.execute(
         """SELECT count(*) FROM (SELECT kind FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?)
            WHERE kind = 'interrupt'""",
@@ -61,7 +61,7 @@ def recent_interrupts(conn: sqlite3.Connection, session_id: str) -> int:
     return int(row[0]) if row else 0
 
 
-def project_corrections(conn: sqlite3.Connection, key: str | None, now: datetime) -> int:
+def project_corrections(conn: sqlite.Connection, key: str | None, now: datetime) -> int:
     if not key:
         return 0
     since = (now - timedelta(hours=PROJECT_WINDOW_HOURS)).strftime("%Y-%m-%dT%H:%M:%S")
@@ -72,7 +72,7 @@ def project_corrections(conn: sqlite3.Connection, key: str | None, now: datetime
     return int(row[0]) if row else 0
 
 
-def project_bans(conn: sqlite3.Connection, key: str | None) -> list[str]:
+def project_bans(conn: sqlite.Connection, key: str | None) -> list[str]:
     if key:
         rows = conn.execute(
             "SELECT content FROM bans WHERE project_key = ? AND active = 1", (key,)
@@ -84,7 +84,7 @@ def project_bans(conn: sqlite3.Connection, key: str | None) -> list[str]:
     return [r[0] for r in rows]
 
 
-def learned_typos(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+def learned_typos(conn: sqlite.Connection) -> list[tuple[str, str]]:
     row = conn.execute("SELECT data FROM profiles WHERE name = 'voice_profile'").fetchone()
     if not row:
         return []
@@ -101,7 +101,7 @@ def learned_typos(conn: sqlite3.Connection) -> list[tuple[str, str]]:
 
 
 def gather(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     *,
     prompt: str,
     session_id: str | None = None,
@@ -123,7 +123,7 @@ def gather(
 
 
 def assess(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     *,
     prompt: str,
     draft: str | None = None,

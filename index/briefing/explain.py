@@ -8,7 +8,6 @@ memory by the id the viewer's Memory page shows (index.retrieval.memory_view.fin
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from index.store.stale import stale_of
 from index.store.textstore import unpack
 from index.store.userstate import load
 from index.store.verdicts import record_feedback
+from lib import sqlite
 from lib.events import LEDGER, read_events
 from lib.paths import state_dir
 from lib.project import display_name
@@ -27,7 +27,7 @@ SOURCE_CHARS = 800
 MAX_INJECTIONS = 5  # the most recent injections listed
 
 
-def _source(conn: sqlite3.Connection, uuid: str | None) -> dict[str, Any] | None:
+def _source(conn: sqlite.Connection, uuid: str | None) -> dict[str, Any] | None:
     if not uuid:
         return None
     row = conn.execute(
@@ -60,7 +60,7 @@ def _from_ledger(entries: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _from_bans(conn: sqlite3.Connection, item_id: str) -> dict[str, Any] | None:
+def _from_bans(conn: sqlite.Connection, item_id: str) -> dict[str, Any] | None:
     found = scope_bans(conn, None, item_id)
     if not found:
         return None
@@ -85,7 +85,7 @@ def _from_bans(conn: sqlite3.Connection, item_id: str) -> dict[str, Any] | None:
     }
 
 
-def _from_memory(conn: sqlite3.Connection, item_id: str) -> dict[str, Any] | None:
+def _from_memory(conn: sqlite.Connection, item_id: str) -> dict[str, Any] | None:
     """An item of the viewer's Memory page that no hook has injected (yet): its provenance only."""
     it = find_item(conn, item_id)
     if it is None:
@@ -106,7 +106,7 @@ def _from_memory(conn: sqlite3.Connection, item_id: str) -> dict[str, Any] | Non
 
 
 def explain(
-    conn: sqlite3.Connection, item_id: str, ledger: list[dict[str, Any]], feedback: dict[str, Any] | None
+    conn: sqlite.Connection, item_id: str, ledger: list[dict[str, Any]], feedback: dict[str, Any] | None
 ) -> dict[str, Any] | None:
     """Everything known about item `item_id`, or None when no injection or ban has that id."""
     entries = [e for e in ledger if e.get("event") == "injected" and e.get("id") == item_id]
@@ -119,7 +119,7 @@ def explain(
     return out
 
 
-def _superseded(conn: sqlite3.Connection, item: dict[str, Any]) -> dict[str, Any] | None:
+def _superseded(conn: sqlite.Connection, item: dict[str, Any]) -> dict[str, Any] | None:
     """A standing decision a later session reversed (index/store/operator.py folds the supersession):
     stale too, with the decision that replaced it as the evidence."""
     if item.get("kind") != "standing_decision":
@@ -140,13 +140,13 @@ def _superseded(conn: sqlite3.Connection, item: dict[str, Any]) -> dict[str, Any
     }
 
 
-def why(conn: sqlite3.Connection, db: Path, item_id: str) -> dict[str, Any] | None:
+def why(conn: sqlite.Connection, db: Path, item_id: str) -> dict[str, Any] | None:
     """`explain` with the ledger beside index `db` and the user's verdict from index.user.json."""
     ledger = read_events(state_dir(db), name=LEDGER)
     return explain(conn, item_id, ledger, load(db).feedback.get(item_id))
 
 
-def feedback(conn: sqlite3.Connection, db: Path, item_id: str, verdict: str) -> dict[str, Any]:
+def feedback(conn: sqlite.Connection, db: Path, item_id: str, verdict: str) -> dict[str, Any]:
     """Keep the user's verdict on an injected item (LookupError when no item has that id); `wrong`
     keeps it out of every later injection. The caller holds the writer lock."""
     item = why(conn, db, item_id)

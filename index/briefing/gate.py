@@ -5,13 +5,13 @@ each item kept out is listed with the reason, for the hook's log and the MCP ans
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
 from extractors.confidence import bundle_threshold
 from index.briefing.staleness import Checker
 from index.store.verdicts import Wrong
+from lib import sqlite
 from lib.memid import memory_id
 
 
@@ -22,7 +22,7 @@ class Gate:
     left_out: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def open(cls, conn: sqlite3.Connection, wrong: Wrong | None, stale_budget_s: float) -> Gate:
+    def open(cls, conn: sqlite.Connection, wrong: Wrong | None, stale_budget_s: float) -> Gate:
         """A gate over `conn`: stored stale marks always apply; git checks for up to `stale_budget_s`."""
         return cls(wrong or Wrong(), Checker(conn, stale_budget_s))
 

@@ -6,7 +6,6 @@ each item «quoted» with its kind, date and session (issue 10 #15)."""
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -19,6 +18,7 @@ from index.retrieval.search import search_messages
 from index.store.db import limit_to
 from index.store.filters import Filters
 from index.store.scope import stored_cwd
+from lib import sqlite
 from lib.project import display_name, project_key
 from lib.text import STOPWORDS
 
@@ -108,7 +108,7 @@ def focus_query(prompt: str, idents: list[str]) -> str:
     return " ".join(quoted + words[: max(MAX_TERMS - len(quoted), 3)])
 
 
-def ident_hits(conn: sqlite3.Connection, idents: list[str]) -> int:
+def ident_hits(conn: sqlite.Connection, idents: list[str]) -> int:
     """How many identifiers of the prompt the index has seen (each checked with one phrase query)."""
     n = 0
     for ident in idents[:5]:
@@ -120,7 +120,7 @@ def ident_hits(conn: sqlite3.Connection, idents: list[str]) -> int:
             row = conn.execute(
                 "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (phrase,)
             ).fetchone()
-        except sqlite3.OperationalError:
+        except sqlite.OperationalError:
             continue
         n += row is not None
     return n
@@ -141,7 +141,7 @@ def _day(ts: str | None) -> str | None:
 
 
 def gather(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     prompt: str,
     *,
     cwd: str | None,
@@ -174,7 +174,7 @@ def gather(
             hybrid=False,
             now=now,
         ).hits
-    except sqlite3.OperationalError as exc:
+    except sqlite.OperationalError as exc:
         if "interrupt" in str(exc):
             raise  # the hook's deadline: stop here
         mem = []  # one bad query must not cost the message hits
@@ -227,7 +227,7 @@ def gather(
             and time.perf_counter() - t0 < WIDEN_IF_UNDER_S
         ):
             hits += search_messages(conn, query, None, limit=10, now=now, hybrid=False)
-    except sqlite3.OperationalError as exc:
+    except sqlite.OperationalError as exc:
         if "interrupt" not in str(exc) or (deadline is not None and time.monotonic() > deadline):
             raise
         if notes is not None:
@@ -269,7 +269,7 @@ def _tags(label: str, ts: str | None, where: str, session_id: str | None) -> str
     return ", ".join(p for p in parts if p)
 
 
-def _titles(conn: sqlite3.Connection, ids: set[str]) -> dict[str, str]:
+def _titles(conn: sqlite.Connection, ids: set[str]) -> dict[str, str]:
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))

@@ -7,12 +7,12 @@ This only reads; the team client (total_recall/team) scrubs, reviews and sends w
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 from extractors.confidence import bundle_threshold
 from extractors.model import SUMMARY_KIND
 from index.store.verdicts import Wrong
+from lib import sqlite
 from lib.memid import memory_id
 from lib.text import clip
 
@@ -32,7 +32,7 @@ class Shareable:
     mentions: int = 1
 
 
-def _rules(conn: sqlite3.Connection, key: str, wrong: Wrong) -> list[Shareable]:
+def _rules(conn: sqlite.Connection, key: str, wrong: Wrong) -> list[Shareable]:
     out = []
     for table, kind, live in (
         ("standing_decisions", "standing_decision", "t.status = 'active'"),
@@ -54,7 +54,7 @@ def _rules(conn: sqlite3.Connection, key: str, wrong: Wrong) -> list[Shareable]:
     return out
 
 
-def _extracted(conn: sqlite3.Connection, key: str, wrong: Wrong) -> list[Shareable]:
+def _extracted(conn: sqlite.Connection, key: str, wrong: Wrong) -> list[Shareable]:
     """Failed attempts, live goals and recent corrections, each keyed by the record it came from."""
     out = []
     queries = (
@@ -91,7 +91,7 @@ def _extracted(conn: sqlite3.Connection, key: str, wrong: Wrong) -> list[Shareab
     return out
 
 
-def _sessions(conn: sqlite3.Connection, key: str, exclude: str | None, limit: int) -> list[Shareable]:
+def _sessions(conn: sqlite.Connection, key: str, exclude: str | None, limit: int) -> list[Shareable]:
     """One summary per finished session: its title and its last recap (else its first prompt)."""
     rows = conn.execute(
         f"""SELECT s.session_id, s.title, s.first_prompt, s.last_ts,
@@ -112,7 +112,7 @@ def _sessions(conn: sqlite3.Connection, key: str, exclude: str | None, limit: in
 
 
 def shareable(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     project_key: str,
     *,
     wrong: Wrong | None = None,

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import subprocess
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from index.store.stale import Mark, read_marks, write_marks
+from lib import sqlite
 from lib.memid import memory_id
 
 # Memory text is user text: names are found word by word (str.split, a set lookup, one bounded
@@ -213,7 +213,7 @@ class Checker:
     the time left (`budget_s` for the whole run: 0 = the stored marks only). `new` collects the marks
     made now, for the caller to store."""
 
-    def __init__(self, conn: sqlite3.Connection, budget_s: float) -> None:
+    def __init__(self, conn: sqlite.Connection, budget_s: float) -> None:
         self.conn = conn
         self.deadline = time.monotonic() + budget_s
         self.heads: dict[str, str | None] = {}
@@ -260,7 +260,7 @@ _ALL = (
 )
 
 
-def check_all(conn: sqlite3.Connection, budget_s: float = 60.0) -> dict[str, Any]:
+def check_all(conn: sqlite.Connection, budget_s: float = 60.0) -> dict[str, Any]:
     """`total-recall consolidate`: check every live memory (decisions, bans, open goals, failed attempts)
     that names code, store the marks on `conn` (a writer), and count them."""
     checker = Checker(conn, budget_s)

@@ -12,7 +12,6 @@ so a row re-created by a re-index is reviewed afresh.
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
@@ -21,6 +20,7 @@ from extractors.scrubber import scrub_text
 from index.llm.llm_client import LLMError
 from index.store.textstore import unpack
 from index.store.tx import transaction
+from lib import sqlite
 from lib.text import clip
 
 BAND = (0.4, 0.75)
@@ -86,7 +86,7 @@ class Report:
         }
 
 
-def _has_table(conn: sqlite3.Connection) -> bool:
+def _has_table(conn: sqlite.Connection) -> bool:
     return (
         conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='refinements'").fetchone()
         is not None
@@ -94,7 +94,7 @@ def _has_table(conn: sqlite3.Connection) -> bool:
 
 
 def candidates(
-    conn: sqlite3.Connection, limit: int, kind: str | None = None, band: tuple[float, float] = BAND
+    conn: sqlite.Connection, limit: int, kind: str | None = None, band: tuple[float, float] = BAND
 ) -> list[Candidate]:
     """Unreviewed extractions in the uncertain band, oldest first. Works on a read-only connection."""
     reviewed = ""
@@ -152,9 +152,7 @@ def new_score(score: float, verdict: str) -> float:
     return score
 
 
-def _record(
-    conn: sqlite3.Connection, c: Candidate, model: str, verdict: str, note: str, after: float
-) -> None:
+def _record(conn: sqlite.Connection, c: Candidate, model: str, verdict: str, note: str, after: float) -> None:
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     with transaction(conn):
         if after != c.score:
@@ -169,7 +167,7 @@ def _record(
         )
 
 
-def prune(conn: sqlite3.Connection) -> int:
+def prune(conn: sqlite.Connection) -> int:
     """Drop reviews whose extraction is gone or was re-created under another identity."""
     return conn.execute("""DELETE FROM refinements WHERE NOT EXISTS (SELECT 1 FROM extractions e
                            WHERE e.id = refinements.extraction_id AND e.kind = refinements.kind
@@ -177,7 +175,7 @@ def prune(conn: sqlite3.Connection) -> int:
 
 
 def refine(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     client: Generator,
     limit: int,
     kind: str | None = None,
@@ -216,7 +214,7 @@ def refine(
 
 
 def dry_run(
-    conn: sqlite3.Connection, limit: int, kind: str | None = None, band: tuple[float, float] = BAND
+    conn: sqlite.Connection, limit: int, kind: str | None = None, band: tuple[float, float] = BAND
 ) -> list[dict[str, Any]]:
     """What would be sent, without calling anything or writing anything."""
     return [

@@ -4,12 +4,12 @@ to the calls that made them, and a stamp that changes whenever another connectio
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
 from index.store.fts_query import parse
 from index.store.textstore import unpack
+from lib import sqlite
 from lib.memid import memory_id
 
 PER_PAGE = 50
@@ -74,7 +74,7 @@ class SessionFilter:
 
 
 def list_sessions(
-    conn: sqlite3.Connection, f: SessionFilter, page: int = 1, per_page: int = PER_PAGE
+    conn: sqlite.Connection, f: SessionFilter, page: int = 1, per_page: int = PER_PAGE
 ) -> dict[str, Any]:
     """Sessions newest first (by last activity), one page of them, and how many match in all."""
     where, args = f.sql()
@@ -91,7 +91,7 @@ def list_sessions(
     return {"rows": rows, "total": total, "page": page, "pages": max(1, -(-total // per_page))}
 
 
-def facets(conn: sqlite3.Connection) -> dict[str, list[str]]:
+def facets(conn: sqlite.Connection) -> dict[str, list[str]]:
     """The values the session filters offer: projects (most recent first) and models."""
     projects = [
         r[0]
@@ -106,7 +106,7 @@ def facets(conn: sqlite3.Connection) -> dict[str, list[str]]:
     return {"projects": projects, "models": sorted(models)}
 
 
-def session_errors(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
+def session_errors(conn: sqlite.Connection, ids: list[str]) -> set[str]:
     """Which of these sessions hold a failed tool call or an API error."""
     if not ids:
         return set()
@@ -149,7 +149,7 @@ def _message(r: tuple[Any, ...]) -> dict[str, Any]:
     return m
 
 
-def session_thread(conn: sqlite3.Connection, session_id: str) -> dict[str, Any] | None:
+def session_thread(conn: sqlite.Connection, session_id: str) -> dict[str, Any] | None:
     """Every stored message of a session as a thread: tool results folded under their calls, each
     subagent's thread under the call that spawned it (unlinked ones listed apart). Returns None for an
     unknown session. Text is as stored (scrubbed); callers escape it."""
@@ -222,7 +222,7 @@ def _call_ids(msgs: list[dict[str, Any]]) -> set[str]:
     return {m["tool_use_id"] for m in msgs if m["kind"] == "tool_use" and m["tool_use_id"]}
 
 
-def session_extractions(conn: sqlite3.Connection, session_id: str, limit: int = 200) -> list[dict[str, Any]]:
+def session_extractions(conn: sqlite.Connection, session_id: str, limit: int = 200) -> list[dict[str, Any]]:
     """What was mined from this session: kind, content, confidence, the message it came from, and the
     short id (lib.memid) that `why` and `feedback` take."""
     out = []
@@ -237,7 +237,7 @@ def session_extractions(conn: sqlite3.Connection, session_id: str, limit: int = 
     return out
 
 
-def change_stamp(conn: sqlite3.Connection) -> int:
+def change_stamp(conn: sqlite.Connection) -> int:
     """A number that changes whenever another connection commits to the index (an index run, a
     memory action): `PRAGMA data_version` of a connection kept open by the caller."""
     return int(conn.execute("PRAGMA data_version").fetchone()[0])

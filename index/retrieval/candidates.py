@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from index.store.filters import Filters
 from index.store.fts_query import Query, in_message_text, in_sessions
 from index.store.plugins import Candidate
 from index.store.textstore import unpack
+from lib import sqlite
 
 CANDIDATES = 400
 # A term in more than this share of messages is left out of the OR widening (it still counts in the
@@ -26,7 +26,7 @@ _JOINS = """LEFT JOIN sessions s ON s.session_id = m.session_id
 
 
 def _candidates(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     match: str,
     f: Filters,
     limit: int,
@@ -68,7 +68,7 @@ def _candidates(
     return out
 
 
-def _read(conn: sqlite3.Connection, rank: dict[int, float]) -> list[Candidate]:
+def _read(conn: sqlite.Connection, rank: dict[int, float]) -> list[Candidate]:
     """The messages `rank` holds, with that rank. Their sessions' and files' columns are read once
     each rather than joined to every row (hundreds of rows come from a few sessions)."""
     if not rank:
@@ -111,7 +111,7 @@ def _read(conn: sqlite3.Connection, rank: dict[int, float]) -> list[Candidate]:
     ]
 
 
-def has_session_column(conn: sqlite3.Connection) -> bool:
+def has_session_column(conn: sqlite.Connection) -> bool:
     """Whether messages_fts names each message's session (schema v10; an index the writer has not
     migrated yet is searched the older way)."""
     row = conn.execute("SELECT 1 FROM pragma_table_info('messages_fts') WHERE name = 'session'").fetchone()
@@ -131,12 +131,12 @@ def row_text(r: Candidate) -> str:
     return unpack(r.body)
 
 
-def _messages_total(conn: sqlite3.Connection) -> int:
+def _messages_total(conn: sqlite.Connection) -> int:
     row = conn.execute("SELECT max(id) FROM messages").fetchone()
     return int(row[0] or 0)
 
 
-def _rare_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+def _rare_terms(conn: sqlite.Connection, terms: list[str]) -> list[str]:
     """`terms` minus those in more than COMMON_TERM_SHARE of messages (all, if none is rare).
     The share is counted among the newest RARITY_WINDOW messages: exact on an index that small, an
     estimate from recent work on a larger one, whose counting would otherwise grow with the index."""
@@ -159,7 +159,7 @@ def _rare_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
 
 
 def query_rows(
-    conn: sqlite3.Connection, q: Query, f: Filters, limit: int, within: list[str] | None = None
+    conn: sqlite.Connection, q: Query, f: Filters, limit: int, within: list[str] | None = None
 ) -> tuple[str, list[Candidate]]:
     """AND of all terms first; widen to an OR of the distinctive terms when that finds too little.
     `within`: only messages of these sessions, ranked by that OR alone (their documents already
@@ -180,7 +180,7 @@ def query_rows(
     return match, rows
 
 
-def candidates_by_id(conn: sqlite3.Connection, ids: list[int], f: Filters) -> list[Candidate]:
+def candidates_by_id(conn: sqlite.Connection, ids: list[int], f: Filters) -> list[Candidate]:
     """Candidate rows (rank 0) for messages found another way (vector neighbours), those `f` lets through."""
     if not ids:
         return []

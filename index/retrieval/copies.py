@@ -3,15 +3,14 @@ session of its project (a resumed or continued copy, a re-written file) is liste
 
 from __future__ import annotations
 
-import sqlite3
-
 from index.store.plugins import Ranked
+from lib import sqlite
 
 FOLD_DEPTH = 50  # copies are looked for among this many of the best sessions (MCP's largest limit)
 
 
 def fold_copies(
-    conn: sqlite3.Connection, order: list[str], per: dict[str, Ranked], same_doc: dict[str, list[str]]
+    conn: sqlite.Connection, order: list[str], per: dict[str, Ranked], same_doc: dict[str, list[str]]
 ) -> dict[str, list[str]]:
     """A session of the same project whose every matching text already appeared in a session ranked
     above it, its conversation included (a resumed or continued copy, a re-written file), adds
@@ -44,7 +43,7 @@ def fold_copies(
 _CONVERSATION = ("prompt", "text")
 
 
-def _projects(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str | None]:
+def _projects(conn: sqlite.Connection, ids: list[str]) -> dict[str, str | None]:
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))

@@ -5,7 +5,6 @@ is next, plus duration, turns and cost. Built at index time (`index/store/digest
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from index.retrieval.scoped import Scoped, and_where, walk
@@ -15,7 +14,8 @@ from index.stats.queries import find_session
 from index.store.digest_build import Item
 from index.store.digest_rules import OBSERVATION_TYPES
 from index.store.digests import stored
-from lib.project import display_name
+from index.store.labels import project_labeller
+from lib import sqlite
 from lib.text import clip
 
 __all__ = [
@@ -35,14 +35,14 @@ _NEXT_SOURCE = {
 }
 
 
-def resolve_session(conn: sqlite3.Connection, session: str) -> str | None:
+def resolve_session(conn: sqlite.Connection, session: str) -> str | None:
     """A session id from an id or a unique prefix."""
     if conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", (session,)).fetchone():
         return session
     return find_session(conn, session)
 
 
-def session_cost(conn: sqlite3.Connection, sid: str) -> float | None:
+def session_cost(conn: sqlite.Connection, sid: str) -> float | None:
     """The session's API cost in USD at the shipped rates, priced as `metrics cost` prices it (None when
     a model has no known price)."""
     rows = usage_rows(conn, load_catalog(), by_session=True, sessions=[sid])
@@ -58,7 +58,7 @@ def _item(i: Item, **extra: Any) -> dict[str, Any]:
     return out
 
 
-def session_digest(conn: sqlite3.Connection, session: str, *, items: int = 8) -> dict[str, Any] | None:
+def session_digest(conn: sqlite.Connection, session: str, *, items: int = 8) -> dict[str, Any] | None:
     """The stored digest of one session (id or unique prefix), as the surfaces show it; None when no such
     session is indexed. Every item carries the uuid of its source message."""
     sid = resolve_session(conn, session)
@@ -90,7 +90,7 @@ def session_digest(conn: sqlite3.Connection, session: str, *, items: int = 8) ->
     return {
         "session_id": d.session_id,
         "title": m.get("title"),
-        "project": display_name(key) if key else None,
+        "project": project_labeller(conn)(key) if key else None,
         "project_key": key,
         "cwd": m.get("cwd"),
         "first_ts": m.get("first_ts"),
@@ -199,7 +199,7 @@ def digest_markdown(d: dict[str, Any], chars: int = 220) -> str:
 
 
 def recent_sessions(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     *,
     scope: str,
     cwd: str | None,
@@ -209,6 +209,7 @@ def recent_sessions(
 ) -> Scoped:
     """Sessions in scope, newest first, with their first prompt (`prior_sessions_for_cwd`); `agent`
     keeps one coding agent's."""
+    label = project_labeller(conn)
 
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:
         extra = " AND ".join(
@@ -227,7 +228,7 @@ def recent_sessions(
                 "title": r[1],
                 "date": (r[2] or "")[:10] or None,
                 "last_date": (r[3] or "")[:10] or None,
-                "project": display_name(r[4]) if r[4] else None,
+                "project": label(r[4]) if r[4] else None,
                 "cwd": r[5],
                 "branch": r[6],
                 "prompts": r[7],

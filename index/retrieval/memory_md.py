@@ -12,12 +12,12 @@ activity the index holds for the project, never the clock, so the same index giv
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections import Counter
 from typing import Any
 
 from index.retrieval.budget import Section, fit_sections
 from index.retrieval.digest import session_digest
+from lib import sqlite
 from lib.project import display_name
 from lib.text import STOPWORDS, clip
 
@@ -31,7 +31,7 @@ _NOISE = STOPWORDS | frozenset(
 )
 
 
-def projects_named(conn: sqlite3.Connection, name: str) -> list[str]:
+def projects_named(conn: sqlite.Connection, name: str) -> list[str]:
     """Project keys named by a key or its last path part."""
     return [
         r[0]
@@ -43,7 +43,7 @@ def projects_named(conn: sqlite3.Connection, name: str) -> list[str]:
     ]
 
 
-def memory_sessions(conn: sqlite3.Connection, key: str) -> list[tuple[str, str]]:
+def memory_sessions(conn: sqlite.Connection, key: str) -> list[tuple[str, str]]:
     """(session id, digest signature) of the project's sessions with at least one prompt, oldest first:
     a conversation file is rewritten only when its signature changed."""
     return [
@@ -116,7 +116,7 @@ def _topics(texts: list[str]) -> list[str]:
     return out
 
 
-def _decisions(conn: sqlite3.Connection, key: str) -> tuple[list[str], list[str]]:
+def _decisions(conn: sqlite.Connection, key: str) -> tuple[list[str], list[str]]:
     """(Key Decisions lines grouped by topic, Evolution lines: superseded chains A → B → C with dates)."""
     rows = conn.execute(
         """SELECT id, content, status, superseded_by, first_ts, last_ts, mentions FROM standing_decisions
@@ -167,7 +167,7 @@ def _decisions(conn: sqlite3.Connection, key: str) -> tuple[list[str], list[str]
 
 
 def _items(
-    conn: sqlite3.Connection, key: str, where: str, limit: int
+    conn: sqlite.Connection, key: str, where: str, limit: int
 ) -> list[tuple[str, str | None, str | None]]:
     return conn.execute(
         f"""SELECT i.text, i.detail, i.ts FROM digest_items i JOIN digests d ON d.session_id = i.session_id
@@ -176,7 +176,7 @@ def _items(
     ).fetchall()
 
 
-def master_markdown(conn: sqlite3.Connection, key: str, budget: int = MASTER_BUDGET) -> str:
+def master_markdown(conn: sqlite.Connection, key: str, budget: int = MASTER_BUDGET) -> str:
     """The project's synthesis by theme, under `budget` characters (least important lines go first)."""
     n, first, last = conn.execute(
         "SELECT count(*), min(first_ts), max(last_ts) FROM digests WHERE project_key = ? AND turns > 0",

@@ -4,13 +4,13 @@ message, confidence and the extraction id the memory actions (`index.store.promo
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime, timezone
 from typing import Any
 
 from index.retrieval.ontology_queries import profile
 from index.stats.metrics import CORRECTION_KINDS
 from index.store.operator import decayed_status
+from lib import sqlite
 from lib.memid import memory_id
 
 _PROMOTED = '%"promoted": true%'
@@ -20,7 +20,7 @@ def _where(project: str | None, alias: str = "t") -> tuple[str, list[object]]:
     return (f"{alias}.project_key = ?", [project]) if project else ("1", [])
 
 
-def _decisions(conn: sqlite3.Connection, project: str | None, limit: int) -> list[dict[str, Any]]:
+def _decisions(conn: sqlite.Connection, project: str | None, limit: int) -> list[dict[str, Any]]:
     where, args = _where(project)
     rows = conn.execute(
         f"""SELECT t.id, t.content, t.status, t.superseded_by, t.first_ts, t.last_ts, t.mentions,
@@ -40,7 +40,7 @@ def _decisions(conn: sqlite3.Connection, project: str | None, limit: int) -> lis
     return out
 
 
-def _chain(conn: sqlite3.Connection, succ: int | None) -> list[dict[str, Any]]:
+def _chain(conn: sqlite.Connection, succ: int | None) -> list[dict[str, Any]]:
     """The decisions that replaced this one, in order (a cycle — said again, in force again — stops)."""
     chain: list[dict[str, Any]] = []
     seen: set[int] = set()
@@ -56,7 +56,7 @@ def _chain(conn: sqlite3.Connection, succ: int | None) -> list[dict[str, Any]]:
     return chain
 
 
-def _bans(conn: sqlite3.Connection, project: str | None, limit: int) -> list[dict[str, Any]]:
+def _bans(conn: sqlite.Connection, project: str | None, limit: int) -> list[dict[str, Any]]:
     where, args = _where(project)
     rows = conn.execute(
         f"""SELECT t.id, t.content, t.active, t.first_ts, t.last_ts, t.mentions, t.session_id,
@@ -73,7 +73,7 @@ def _bans(conn: sqlite3.Connection, project: str | None, limit: int) -> list[dic
     return out
 
 
-def _goals(conn: sqlite3.Connection, project: str | None, limit: int, now: datetime) -> list[dict[str, Any]]:
+def _goals(conn: sqlite.Connection, project: str | None, limit: int, now: datetime) -> list[dict[str, Any]]:
     where, args = _where(project)
     rows = conn.execute(
         f"""SELECT t.id, t.content, t.status, t.ts, t.updated_ts, t.session_id, t.source_uuid,
@@ -92,7 +92,7 @@ def _goals(conn: sqlite3.Connection, project: str | None, limit: int, now: datet
     return out
 
 
-def _failed(conn: sqlite3.Connection, project: str | None, limit: int) -> list[dict[str, Any]]:
+def _failed(conn: sqlite.Connection, project: str | None, limit: int) -> list[dict[str, Any]]:
     where, args = _where(project)
     rows = conn.execute(
         f"""SELECT t.id, t.content, t.ts, t.session_id, t.source_uuid, t.project_key, t.extraction_id,
@@ -110,7 +110,7 @@ def _failed(conn: sqlite3.Connection, project: str | None, limit: int) -> list[d
 
 
 def _extractions(
-    conn: sqlite3.Connection, kinds: tuple[str, ...], project: str | None, limit: int, promoted: bool = False
+    conn: sqlite.Connection, kinds: tuple[str, ...], project: str | None, limit: int, promoted: bool = False
 ) -> list[dict[str, Any]]:
     where, args = _where(project, "e")
     marks = ",".join("?" * len(kinds))
@@ -154,7 +154,7 @@ def _item(
 
 
 def memory_overview(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     project: str | None = None,
     limit: int = 100,
     promotable: tuple[str, ...] = (),
@@ -194,7 +194,7 @@ _FIND = (
 )
 
 
-def find_item(conn: sqlite3.Connection, item_id: str) -> dict[str, Any] | None:
+def find_item(conn: sqlite.Connection, item_id: str) -> dict[str, Any] | None:
     """The memory whose short id (lib.memid) is `item_id`, as listed on the Memory page, or None: what
     `why` and `feedback` fall back to for an item shown there but never injected. A scan (ids are
     hashes), done only when an id is asked about."""

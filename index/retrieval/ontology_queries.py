@@ -4,20 +4,21 @@ the operator's vocabulary, and the materialised profiles."""
 from __future__ import annotations
 
 import re
-import sqlite3
 from typing import Any
 
 import orjson
 
 from index.retrieval.search import search_messages
 from index.store.filters import Filters
+from index.store.labels import Label, project_labeller
 from index.store.profiles import PROFILE_NAMES
+from lib import sqlite
 from lib.project import display_name, project_key
 
 _SEP = re.compile(r"[/\\]")
 
 
-def profile(conn: sqlite3.Connection, name: str) -> tuple[dict[str, Any], str | None]:
+def profile(conn: sqlite.Connection, name: str) -> tuple[dict[str, Any], str | None]:
     """A materialised profile (`index.store.profiles.PROFILE_NAMES`) and when it was computed."""
     if name not in PROFILE_NAMES:
         raise ValueError(f"unknown profile {name!r}")
@@ -44,16 +45,17 @@ def _under(child: str, parent: str) -> bool:
     return len(child) > len(parent) and child.startswith(parent) and child[len(parent)] in "/\\"
 
 
-def project_graph(conn: sqlite3.Connection, *, focus: str | None, limit: int) -> dict[str, Any]:
+def project_graph(conn: sqlite.Connection, *, focus: str | None, limit: int) -> dict[str, Any]:
     """Projects as nodes; edges for nesting (a project inside another's tree), a shared machine home,
     and — for the focus project — files its sessions touched inside other projects."""
     rows = conn.execute(
         """SELECT project_key, name, cwds, sessions, prompts, first_ts, last_ts, branches, models FROM projects
            ORDER BY last_ts DESC"""
     ).fetchall()
+    label = project_labeller(conn)
     nodes = [
         {
-            "project": r[1] or display_name(r[0]),
+            "project": label(r[0]) if r[0] else r[1],
             "project_key": r[0],
             "cwds": _csv(r[2]),
             "sessions": r[3],
@@ -70,6 +72,7 @@ def project_graph(conn: sqlite3.Connection, *, focus: str | None, limit: int) ->
     if focus:
         focus_key = (
             next((k for k in keys if k == focus), None)
+            or next((k for k in keys if label(k) == focus), None)
             or next((k for k in keys if display_name(k) == focus), None)
             or project_key(focus)
         )
@@ -79,19 +82,19 @@ def project_graph(conn: sqlite3.Connection, *, focus: str | None, limit: int) ->
     for a in keys:
         for b in keys:
             if a != b and _under(b, a):
-                edges.append({"from": display_name(a), "to": display_name(b), "kind": "contains"})
+                edges.append({"from": label(a), "to": label(b), "kind": "contains"})
     homes: dict[str, list[str]] = {}
     for k in keys:
         h = _home(k)
         if h and k != h:
             homes.setdefault(h, []).append(k)
     if focus_key:
-        edges += _references(conn, focus_key, keys)
+        edges += _references(conn, focus_key, keys, label)
         fh = _home(focus_key)
         for k in homes.get(fh or "", []):
             if k != focus_key:
-                edges.append({"from": display_name(focus_key), "to": display_name(k), "kind": "same_machine"})
-        near = {focus_key} | {k for e in edges for k in keys if display_name(k) in (e["from"], e["to"])}
+                edges.append({"from": label(focus_key), "to": label(k), "kind": "same_machine"})
+        near = {focus_key} | {k for e in edges for k in keys if label(k) in (e["from"], e["to"])}
         nodes = [n for n in nodes if n["project_key"] in near] + [
             n for n in nodes if n["project_key"] not in near
         ]
@@ -101,12 +104,12 @@ def project_graph(conn: sqlite3.Connection, *, focus: str | None, limit: int) ->
                 edges.append(
                     {
                         "machine_home": h,
-                        "projects": [display_name(k) for k in ks[:20]],
+                        "projects": [label(k) for k in ks[:20]],
                         "kind": "same_machine",
                     }
                 )
     return {
-        "focus": display_name(focus_key) if focus_key else None,
+        "focus": label(focus_key) if focus_key else None,
         "focus_key": focus_key,
         "projects_total": len(nodes),
         "nodes": nodes[:limit],
@@ -117,7 +120,7 @@ def project_graph(conn: sqlite3.Connection, *, focus: str | None, limit: int) ->
 REFERENCE_SESSIONS = 12
 
 
-def _references(conn: sqlite3.Connection, focus: str, keys: list[str]) -> list[dict[str, Any]]:
+def _references(conn: sqlite.Connection, focus: str, keys: list[str], label: Label) -> list[dict[str, Any]]:
     """Files the focus project's latest sessions read or edited that live inside another project."""
     others = {k for k in keys if k != focus and not _under(k, focus) and len(k) > 3}
     counts: dict[str, int] = {}
@@ -138,8 +141,8 @@ def _references(conn: sqlite3.Connection, focus: str, keys: list[str]) -> list[d
             counts[owner] = counts.get(owner, 0) + 1
     return [
         {
-            "from": display_name(focus),
-            "to": display_name(k),
+            "from": label(focus),
+            "to": label(k),
             "kind": "references_files",
             "count": n,
             "from_last_sessions": REFERENCE_SESSIONS,
@@ -161,7 +164,7 @@ def _owner(path: str, keys: set[str]) -> str | None:
     return None
 
 
-def machine_inventory(conn: sqlite3.Connection) -> dict[str, Any]:
+def machine_inventory(conn: sqlite.Connection) -> dict[str, Any]:
     rows = conn.execute(
         "SELECT machine, os, users, homes, sessions, first_ts, last_ts, hosts FROM machines ORDER BY last_ts DESC"
     ).fetchall()
@@ -183,7 +186,7 @@ def machine_inventory(conn: sqlite3.Connection) -> dict[str, Any]:
     return {"machines": machines, "hosts_mentioned": hosts}
 
 
-def define_term(conn: sqlite3.Connection, term: str, *, limit: int) -> dict[str, Any]:
+def define_term(conn: sqlite.Connection, term: str, *, limit: int) -> dict[str, Any]:
     """What the operator means by `term`: the vocabulary entry, facts that mention it, and the places
     it was used (through the one search function)."""
     t = term.strip()
@@ -201,7 +204,7 @@ def define_term(conn: sqlite3.Connection, term: str, *, limit: int) -> dict[str,
             "definition": row[3],
             "definition_uuid": row[4],
         }
-    facts = []
+    facts, label = [], project_labeller(conn)
     phrase = '"' + t.replace('"', "") + '"'
     try:
         for content, sid, src, proj, ts in conn.execute(
@@ -217,18 +220,18 @@ def define_term(conn: sqlite3.Connection, term: str, *, limit: int) -> dict[str,
                     "content": content,
                     "date": (ts or "")[:10] or None,
                     "session_id": sid,
-                    "project": display_name(proj) if proj else None,
+                    "project": label(proj) if proj else None,
                     "uuid": src,
                 }
             )
-    except sqlite3.OperationalError:
+    except sqlite.OperationalError:
         facts = []
     uses = [
         {
             "snippet": h.snippet,
             "date": (h.ts or "")[:10] or None,
             "session_id": h.session_id,
-            "project": display_name(h.project) if h.project else None,
+            "project": label(h.project) if h.project else None,
             "uuid": h.uuid,
             "role": h.role,
         }
@@ -241,7 +244,7 @@ def define_term(conn: sqlite3.Connection, term: str, *, limit: int) -> dict[str,
                 "snippet": h.snippet,
                 "date": (h.ts or "")[:10] or None,
                 "session_id": h.session_id,
-                "project": display_name(h.project) if h.project else None,
+                "project": label(h.project) if h.project else None,
                 "uuid": h.uuid,
                 "role": h.role,
             }

@@ -7,7 +7,6 @@ scope through `index.retrieval.scoped.walk`, and returns plain dicts that carry 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -18,8 +17,10 @@ from extractors.truth import CATEGORIES
 from index.retrieval.recall import recall
 from index.retrieval.rule_match import BANNED_AT, ban_matches, match_score, tokens
 from index.retrieval.scoped import Scoped, and_where, provenance, walk
+from index.store.labels import Label, project_labeller
 from index.store.operator import decayed_status
 from index.store.stale import stale_of
+from lib import sqlite
 from lib.memid import memory_id
 
 TRUTH_CATEGORIES = CATEGORIES  # the truth extractor's categories, one list (extractors/truth.py)
@@ -34,6 +35,7 @@ def _ctx(raw: str | None) -> dict[str, Any]:
 
 
 def extraction_item(
+    label: Label,
     kind: str,
     content: str,
     context: str | dict[str, Any] | None,
@@ -46,7 +48,11 @@ def extraction_item(
     """The one shape of a recalled extraction: kind, content, calibrated confidence, provenance, useful
     context fields."""
     ctx = context if isinstance(context, dict) else _ctx(context)
-    item: dict[str, Any] = {"kind": kind, "content": content, **provenance(session_id, ts, project_key, uuid)}
+    item: dict[str, Any] = {
+        "kind": kind,
+        "content": content,
+        **provenance(label, session_id, ts, project_key, uuid),
+    }
     if confidence is not None:
         item["confidence"] = round(float(confidence), 3)
     for key in (
@@ -69,7 +75,7 @@ _E = "e.kind, e.content, e.context, e.session_id, e.source_uuid, e.project_key, 
 
 
 def latest_extractions(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     kinds: tuple[str, ...],
     *,
     scope: str,
@@ -80,6 +86,7 @@ def latest_extractions(
 ) -> Scoped:
     """Newest extractions of some kinds (corrections, truth rhetoric, preferences…)."""
     marks = ",".join("?" * len(kinds))
+    label = project_labeller(conn)
 
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:
         extra, params = [f"e.kind IN ({marks})"], [*kinds]
@@ -94,13 +101,13 @@ def latest_extractions(
             f"ORDER BY e.ts DESC, e.id DESC LIMIT ?",
             [*args, *params, limit],
         ).fetchall()
-        return [extraction_item(*r) for r in rows]
+        return [extraction_item(label, *r) for r in rows]
 
     return walk(scope, cwd, run)
 
 
 def recall_kinds(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     topic: str,
     kinds: tuple[str, ...],
     *,
@@ -120,12 +127,12 @@ def recall_kinds(
         since=since,
         limit=limit * 3 if category else limit,
     )
-    items = []
+    items, label = [], project_labeller(conn)
     for h in res.hits:
         if category and h.context.get("category") != category:
             continue
         it = extraction_item(
-            h.kind, h.content, h.context, h.session_id, h.source_uuid, h.project, h.ts, h.confidence
+            label, h.kind, h.content, h.context, h.session_id, h.source_uuid, h.project, h.ts, h.confidence
         )
         it["score"] = h.score
         if h.stale:
@@ -138,7 +145,7 @@ def recall_kinds(
 
 
 def _rule_rows(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     table: str,
     cond: str,
     params: list[object],
@@ -156,6 +163,7 @@ def _rule_rows(
     )
     if table == "standing_decisions":
         cols += ", t.status, t.superseded_by, t.from_text, t.to_text"
+    label = project_labeller(conn)
 
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:
         extra = [cond] if cond else []
@@ -175,7 +183,7 @@ def _rule_rows(
             item: dict[str, Any] = {
                 "id": r[0],
                 "content": r[1],
-                **provenance(r[5], r[3], r[7], r[6]),
+                **provenance(label, r[5], r[3], r[7], r[6]),
                 "first_date": (r[2] or "")[:10] or None,
                 "mentions": r[4],
             }
@@ -203,7 +211,7 @@ def _rule_rows(
 
 
 def list_standing_decisions(
-    conn: sqlite3.Connection, *, status: str, scope: str, cwd: str | None, since: str | None, limit: int
+    conn: sqlite.Connection, *, status: str, scope: str, cwd: str | None, since: str | None, limit: int
 ) -> Scoped:
     params: list[object] = [] if status == "all" else [status]
     res = _rule_rows(
@@ -213,7 +221,7 @@ def list_standing_decisions(
     return res
 
 
-def _name_successors(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> None:
+def _name_successors(conn: sqlite.Connection, items: list[dict[str, Any]]) -> None:
     for it in items:
         if it.get("superseded_by"):
             row = conn.execute(
@@ -227,7 +235,7 @@ def _name_successors(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> N
                 }
 
 
-def check_banned(conn: sqlite3.Connection, action: str, *, scope: str, cwd: str | None, limit: int) -> Scoped:
+def check_banned(conn: sqlite.Connection, action: str, *, scope: str, cwd: str | None, limit: int) -> Scoped:
     """Bans whose wording overlaps `action`; verdict banned / possibly_banned / no_known_ban in `extra`."""
     query = tokens(action)
     checked = [0]
@@ -246,7 +254,7 @@ def check_banned(conn: sqlite3.Connection, action: str, *, scope: str, cwd: str 
 
 
 def decision_for_topic(
-    conn: sqlite3.Connection, topic: str, *, scope: str, cwd: str | None, since: str | None, limit: int
+    conn: sqlite.Connection, topic: str, *, scope: str, cwd: str | None, since: str | None, limit: int
 ) -> Scoped:
     """Standing decisions about `topic` (by word overlap; superseded ones say by what) plus one-off
     decisions ranked by `index.retrieval.recall.recall`."""
@@ -271,8 +279,10 @@ def decision_for_topic(
 
 
 def list_failed_attempts(
-    conn: sqlite3.Connection, *, scope: str, cwd: str | None, since: str | None, limit: int
+    conn: sqlite.Connection, *, scope: str, cwd: str | None, since: str | None, limit: int
 ) -> Scoped:
+    label = project_labeller(conn)
+
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:
         extra = "t.ts >= ?" if since else ""
         rows = conn.execute(
@@ -284,7 +294,7 @@ def list_failed_attempts(
         ).fetchall()
         out = []
         for content, by, error, ts, sid, src, project in rows:
-            item = {"content": content, "by": by, **provenance(sid, ts, project, src)}
+            item = {"content": content, "by": by, **provenance(label, sid, ts, project, src)}
             if error:
                 item["error"] = error
             out.append(item)
@@ -294,7 +304,7 @@ def list_failed_attempts(
 
 
 def _goal_rows(
-    conn: sqlite3.Connection, where: str, args: list[object], since: str | None, limit: int, now: datetime
+    conn: sqlite.Connection, where: str, args: list[object], since: str | None, limit: int, now: datetime
 ) -> list[dict[str, Any]]:
     extra = "max(coalesce(t.updated_ts,''), coalesce(t.ts,'')) >= ?" if since else ""
     rows = conn.execute(
@@ -305,7 +315,7 @@ def _goal_rows(
             ORDER BY max(coalesce(t.updated_ts,''), coalesce(t.ts,'')) DESC, t.id DESC LIMIT ?""",
         [*args, *([since] if since else []), limit],
     ).fetchall()
-    out = []
+    out, label = [], project_labeller(conn)
     for gid, content, status, ts, updated, sid, src, project, status_src in rows:
         touch = max(ts or "", updated or "") or None
         eff = decayed_status(status, touch, now)
@@ -313,7 +323,7 @@ def _goal_rows(
             "id": gid,
             "content": content,
             "status": eff,
-            **provenance(sid, ts, project, src),
+            **provenance(label, sid, ts, project, src),
             "last_touched": (touch or "")[:10] or None,
         }
         if eff != status:
@@ -326,7 +336,7 @@ def _goal_rows(
 
 
 def list_goals(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     *,
     status: str | None,
     scope: str,
@@ -345,7 +355,7 @@ def list_goals(
 
 
 def active_goal(
-    conn: sqlite3.Connection, *, scope: str, cwd: str | None, now: datetime | None = None
+    conn: sqlite.Connection, *, scope: str, cwd: str | None, now: datetime | None = None
 ) -> Scoped:
     """The most recent goal still active (after decay), with the open (paused/blocked) ones under it."""
     now = now or datetime.now(timezone.utc)

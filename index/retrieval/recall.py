@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -15,6 +14,7 @@ from index.store.fts_query import bounded, parse
 from index.store.plugins import require_vectors
 from index.store.scope import Scope, widen
 from index.store.textstore import unpack
+from lib import sqlite
 
 # Durable knowledge ranks above one-off observations.
 KIND_WEIGHT = {
@@ -62,7 +62,7 @@ class RecallResult:
 
 
 def recall(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     topic: str,
     *,
     kind: str | None = None,
@@ -127,7 +127,7 @@ def _hit(r: tuple[Any, ...], score: float) -> RecallHit:
 
 
 def _query(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     match: str | None,
     kinds: list[str],
     where: str,
@@ -168,7 +168,7 @@ def _query(
 
 
 def _fuse(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     topic: str,
     hits: list[RecallHit],
     kinds: list[str],
@@ -209,7 +209,7 @@ def _fuse(
     return out
 
 
-def _mark_stale(conn: sqlite3.Connection, hits: list[RecallHit]) -> None:
+def _mark_stale(conn: sqlite.Connection, hits: list[RecallHit]) -> None:
     for h in hits:
         if h.kind == "standing_decision":
             row = conn.execute(
@@ -219,7 +219,7 @@ def _mark_stale(conn: sqlite3.Connection, hits: list[RecallHit]) -> None:
             h.stale = bool(row and row[0] == "superseded")
 
 
-def iter_extractions(conn: sqlite3.Connection, kind: str | None = None) -> Iterator[dict[str, Any]]:
+def iter_extractions(conn: sqlite.Connection, kind: str | None = None) -> Iterator[dict[str, Any]]:
     """All extraction rows for `dump`, oldest first."""
     sql = (
         """SELECT kind, source_uuid, session_id, content, context, score, ts, cwd, project_key, ordinal, id
@@ -243,7 +243,7 @@ def iter_extractions(conn: sqlite3.Connection, kind: str | None = None) -> Itera
         }
 
 
-def iter_messages(conn: sqlite3.Connection, kind: str | None = None) -> Iterator[dict[str, Any]]:
+def iter_messages(conn: sqlite.Connection, kind: str | None = None) -> Iterator[dict[str, Any]]:
     """All message rows for `dump`, in index order."""
     sql = (
         """SELECT m.uuid, m.session_id, m.parent_uuid, m.role, m.kind, m.ts, m.body, s.cwd, s.project_key,
@@ -273,7 +273,7 @@ def iter_messages(conn: sqlite3.Connection, kind: str | None = None) -> Iterator
         }
 
 
-def kinds_by_uuid(conn: sqlite3.Connection, uuids: list[str]) -> dict[str, set[str]]:
+def kinds_by_uuid(conn: sqlite.Connection, uuids: list[str]) -> dict[str, set[str]]:
     """Extraction kinds per source message (for `eval extractors`)."""
     out: dict[str, set[str]] = {}
     for i in range(0, len(uuids), 500):

@@ -9,14 +9,14 @@ one source and hurts another shows up (issue 11: measure generalisation, not fit
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from index.retrieval.search import SessionHit, search_messages, search_sessions
+from lib import sqlite
 
-SessionSearch = Callable[[sqlite3.Connection, str, int], list[SessionHit]]
+SessionSearch = Callable[[sqlite.Connection, str, int], list[SessionHit]]
 MODES = {"fts": False, "hybrid": True}
 NEGATIVE = "(negative)"
 
@@ -35,7 +35,7 @@ class Outcome:
     top_score: float = 0.0  # score of the best message of the top session (abstention)
 
 
-def source_of(conn: sqlite3.Connection, row: Mapping[str, Any], provenance: Mapping[str, str] | None) -> str:
+def source_of(conn: sqlite.Connection, row: Mapping[str, Any], provenance: Mapping[str, str] | None) -> str:
     """The question's repository (provenance: evidence file -> repo), else its gold session's project."""
     golds = row.get("gold_sessions") or []
     if not golds:
@@ -47,7 +47,7 @@ def source_of(conn: sqlite3.Connection, row: Mapping[str, Any], provenance: Mapp
 
 
 def run_questions(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     gold: Iterable[Mapping[str, Any]],
     hybrid: bool | None = None,
     session_search: SessionSearch | None = None,
@@ -55,7 +55,7 @@ def run_questions(
 ) -> list[Outcome]:
     """hybrid: None = whatever `search` does by default, False = FTS only, True = FTS + vectors."""
 
-    def _sessions(c: sqlite3.Connection, q: str, k: int) -> list[SessionHit]:
+    def _sessions(c: sqlite.Connection, q: str, k: int) -> list[SessionHit]:
         return search_sessions(c, q, limit=k, hybrid=hybrid)
 
     search = session_search or _sessions
@@ -136,7 +136,7 @@ def report(outcomes: list[Outcome]) -> dict[str, Any]:
 
 
 def evaluate(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     gold: Iterable[Mapping[str, Any]],
     session_search: SessionSearch | None = None,
     hybrid: bool | None = None,

@@ -4,16 +4,16 @@ action. For a tool call the action is its *shape* (`tool_action`): a Bash comman
 one-word arguments (not the prose of an `echo` or a commit message), an edit's path and the identifiers
 it adds (imports, dotted calls), an MCP tool's name and short arguments.
 
-Light on purpose: the PreToolUse hook runs before every tool call and imports only this module,
-`sqlite3` and `lib/` (`bans_for_action`)."""
+Light on purpose: the PreToolUse hook runs before every tool call and imports only this module
+and `lib/` (`bans_for_action`; SQLite through lib/sqlite.py)."""
 
 from __future__ import annotations
 
 import re
 import shlex
-import sqlite3
 from typing import Any
 
+from lib import sqlite
 from lib.memid import memory_id
 from lib.project import project_key
 from lib.text import STOPWORDS
@@ -215,7 +215,7 @@ def _hit(
     )
 
 
-def bans_for_action(conn: sqlite3.Connection, action: str, cwd: str | None) -> list[BanHit]:
+def bans_for_action(conn: sqlite.Connection, action: str, cwd: str | None) -> list[BanHit]:
     """Active bans of this project, and other projects' operator-wide ones, that match `action`
     (score ≥ BANNED_AT), best first. One scan of the small `bans` table; a substring pre-check keeps
     the word matching to the few candidates."""
@@ -238,7 +238,7 @@ def bans_for_action(conn: sqlite3.Connection, action: str, cwd: str | None) -> l
     return out
 
 
-def scope_bans(conn: sqlite3.Connection, cwd: str | None, ban_id: str | None = None) -> list[BanHit]:
+def scope_bans(conn: sqlite.Connection, cwd: str | None, ban_id: str | None = None) -> list[BanHit]:
     """The bans the PreToolUse hook checks in `cwd` (every active ban when `cwd` is None), most
     mentioned first; with `ban_id`, only that one."""
     key = project_key(cwd) if cwd else None

@@ -7,7 +7,6 @@ scoped query here runs over an alias `e` of `extractions` (or a table with `cwd`
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,8 +15,9 @@ from typing import Any
 from extractors.model import ALL_KINDS
 from index.retrieval.search import search_messages, search_sessions
 from index.store.filters import Filters
+from index.store.labels import Label
 from index.store.scope import widen
-from lib.project import display_name
+from lib import sqlite
 
 EXTRACTION_KINDS = ALL_KINDS  # every kind the extractors write (extractors/model.py)
 
@@ -57,7 +57,7 @@ def _filters(name: str, args: list[object], base: Filters) -> Filters:
 
 
 def search_scoped(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     text: str,
     scope: str,
     cwd: str | None,
@@ -77,7 +77,7 @@ def search_scoped(
 
 
 def sessions_scoped(
-    conn: sqlite3.Connection, text: str, scope: str, cwd: str | None, base: Filters, limit: int
+    conn: sqlite.Connection, text: str, scope: str, cwd: str | None, base: Filters, limit: int
 ) -> Scoped:
     """`index.retrieval.search.search_sessions` with scope widening."""
     return Scoped(
@@ -97,13 +97,14 @@ def day(ts: str | None) -> str | None:
 
 
 def provenance(
-    session_id: str | None, ts: str | None, project_key: str | None, uuid: str | None = None
+    label: Label, session_id: str | None, ts: str | None, project_key: str | None, uuid: str | None = None
 ) -> dict[str, Any]:
-    """Where a recalled item comes from: date, session, project (and the source message)."""
+    """Where a recalled item comes from: date, session, project (its `label`, index/store/labels.py)
+    and the source message."""
     out: dict[str, Any] = {
         "date": day(ts),
         "session_id": session_id,
-        "project": display_name(project_key) if project_key else None,
+        "project": label(project_key) if project_key else None,
     }
     if uuid:
         out["uuid"] = uuid

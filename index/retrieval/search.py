@@ -16,7 +16,6 @@ repeat the query; a message's score is scaled by its session's; copies of a sess
 from __future__ import annotations
 
 import math
-import sqlite3
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -28,6 +27,7 @@ from index.store.fts_query import Query, bounded, parse
 from index.store.plugins import Candidate, Ranked, require_vectors
 from index.store.session_docs import doc_scores, top_sessions
 from index.store.textstore import snippet
+from lib import sqlite
 
 # How much a hit of each kind is worth relative to a human prompt or an assistant answer. Tool calls
 # and their output are evidence the work happened, not the answer (docs/eval.md: the weights were
@@ -143,7 +143,7 @@ class _Result:
 
 
 def _ranked(
-    conn: sqlite3.Connection, text: str, f: Filters, limit: int, now: datetime | None, hybrid: bool | None
+    conn: sqlite.Connection, text: str, f: Filters, limit: int, now: datetime | None, hybrid: bool | None
 ) -> _Result | None:
     """The one pipeline behind both search functions: messages, then sessions, then messages
     scaled by their session's score."""
@@ -188,7 +188,7 @@ def _ranked(
 
 
 def session_scores(
-    conn: sqlite3.Connection, text: str, fts: Ranked, docs: dict[str, float] | None = None
+    conn: sqlite.Connection, text: str, fts: Ranked, docs: dict[str, float] | None = None
 ) -> dict[str, float]:
     """Each matching session: its best message and its document, each relative to the query's best.
     Further matches add nothing, so a long session cannot win by repeating the query's words.
@@ -210,7 +210,7 @@ def session_scores(
 
 
 def search_messages(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     text: str,
     f: Filters | None = None,
     limit: int = 10,
@@ -254,7 +254,7 @@ def _hit(r: Candidate, score: float, snippet: str) -> Hit:
 
 
 def search_sessions(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     text: str,
     f: Filters | None = None,
     limit: int = 10,
@@ -289,7 +289,7 @@ def search_sessions(
     return out
 
 
-def _session_meta(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+def _session_meta(conn: sqlite.Connection, ids: list[str]) -> dict[str, tuple[Any, ...]]:
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))

@@ -8,7 +8,6 @@ the answer lives in plain messages (fixes, locations), messages through `index.r
 from __future__ import annotations
 
 import re
-import sqlite3
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
@@ -16,8 +15,9 @@ from index.retrieval.operator_queries import recall_kinds
 from index.retrieval.rule_match import tokens
 from index.retrieval.scoped import Scoped, search_scoped
 from index.store.filters import Filters
+from index.store.labels import project_labeller
 from index.store.textstore import unpack
-from lib.project import display_name
+from lib import sqlite
 from lib.text import clip
 
 # intent -> (extraction kinds in priority order, message kind to search or None, extra search words)
@@ -114,7 +114,7 @@ def _unmark(snip: str, words: set[str]) -> str:
 
 
 def _message_items(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     intent: str,
     topic: str,
     kind: str | None,
@@ -126,7 +126,7 @@ def _message_items(
 ) -> Scoped:
     base = Filters(kind=kind, since=since)
     res = search_scoped(conn, f"{topic} {extra}".strip(), scope, cwd, base, limit)
-    items = []
+    items, label = [], project_labeller(conn)
     words = tokens(topic)
     for h in res.items:
         text = _unmark(h.snippet, words)
@@ -135,7 +135,7 @@ def _message_items(
             "content": text,
             "date": (h.ts or "")[:10] or None,
             "session_id": h.session_id,
-            "project": display_name(h.project) if h.project else None,
+            "project": label(h.project) if h.project else None,
             "uuid": h.uuid,
             "score": h.score,
         }
@@ -148,10 +148,11 @@ def _message_items(
     return Scoped(items, res.scope, res.note)
 
 
-def _fix_items(conn: sqlite3.Connection, hits: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+def _fix_items(conn: sqlite.Connection, hits: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     """The last assistant answer saying what fixed it, in the sessions the search pointed at: the final
     fix of a session beats the first guess that a later correction rejected."""
     out: list[dict[str, Any]] = []
+    label = project_labeller(conn)
     for sid in dict.fromkeys(h["session_id"] for h in hits):
         rows = conn.execute(
             """SELECT m.uuid, m.ts, m.body, s.project_key FROM messages m JOIN sessions s ON s.session_id = m.session_id
@@ -170,7 +171,7 @@ def _fix_items(conn: sqlite3.Connection, hits: list[dict[str, Any]], limit: int)
                         "content": clip(" ".join(sents[-2:]) or text, 400),
                         "date": (ts or "")[:10] or None,
                         "session_id": sid,
-                        "project": display_name(project) if project else None,
+                        "project": label(project) if project else None,
                         "uuid": uuid,
                         "score": 1.0,
                     }
@@ -191,7 +192,7 @@ class Targeted(NamedTuple):
 
 
 def recall_targeted(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     intent: str,
     topic: str,
     *,

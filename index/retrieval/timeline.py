@@ -3,14 +3,14 @@ the timeline around one hit, and full records by uuid — so an agent reads litt
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from index.retrieval.budget import estimate_tokens
 from index.retrieval.search import Hit
 from index.store.filters import MAX_KEY_CHARS
+from index.store.labels import Label, project_labeller
 from index.store.textstore import unpack
-from lib.project import display_name
+from lib import sqlite
 from lib.text import clip
 
 _COLS = """m.id, m.uuid, m.session_id, m.ts, m.role, m.kind, m.tool_name, m.tool_target, m.is_error, m.on_main,
@@ -21,14 +21,14 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-def _bodies(conn: sqlite3.Connection, uuids: list[str]) -> dict[str, str]:
+def _bodies(conn: sqlite.Connection, uuids: list[str]) -> dict[str, str]:
     if not uuids:
         return {}
     rows = conn.execute(f"SELECT uuid, body FROM messages WHERE uuid IN ({_marks(len(uuids))})", uuids)
     return {u: unpack(b) for u, b in rows}
 
 
-def hit_index(conn: sqlite3.Connection, hits: list[Hit], preview: int = 100) -> list[dict[str, Any]]:
+def hit_index(conn: sqlite.Connection, hits: list[Hit], preview: int = 100) -> list[dict[str, Any]]:
     """One short row per hit: where and when, a preview, and how many tokens the full record costs."""
     bodies = _bodies(conn, [h.uuid for h in hits])
     sids = sorted({h.session_id for h in hits})
@@ -41,7 +41,7 @@ def hit_index(conn: sqlite3.Connection, hits: list[Hit], preview: int = 100) -> 
         if sids
         else {}
     )
-    out = []
+    out, label = [], project_labeller(conn)
     for h in hits:
         body = bodies.get(h.uuid, "")
         out.append(
@@ -49,7 +49,7 @@ def hit_index(conn: sqlite3.Connection, hits: list[Hit], preview: int = 100) -> 
                 "uuid": h.uuid,
                 "session_id": h.session_id,
                 "date": (h.ts or "")[:10] or None,
-                "project": display_name(h.project) if h.project else None,
+                "project": label(h.project) if h.project else None,
                 "agent": h.agent,
                 "role": h.role,
                 "kind": h.kind,
@@ -62,7 +62,7 @@ def hit_index(conn: sqlite3.Connection, hits: list[Hit], preview: int = 100) -> 
     return out
 
 
-def _row(r: tuple[Any, ...], chars: int, flat: bool = True) -> dict[str, Any]:
+def _row(r: tuple[Any, ...], chars: int, label: Label, flat: bool = True) -> dict[str, Any]:
     text = unpack(r[11])
     out: dict[str, Any] = {
         "uuid": r[1],
@@ -70,7 +70,7 @@ def _row(r: tuple[Any, ...], chars: int, flat: bool = True) -> dict[str, Any]:
         "ts": r[3],
         "role": r[4],
         "kind": r[5],
-        "project": display_name(r[12]) if r[12] else None,
+        "project": label(r[12]) if r[12] else None,
     }
     if r[6]:
         out["tool_name"] = r[6]
@@ -93,7 +93,7 @@ def _row(r: tuple[Any, ...], chars: int, flat: bool = True) -> dict[str, Any]:
 
 
 def timeline(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     uuid: str,
     *,
     before: int = 3,
@@ -126,8 +126,8 @@ def timeline(
             WHERE m.session_id = ? AND m.id > ? {main} ORDER BY m.id LIMIT ?""",
         (sid, mid, after),
     ).fetchall()
-    rows = [*reversed(prev), anchor, *nxt]
-    msgs = [_row(r, chars) for r in rows]
+    rows, label = [*reversed(prev), anchor, *nxt], project_labeller(conn)
+    msgs = [_row(r, chars, label) for r in rows]
     for m in msgs:
         del m["session_id"], m["project"]
         m["anchor"] = m["uuid"] == anchor[1] or None
@@ -137,7 +137,7 @@ def timeline(
     return {
         "session_id": sid,
         "title": anchor[13],
-        "project": display_name(anchor[12]) if anchor[12] else None,
+        "project": label(anchor[12]) if anchor[12] else None,
         "anchor": anchor[1],
         "messages": msgs,
         "session_messages": total,
@@ -147,7 +147,7 @@ def timeline(
 
 
 def records(
-    conn: sqlite3.Connection, uuids: list[str], *, chars: int
+    conn: sqlite.Connection, uuids: list[str], *, chars: int
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Full messages by uuid (text clipped at `chars`), in the order asked; and the uuids not found."""
     if not uuids:
@@ -158,5 +158,6 @@ def records(
         uuids,
     ).fetchall()
     by = {r[1]: r for r in rows}
-    found = [_row(by[u], chars, flat=False) for u in uuids if u in by]
+    label = project_labeller(conn)
+    found = [_row(by[u], chars, label, flat=False) for u in uuids if u in by]
     return found, [u for u in uuids if u not in by]

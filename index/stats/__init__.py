@@ -36,9 +36,6 @@ if TYPE_CHECKING:
         inspect_session as inspect_session,
     )
     from index.stats.queries import (
-        project_keys as project_keys,
-    )
-    from index.stats.queries import (
         recent_sessions as recent_sessions,
     )
     from index.stats.queries import (
@@ -63,7 +60,6 @@ _WHERE: dict[str, tuple[str, str]] = {
     "indexed_files_by_root": ("metrics_health", "indexed_files_by_root"),
     "inspect_session": ("queries", "inspect_session"),
     "load_catalog": ("pricing", "load_catalog"),
-    "project_keys": ("queries", "project_keys"),
     "recent_sessions": ("queries", "recent_sessions"),
     "session_costs": ("usage_view", "session_costs"),
     "status": ("queries", "status"),
@@ -85,7 +81,6 @@ __all__ = [
     "indexed_files_by_root",
     "inspect_session",
     "load_catalog",
-    "project_keys",
     "recent_sessions",
     "session_costs",
     "status",

@@ -9,7 +9,6 @@ The summary and session reports built on these rows are in reports.py, `topics` 
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone, tzinfo
@@ -17,6 +16,7 @@ from typing import Any
 
 from index.stats.pricing import Catalog
 from index.store.filters import since_day
+from lib import sqlite
 
 GAP_S = 30 * 60  # inactivity longer than this ends an active stretch
 CORRECTION_KINDS = ("correction", "model_correction")
@@ -92,7 +92,7 @@ def _era(cat: Catalog) -> tuple[str, list[str]]:
 
 
 def usage_rows(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     cat: Catalog,
     since: str | None = None,
     by_day: bool = True,
@@ -157,11 +157,11 @@ def _local_day(bucket: str, tz: tzinfo | None) -> str:
     return bucket if tz is None or len(bucket) <= 10 else since_day(bucket, tz)
 
 
-def session_projects(conn: sqlite3.Connection) -> dict[str, str]:
+def session_projects(conn: sqlite.Connection) -> dict[str, str]:
     return {sid: p or "?" for sid, p in conn.execute("SELECT session_id, project_key FROM sessions")}
 
 
-def session_agents(conn: sqlite3.Connection) -> dict[str, str]:
+def session_agents(conn: sqlite.Connection) -> dict[str, str]:
     return {sid: a for sid, a in conn.execute("SELECT session_id, agent FROM sessions")}
 
 
@@ -179,7 +179,7 @@ def period_of(day: str, by: str) -> str:
 
 
 def cost_report(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     cat: Catalog,
     since: str | None = None,
     by: str = "day",
@@ -211,7 +211,7 @@ def cost_report(
     }
 
 
-def active_seconds(conn: sqlite3.Connection, since: str | None = None) -> dict[str, float]:
+def active_seconds(conn: sqlite.Connection, since: str | None = None) -> dict[str, float]:
     """Per session: sum of `turn_duration` records; sessions without any use the gaps < 30 min
     between consecutive API responses (subagent responses included)."""
     s = since or ""
@@ -244,12 +244,12 @@ def active_seconds(conn: sqlite3.Connection, since: str | None = None) -> dict[s
     return out
 
 
-def turn_keys(conn: sqlite3.Connection) -> set[tuple[str, str]]:
+def turn_keys(conn: sqlite.Connection) -> set[tuple[str, str]]:
     """(message id, request id) of every counted API response ('' when a record had no requestId)."""
     return set(conn.execute("SELECT message_id, request_id FROM turns").fetchall())
 
 
-def tiered_cells(conn: sqlite3.Connection, cat: Catalog) -> set[tuple[str, str]]:
+def tiered_cells(conn: sqlite.Connection, cat: Catalog) -> set[tuple[str, str]]:
     """(UTC day, model) cells holding at least one request priced at a long-context tier."""
     out = set()
     for day, model, band in conn.execute(

@@ -4,7 +4,6 @@ hook statistics read from `events.jsonl` (NDJSON beside the DB, rotated as `even
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import orjson
 
 from index.store.filters import parse_ts
+from lib import sqlite
 from lib.events import read_events
 
 
@@ -64,7 +64,7 @@ def hook_stats(state_dir: Path, since: str | None = None) -> dict[str, Any]:
 
 
 def health(
-    conn: sqlite3.Connection, db: Path, since: str | None = None, scan_disk: bool = True
+    conn: sqlite.Connection, db: Path, since: str | None = None, scan_disk: bool = True
 ) -> dict[str, Any]:
     """Index freshness, ingest latency, errors, DB size and hook statistics."""
     runs = conn.execute(
@@ -127,7 +127,7 @@ def health(
     }
 
 
-def indexed_files_by_root(conn: sqlite3.Connection) -> dict[str, int]:
+def indexed_files_by_root(conn: sqlite.Connection) -> dict[str, int]:
     return dict(conn.execute("SELECT root, count(*) FROM ingest_state GROUP BY root").fetchall())
 
 
@@ -144,7 +144,7 @@ def _iso_ns(ns: int | None) -> str | None:
     return datetime.fromtimestamp(ns / 1e9, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _pending(conn: sqlite3.Connection) -> dict[str, Any]:
+def _pending(conn: sqlite.Connection) -> dict[str, Any]:
     """Transcripts on disk that are new or changed since they were indexed (stat only)."""
     from lib.discovery import discover
 

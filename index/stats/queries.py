@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -11,11 +10,12 @@ from index.store.filters import MAX_KEY_CHARS, Filters
 from index.store.plugins import vectors
 from index.store.schema import SCHEMA_VERSION, current_version
 from index.store.textstore import unpack
+from lib import sqlite
 from lib.discovery import key_path
 from lib.model import EDIT_TOOLS
 
 
-def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
+def status(conn: sqlite.Connection, db: Path) -> dict[str, Any]:
 
     def one(sql: str) -> Any:
         return conn.execute(sql).fetchone()[0]
@@ -60,13 +60,13 @@ def status(conn: sqlite3.Connection, db: Path) -> dict[str, Any]:
     }
 
 
-def _describe_vectors(conn: sqlite3.Connection) -> dict[str, Any]:
+def _describe_vectors(conn: sqlite.Connection) -> dict[str, Any]:
     """The vector store as the registered plugin sees it (none registered: no store to describe)."""
     plugin = vectors()
     return {"exists": False} if plugin is None else plugin.describe(conn)
 
 
-def find_session(conn: sqlite3.Connection, prefix: str) -> str | None:
+def find_session(conn: sqlite.Connection, prefix: str) -> str | None:
     if len(prefix) > MAX_KEY_CHARS:
         return None
     rows = conn.execute(
@@ -76,7 +76,7 @@ def find_session(conn: sqlite3.Connection, prefix: str) -> str | None:
 
 
 def inspect_session(
-    conn: sqlite3.Connection, session_id: str, messages: int | None = 40, chars: int | None = 300
+    conn: sqlite.Connection, session_id: str, messages: int | None = 40, chars: int | None = 300
 ) -> dict[str, Any] | None:
     """Everything stored about one session: `messages` conversation messages (None: all), each text
     cut at `chars` (None: whole); `conversation_messages` says how many there are in all."""
@@ -179,7 +179,7 @@ def inspect_session(
 
 
 def recent_sessions(
-    conn: sqlite3.Connection, where: Filters, since: str | None, text: str | None, limit: int
+    conn: sqlite.Connection, where: Filters, since: str | None, text: str | None, limit: int
 ) -> list[dict[str, Any]]:
     """The most recent sessions (by last activity) matching project/cwd filters, activity since `since`
     and `text` in the title or first prompt; with the transcript's size."""
@@ -202,7 +202,7 @@ def recent_sessions(
     ]
 
 
-def doctor(conn: sqlite3.Connection) -> list[tuple[str, bool, str]]:
+def doctor(conn: sqlite.Connection) -> list[tuple[str, bool, str]]:
     """(check, ok, detail) rows."""
     checks: list[tuple[str, bool, str]] = []
     ver = current_version(conn)
@@ -213,7 +213,7 @@ def doctor(conn: sqlite3.Connection) -> list[tuple[str, bool, str]]:
         try:
             conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES('integrity-check', 1)")
             checks.append((f"{fts} integrity", True, "ok"))
-        except sqlite3.DatabaseError as exc:
+        except sqlite.DatabaseError as exc:
             checks.append((f"{fts} integrity", False, str(exc)))
     mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
     checks.append(("journal mode", mode == "wal", mode))
@@ -228,12 +228,5 @@ def doctor(conn: sqlite3.Connection) -> list[tuple[str, bool, str]]:
     return checks
 
 
-def has_messages(conn: sqlite3.Connection) -> bool:
+def has_messages(conn: sqlite.Connection) -> bool:
     return conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
-
-
-def project_keys(conn: sqlite3.Connection) -> list[str]:
-    """Every project key the index holds (for labels that tell them apart)."""
-    return [
-        r[0] for r in conn.execute("SELECT DISTINCT project_key FROM sessions WHERE project_key IS NOT NULL")
-    ]

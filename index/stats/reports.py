@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import datetime
@@ -11,6 +10,7 @@ from typing import Any
 from index.stats.metrics import CORRECTION_KINDS, Usage, active_seconds, session_projects, usage_rows
 from index.stats.pricing import Catalog
 from index.store.filters import parse_ts
+from lib import sqlite
 
 
 def _span_h(a: str | None, b: str | None) -> float:
@@ -26,7 +26,7 @@ def _dt(ts: str) -> datetime:
     return dt
 
 
-def _sessions_in(conn: sqlite3.Connection, since: str | None) -> list[tuple[Any, ...]]:
+def _sessions_in(conn: sqlite.Connection, since: str | None) -> list[tuple[Any, ...]]:
     return conn.execute(
         """SELECT session_id, project_key, title, first_ts, last_ts FROM sessions
            WHERE last_ts >= ?""",
@@ -34,7 +34,7 @@ def _sessions_in(conn: sqlite3.Connection, since: str | None) -> list[tuple[Any,
     ).fetchall()
 
 
-def summary(conn: sqlite3.Connection, cat: Catalog, since: str | None = None, top: int = 5) -> dict[str, Any]:
+def summary(conn: sqlite.Connection, cat: Catalog, since: str | None = None, top: int = 5) -> dict[str, Any]:
     sessions = _sessions_in(conn, since)
     total = Usage()
     by_project: dict[str, Usage] = defaultdict(Usage)
@@ -77,7 +77,7 @@ def summary(conn: sqlite3.Connection, cat: Catalog, since: str | None = None, to
 
 
 def top_corrections(
-    conn: sqlite3.Connection, since: str | None = None, limit: int = 5
+    conn: sqlite.Connection, since: str | None = None, limit: int = 5
 ) -> list[dict[str, Any]]:
     """The corrections the user repeated most (same text), newest first among equals."""
     marks = ",".join("?" * len(CORRECTION_KINDS))
@@ -96,7 +96,7 @@ SESSION_SORTS = ("tokens", "cost", "duration", "active", "corrections")
 
 
 def top_sessions(
-    conn: sqlite3.Connection, cat: Catalog, since: str | None = None, by: str = "tokens", limit: int = 10
+    conn: sqlite.Connection, cat: Catalog, since: str | None = None, by: str = "tokens", limit: int = 10
 ) -> list[dict[str, Any]]:
     """Sessions ranked by tokens, cost, wall duration, active time or number of corrections."""
     if by not in SESSION_SORTS:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
 from collections import Counter, defaultdict
 from typing import Any
 
+from lib import sqlite
 from lib.text import STOPWORDS
 
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}")
@@ -21,7 +21,7 @@ _STOP = STOPWORDS | frozenset(_DOMAIN_STOP.split())
 
 
 def topics(
-    conn: sqlite3.Connection, since: str | None = None, projects: int = 8, terms: int = 8, titles: int = 3
+    conn: sqlite.Connection, since: str | None = None, projects: int = 8, terms: int = 8, titles: int = 3
 ) -> list[dict[str, Any]]:
     """Per busy project: its most distinctive words (session titles and first prompts, tf x idf over
     projects) and its latest session titles. Cheap: reads the sessions table only."""

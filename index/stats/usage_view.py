@@ -3,12 +3,12 @@ by project, the cache hit rate, sessions per day. Built on `cost_report`, so the
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
 from typing import Any
 
 from index.stats.metrics import cost_report, usage_rows
 from index.stats.pricing import Catalog
+from lib import sqlite
 
 TOP_GROUPS = 8  # series beyond these are summed into "other": a chart of 40 colours says nothing
 
@@ -35,7 +35,7 @@ def _series(rows: list[dict[str, Any]], group: str, periods: list[str]) -> dict[
 
 
 def usage_series(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     cat: Catalog,
     by: str = "day",
     since: str | None = None,
@@ -63,7 +63,7 @@ def usage_series(
     }
 
 
-def session_costs(conn: sqlite3.Connection, cat: Catalog, ids: list[str]) -> dict[str, float | None]:
+def session_costs(conn: sqlite.Connection, cat: Catalog, ids: list[str]) -> dict[str, float | None]:
     """Cost of each of these sessions (subagents included), None where a model has no price."""
     out: dict[str, float | None] = {sid: 0.0 for sid in ids}
     for _day, sid, _model, u in usage_rows(conn, cat, by_day=True, by_session=True, sessions=ids):

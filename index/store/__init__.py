@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from index.store.fts_query import Query as Query
     from index.store.fts_query import snippet_terms as snippet_terms
     from index.store.ingest import run_index as run_index
+    from index.store.labels import project_keys as project_keys
+    from index.store.labels import project_labeller as project_labeller
     from index.store.lock import LOCK_NAME as LOCK_NAME
     from index.store.lock import IndexBusy as IndexBusy
     from index.store.lock import writer_lock as writer_lock
@@ -148,6 +150,8 @@ _WHERE: dict[str, tuple[str, str]] = {
     "writer_lock": ("lock", "writer_lock"),
     "zone": ("filters", "zone"),
     "wrong_items": ("verdicts", "wrong_items"),
+    "project_keys": ("labels", "project_keys"),
+    "project_labeller": ("labels", "project_labeller"),
 }
 
 __all__ = [
@@ -180,6 +184,8 @@ __all__ = [
     "open_reader",
     "parse_since",
     "parse_ts",
+    "project_keys",
+    "project_labeller",
     "promote",
     "reapply",
     "record_feedback",

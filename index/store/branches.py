@@ -9,12 +9,11 @@ history before it: the walk continues with the preceding record in file order.
 
 from __future__ import annotations
 
-import sqlite3
-
 from index.store.pending import mark_digest
+from lib import sqlite
 
 
-def update_main_branch(conn: sqlite3.Connection, session_id: str) -> int:
+def update_main_branch(conn: sqlite.Connection, session_id: str) -> int:
     """Recompute `messages.on_main` for one session; returns how many rows changed."""
     rows = conn.execute(
         """SELECT id, uuid, parent_uuid, kind, on_main, message_id FROM messages

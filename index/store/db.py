@@ -7,11 +7,11 @@ by a crash. A reader given a deadline (the hooks) waits at most until then, for 
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from pathlib import Path
 
 from index.store.schema import SCHEMA_VERSION, current_version, migrate
+from lib import sqlite
 
 
 class IndexError_(Exception):
@@ -52,7 +52,7 @@ def is_damage(message: str) -> bool:
     return any(d in low for d in _DAMAGED)
 
 
-def open_failure(path: Path, exc: sqlite3.Error, write: bool = False) -> IndexError_:
+def open_failure(path: Path, exc: sqlite.Error, write: bool = False) -> IndexError_:
     """What an SQLite error on the index means, with the fix for that cause."""
     detail = str(exc)
     if is_damage(detail):
@@ -88,35 +88,35 @@ class IndexLocked(IndexError_):
 BUSY_MS = 5000
 
 
-def _tune(conn: sqlite3.Connection) -> None:
+def _tune(conn: sqlite.Connection) -> None:
     """Cache settings; they read the schema, so the busy timeout must already be set."""
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-32000")
 
 
-def open_writer(path: Path) -> sqlite3.Connection:
+def open_writer(path: Path) -> sqlite.Connection:
     """The single writer: creates the DB if needed and migrates it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        conn = sqlite.connect(str(path), isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
         _tune(conn)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         migrate(conn)
-    except sqlite3.DatabaseError as exc:
+    except sqlite.DatabaseError as exc:
         raise open_failure(path, exc, write=True) from exc
     return conn
 
 
-def open_existing_writer(path: Path) -> sqlite3.Connection:
+def open_existing_writer(path: Path) -> sqlite.Connection:
     """The writer for maintenance commands, which must not create an index that is not there."""
     if not path.exists():
         raise IndexMissing(f"no index at {path}")
     return open_writer(path)
 
 
-def limit_to(conn: sqlite3.Connection, until: float | None) -> None:
+def limit_to(conn: sqlite.Connection, until: float | None) -> None:
     """Stop queries (progress handler) and lock waits (busy timeout) at `until`, a time.monotonic()
     deadline; None restores the defaults. Call it again when the deadline changes."""
     if until is None:
@@ -127,19 +127,17 @@ def limit_to(conn: sqlite3.Connection, until: float | None) -> None:
     conn.execute(f"PRAGMA busy_timeout={max(0, int((until - time.monotonic()) * 1000))}")
 
 
-def open_reader(path: Path, *, deadline: float | None = None) -> sqlite3.Connection:
+def open_reader(path: Path, *, deadline: float | None = None) -> sqlite.Connection:
     """Read-only connection; raises IndexMissing/IndexCorrupt/IndexLocked with a fix. With a
     `deadline` (time.monotonic()) nothing on it, lock waits included, runs past that moment."""
     if not path.exists():
         raise IndexMissing(f"no index at {path}")
     try:
-        conn = sqlite3.connect(
-            f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
-        )
+        conn = sqlite.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
         limit_to(conn, deadline)
         _tune(conn)
         version = current_version(conn)
-    except sqlite3.DatabaseError as exc:
+    except sqlite.DatabaseError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
             raise IndexLocked(f"index {path} is locked by another process ({exc})") from exc
         raise open_failure(path, exc) from exc
@@ -153,7 +151,7 @@ def open_reader(path: Path, *, deadline: float | None = None) -> sqlite3.Connect
     return conn
 
 
-def db_file(conn: sqlite3.Connection) -> str:
+def db_file(conn: sqlite.Connection) -> str:
     """Path of the main database behind a connection ('' for in-memory)."""
     for row in conn.execute("PRAGMA database_list"):
         if row[1] == "main":

@@ -12,7 +12,6 @@ full one (`tests/test_properties.py`).
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +29,7 @@ from index.store.digest_rules import (
     relative,
 )
 from index.store.textstore import unpack
+from lib import sqlite
 from lib.content import todo_items
 from lib.model import EDIT_TOOLS
 from lib.text import clip
@@ -89,11 +89,11 @@ class Digest:
     items: list[Item] = field(default_factory=list)
 
 
-def _rows(conn: sqlite3.Connection, sql: str, args: Iterable[Any]) -> list[tuple[Any, ...]]:
+def _rows(conn: sqlite.Connection, sql: str, args: Iterable[Any]) -> list[tuple[Any, ...]]:
     return conn.execute(sql, tuple(args)).fetchall()
 
 
-def _bodies(conn: sqlite3.Connection, uuids: list[str]) -> dict[str, str]:
+def _bodies(conn: sqlite.Connection, uuids: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for i in range(0, len(uuids), 500):
         part = uuids[i : i + 500]
@@ -104,7 +104,7 @@ def _bodies(conn: sqlite3.Connection, uuids: list[str]) -> dict[str, str]:
     return out
 
 
-def build(conn: sqlite3.Connection, sid: str) -> Digest | None:
+def build(conn: sqlite.Connection, sid: str) -> Digest | None:
     """The digest of one session, or None when the session is not indexed."""
     meta_row = conn.execute(
         """SELECT project_key, cwd, title, first_ts, last_ts, n_prompts, n_tool_calls, models
@@ -157,7 +157,7 @@ def _group(groups: dict[tuple[str, str], Item], key: tuple[str, str], make: Item
         have.n += 1
 
 
-def _tools(conn: sqlite3.Connection, d: Digest, msgs: list[tuple[Any, ...]], cwd: str | None) -> None:
+def _tools(conn: sqlite.Connection, d: Digest, msgs: list[tuple[Any, ...]], cwd: str | None) -> None:
     """Files read and edited, searches, commands (grouped by what they run), commits, passing tests,
     and the plan of the last TodoWrite of the main thread."""
     results = {m[5]: m for m in msgs if m[1] == "tool_result" and m[5]}
@@ -233,7 +233,7 @@ def _tools(conn: sqlite3.Connection, d: Digest, msgs: list[tuple[Any, ...]], cwd
     d.meta["counts"] = {**counts, "commands_run": len(bash), "commands_failed": failed}
 
 
-def _extracted(conn: sqlite3.Connection, d: Digest) -> None:
+def _extracted(conn: sqlite.Connection, d: Digest) -> None:
     """Facts, discoveries, failed attempts (with their cause), decisions, corrections, rules and
     progress from the extractions, and the goal the session set and left open or finished. Only the
     session's own rows: a later session (which may pause its goal in the project's goal stack) never
@@ -277,7 +277,7 @@ def _extracted(conn: sqlite3.Connection, d: Digest) -> None:
         d.items.append(goal)
 
 
-def _conversation(conn: sqlite3.Connection, d: Digest, msgs: list[tuple[Any, ...]]) -> None:
+def _conversation(conn: sqlite.Connection, d: Digest, msgs: list[tuple[Any, ...]]) -> None:
     """The request (first real prompt of the main thread), the last prompt, how the session ended,
     and the next steps that come from the conversation: the last unfinished request and what the
     last answer proposed."""

@@ -12,7 +12,6 @@ a record taken over by a better copy in another file, a main branch that moved.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import orjson
@@ -20,6 +19,7 @@ import orjson
 from index.store.digest_build import Digest, Item, build
 from index.store.filters import parse_ts
 from index.store.tx import transaction
+from lib import sqlite
 
 _SIG = """s.n_messages || '|' || coalesce(s.last_ts, '') || '|' || coalesce(s.title, '') || '|'
   || coalesce(s.cwd, '') || '|'
@@ -28,7 +28,7 @@ _SIG = """s.n_messages || '|' || coalesce(s.last_ts, '') || '|' || coalesce(s.ti
 ITEM_COLUMNS = "section, kind, text, detail, obs_type, n, source_uuid, ts"
 
 
-def refresh(conn: sqlite3.Connection) -> int:
+def refresh(conn: sqlite.Connection) -> int:
     """Rebuild the digests of sessions whose signature changed and drop orphans, in one transaction;
     returns how many were rebuilt. Cheap when nothing changed (one pass over sessions)."""
     stale = conn.execute(
@@ -56,7 +56,7 @@ def refresh(conn: sqlite3.Connection) -> int:
     return len(stale)
 
 
-def _delete(conn: sqlite3.Connection, sid: str) -> None:
+def _delete(conn: sqlite.Connection, sid: str) -> None:
     conn.execute("DELETE FROM digest_items WHERE session_id = ?", (sid,))
     conn.execute("DELETE FROM digests WHERE session_id = ?", (sid,))
 
@@ -66,7 +66,7 @@ def duration_s(first: str | None, last: str | None) -> int | None:
     return max(int((b - a).total_seconds()), 0) if a and b else None
 
 
-def _store(conn: sqlite3.Connection, d: Digest, sig: str) -> None:
+def _store(conn: sqlite.Connection, d: Digest, sig: str) -> None:
     m = d.meta
     counts = {
         k: v for k, v in m.items() if k not in ("project_key", "cwd", "title", "first_ts", "last_ts", "turns")
@@ -101,7 +101,7 @@ def _store(conn: sqlite3.Connection, d: Digest, sig: str) -> None:
     )
 
 
-def stored(conn: sqlite3.Connection, sid: str) -> Digest | None:
+def stored(conn: sqlite.Connection, sid: str) -> Digest | None:
     """The stored digest of a session; built on the fly (not stored: readers hold no write lock) for
     an index whose last run predates digests."""
     try:
@@ -110,7 +110,7 @@ def stored(conn: sqlite3.Connection, sid: str) -> Digest | None:
                WHERE session_id = ?""",
             (sid,),
         ).fetchone()
-    except sqlite3.OperationalError as exc:
+    except sqlite.OperationalError as exc:
         if "no such table" not in str(exc):
             raise
         row = None  # an index from before schema v7, opened read-only

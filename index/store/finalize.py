@@ -8,17 +8,16 @@ the next one, even when that one finds no file to read.
 
 from __future__ import annotations
 
-import sqlite3
-
 from index.store.digests import refresh as refresh_digests
 from index.store.memories import reapply_memories
 from index.store.operator import refold_pending
 from index.store.profiles import materialise
 from index.store.session_docs import refresh as refresh_session_docs
 from index.store.tx import transaction
+from lib import sqlite
 
 
-def finalize(conn: sqlite3.Connection) -> bool:
+def finalize(conn: sqlite.Connection) -> bool:
     """Finalise if anything was written since the last finalisation; returns whether it did."""
     if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
         refresh_session_docs(conn)  # nothing new; builds the documents an index from before v6 lacks
@@ -46,7 +45,7 @@ MERGE_GROWTH = 0.25
 MERGE_MIN_MESSAGES = 2000
 
 
-def merge_message_index(conn: sqlite3.Connection) -> bool:
+def merge_message_index(conn: sqlite.Connection) -> bool:
     """Merge messages_fts into one segment if it grew enough since the last merge; returns whether it did."""
     newest = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
     row = conn.execute("SELECT value FROM schema_meta WHERE key = 'fts_merged_at'").fetchone()
@@ -61,7 +60,7 @@ def merge_message_index(conn: sqlite3.Connection) -> bool:
     return True
 
 
-def _titles(conn: sqlite3.Connection) -> None:
+def _titles(conn: sqlite.Connection) -> None:
     """`summary.leafUuid` names the last message of a conversation, often in another file."""
     conn.execute(
         """UPDATE sessions SET title=(
@@ -78,7 +77,7 @@ def _titles(conn: sqlite3.Connection) -> None:
     )
 
 
-def _link_agents(conn: sqlite3.Connection) -> None:
+def _link_agents(conn: sqlite.Connection) -> None:
     """Subagent -> spawning Task call: by toolUseResult.agentId, else by the prompt it was sent.
 
     Recomputed for every agent on each run rather than filled once: the agent id of a call is known

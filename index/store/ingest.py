@@ -7,7 +7,6 @@ import importlib
 import multiprocessing as mp
 import os
 import signal
-import sqlite3
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Generator, Iterator, Mapping
@@ -28,6 +27,7 @@ from index.store.tasks import Task, fingerprint_matches
 from index.store.tx import rollback, transaction
 from index.store.userstate import sync_tombstones
 from index.store.writer import DeferredFts, Prepared, write_chunk
+from lib import sqlite
 from lib.discovery import Found, canonical_roots, key_path
 from lib.sources import SOURCES
 
@@ -75,7 +75,7 @@ class IndexReport:
 
 
 def plan(
-    conn: sqlite3.Connection, roots: list[Path], full: bool, agents: AgentRoots | None = None
+    conn: sqlite.Connection, roots: list[Path], full: bool, agents: AgentRoots | None = None
 ) -> tuple[list[Task], int, set[str]]:
     """Compare the disk with ingest_state; return (tasks, unchanged count, paths seen).
 
@@ -218,10 +218,10 @@ def run_index(
             return _run_index(
                 db, canonical_roots(roots), full=full, jobs=jobs, progress=progress, agents=agents
             )
-    except (sqlite3.Error, OSError, IndexCorrupt) as exc:
+    except (sqlite.Error, OSError, IndexCorrupt) as exc:
         # opening may fail for want of space or rights too, not only for damage
         cause = exc.__cause__ if isinstance(exc, IndexCorrupt) else exc
-        known = write_error(cause, db) if isinstance(cause, (sqlite3.Error, OSError)) else None
+        known = write_error(cause, db) if isinstance(cause, (sqlite.Error, OSError)) else None
         if known is None:
             raise
         raise known from exc
@@ -320,7 +320,7 @@ class _Batch:
     MAX_BYTES = 32 << 20
     MAX_SECONDS = 2.0
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite.Connection) -> None:
         self.conn = conn
         self.open = False
         self.bytes = 0
@@ -355,7 +355,7 @@ class _Batch:
                 raise
 
 
-def _mark_missing(conn: sqlite3.Connection, roots: list[Path], seen: set[str]) -> int:
+def _mark_missing(conn: sqlite.Connection, roots: list[Path], seen: set[str]) -> int:
     """Transcripts deleted from disk keep their memory; only their source is marked missing."""
     prefixes = tuple(str(r).rstrip(os.sep) + os.sep for r in roots)
     gone = [
@@ -376,7 +376,7 @@ def _mark_missing(conn: sqlite3.Connection, roots: list[Path], seen: set[str]) -
     return len(gone)
 
 
-def _record_run(conn: sqlite3.Connection, r: IndexReport, jobs: int, mode: str) -> None:
+def _record_run(conn: sqlite.Connection, r: IndexReport, jobs: int, mode: str) -> None:
     conn.execute(
         """INSERT INTO ingest_runs(started_at, elapsed_s, mode, jobs, files, files_unchanged, records,
            messages_added, extractions_added, bytes_read, bad_lines, errors)

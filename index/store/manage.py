@@ -6,7 +6,6 @@ index run and a `forget` must never interleave.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -24,6 +23,7 @@ from index.store.profiles import materialise
 from index.store.schema import FTS_TABLES, session_token
 from index.store.textstore import unpack
 from index.store.tx import transaction
+from lib import sqlite
 
 # Goals untouched this long decay (design: time-based decay of the goal state machine).
 _SESSION_TABLES = (
@@ -41,7 +41,7 @@ WAIT_S = 120.0  # as `index --wait`
 
 
 @contextmanager
-def maintenance(db: Path, wait: float = WAIT_S) -> Iterator[sqlite3.Connection]:
+def maintenance(db: Path, wait: float = WAIT_S) -> Iterator[sqlite.Connection]:
     """The writer connection for a maintenance command, under the index lock (waits up to `wait` s for
     an index run, then raises IndexBusy)."""
     with writer_lock(db, wait=wait):
@@ -65,7 +65,7 @@ def reapply(db: Path) -> dict[str, int]:
     return {"forgotten": len(state.forgotten), "promoted": len(state.promoted), "demoted": len(state.demoted)}
 
 
-def sessions_for(conn: sqlite3.Connection, session: str | None, project: str | None) -> list[str]:
+def sessions_for(conn: sqlite.Connection, session: str | None, project: str | None) -> list[str]:
     if session:
         return [
             r[0]
@@ -83,7 +83,7 @@ def sessions_for(conn: sqlite3.Connection, session: str | None, project: str | N
 
 
 def forget(
-    conn: sqlite3.Connection, db: Path, session_ids: list[str], reason: str = "user request"
+    conn: sqlite.Connection, db: Path, session_ids: list[str], reason: str = "user request"
 ) -> dict[str, Any]:
     """Delete everything stored for these sessions, remember not to store them again (in the index and
     in the user-state file, which a rebuild keeps), then compact so the text is gone from the file."""
@@ -108,7 +108,7 @@ def forget(
     return {**counts, "vectors_removed": _prune_vectors(db), **compact(conn)}
 
 
-def _summary_leaves(conn: sqlite3.Connection, sid: str) -> list[str]:
+def _summary_leaves(conn: sqlite.Connection, sid: str) -> list[str]:
     """Leaf uuids of `summary` records (usually in another session's file) about this session."""
     return [
         r[0]
@@ -122,7 +122,7 @@ def _summary_leaves(conn: sqlite3.Connection, sid: str) -> list[str]:
     ]
 
 
-def _delete_session(conn: sqlite3.Connection, sid: str, leaves: list[str]) -> dict[str, int]:
+def _delete_session(conn: sqlite.Connection, sid: str, leaves: list[str]) -> dict[str, int]:
     files = [
         r[0]
         for r in conn.execute(
@@ -169,7 +169,7 @@ def _prune_vectors(db: Path) -> int:
     return 0 if plugin is None else plugin.after_delete(db)
 
 
-def compact(conn: sqlite3.Connection) -> dict[str, Any]:
+def compact(conn: sqlite.Connection) -> dict[str, Any]:
     """Make deleted text unrecoverable from the files: merge the FTS indexes (a deleted term stays in
     its old segment until a merge), VACUUM (no free page or page gap keeps old bytes), then fold the
     WAL into the database and truncate it. `wal_truncated` is False when a reader kept it open."""
@@ -180,7 +180,7 @@ def compact(conn: sqlite3.Connection) -> dict[str, Any]:
     return {"wal_truncated": not busy}
 
 
-def consolidate(conn: sqlite3.Connection, now: datetime | None = None) -> dict[str, Any]:
+def consolidate(conn: sqlite.Connection, now: datetime | None = None) -> dict[str, Any]:
     """Persist goal decay, retire duplicate open goals, and compact the FTS indexes."""
     now = now or datetime.now(timezone.utc)
     fmt = "%Y-%m-%dT%H:%M:%S.000Z"
@@ -213,7 +213,7 @@ def consolidate(conn: sqlite3.Connection, now: datetime | None = None) -> dict[s
 
 
 def session_transcript(
-    conn: sqlite3.Connection, session_id: str, include_tools: bool = False
+    conn: sqlite.Connection, session_id: str, include_tools: bool = False
 ) -> list[dict[str, Any]]:
     """The live conversation of one session, in order, for `export`."""
     kinds = ("prompt", "text", "compact_summary", "away_summary") + (

@@ -4,7 +4,6 @@ the index, so a rebuild re-applies it. Callers hold the writer lock (index.store
 
 from __future__ import annotations
 
-import sqlite3
 import uuid as uuidlib
 from pathlib import Path
 from typing import Any
@@ -16,13 +15,14 @@ from index.store.operator import fold_new, norm, refold
 from index.store.scope import stored_cwd
 from index.store.tx import transaction
 from index.store.writer import write_extractions
+from lib import sqlite
 from lib.project import project_key
 
 _PROMOTED = '%"promoted": true%'
 
 
 def promote(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     db: Path,
     kind: str,
     *,
@@ -72,7 +72,7 @@ def promote(
     return {"kind": kind, "content": content, "project": project, "source_uuid": source, "ts": entry["ts"]}
 
 
-def unpromote(conn: sqlite3.Connection, db: Path, extraction_id: int) -> dict[str, Any]:
+def unpromote(conn: sqlite.Connection, db: Path, extraction_id: int) -> dict[str, Any]:
     """Undo a promotion; for a memory mined from transcripts, demote it: it and every extraction of the
     same kind, project and normalised content are deleted now and after every later index run."""
     row = conn.execute(
@@ -115,7 +115,7 @@ def unpromote(conn: sqlite3.Connection, db: Path, extraction_id: int) -> dict[st
     }
 
 
-def listing(conn: sqlite3.Connection, db: Path, mined: bool = False) -> dict[str, Any]:
+def listing(conn: sqlite.Connection, db: Path, mined: bool = False) -> dict[str, Any]:
     """Promoted memories (with the ids `unpromote` takes), demoted ones, forgotten sessions; with
     `mined`, also the durable memories mined from transcripts."""
     cols = "id, kind, content, project_key, ts, session_id"
@@ -148,7 +148,7 @@ def _item(r: tuple[Any, ...]) -> dict[str, Any]:
     return {"id": r[0], "kind": r[1], "content": r[2], "project_key": r[3], "ts": r[4], "session_id": r[5]}
 
 
-def insert_memory(conn: sqlite3.Connection, p: dict[str, Any]) -> None:
+def insert_memory(conn: sqlite.Connection, p: dict[str, Any]) -> None:
     """One promoted memory as an extraction (no source file: index runs never delete it), folded."""
     ordinal = conn.execute(
         "SELECT count(*) FROM extractions WHERE kind=? AND source_uuid=?", (p["kind"], p["source_uuid"])
@@ -175,7 +175,7 @@ def insert_memory(conn: sqlite3.Connection, p: dict[str, Any]) -> None:
     fold_new(conn, last)
 
 
-def matching_extractions(conn: sqlite3.Connection, kind: str, project: str | None, normed: str) -> list[int]:
+def matching_extractions(conn: sqlite.Connection, kind: str, project: str | None, normed: str) -> list[int]:
     """Extractions of this kind and project whose normalised content is `normed` (all mentions of a rule)."""
     return [
         eid
@@ -186,7 +186,7 @@ def matching_extractions(conn: sqlite3.Connection, kind: str, project: str | Non
     ]
 
 
-def delete_extractions(conn: sqlite3.Connection, ids: list[int]) -> int:
+def delete_extractions(conn: sqlite.Connection, ids: list[int]) -> int:
     """Delete extractions with their FTS entries and reviews, then re-fold their projects' operator
     tables from what remains (a rule other extractions still mention stays, with fewer mentions)."""
     if not ids:
@@ -206,7 +206,7 @@ def delete_extractions(conn: sqlite3.Connection, ids: list[int]) -> int:
     return n
 
 
-def reapply_memories(conn: sqlite3.Connection, db: Path | None = None) -> dict[str, int]:
+def reapply_memories(conn: sqlite.Connection, db: Path | None = None) -> dict[str, int]:
     """Insert promoted memories that are missing and delete demoted ones that came back, inside the
     caller's transaction."""
     db = db or (Path(db_file(conn)) if db_file(conn) else None)

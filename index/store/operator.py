@@ -15,7 +15,6 @@ that was current when it was said. Every row keeps the source message uuid.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,6 +23,7 @@ from typing import Any
 import orjson
 
 from index.store.filters import parse_ts
+from lib import sqlite
 
 _NORM = re.compile(r"[^a-z0-9]+")
 GOAL_STATES = ("active", "paused", "blocked", "done", "abandoned")
@@ -57,7 +57,7 @@ def norm(text: str) -> str:
 # --- what changed ------------------------------------------------------------------------------------
 
 
-def mark_projects(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
+def mark_projects(conn: sqlite.Connection, where: str, args: tuple[Any, ...]) -> None:
     """Mark the projects of the operator-kind extractions matching `where` for a re-fold."""
     conn.execute(
         f"""INSERT OR IGNORE INTO pending(what, key)
@@ -67,7 +67,7 @@ def mark_projects(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -
     )
 
 
-def refold_pending(conn: sqlite3.Connection) -> int:
+def refold_pending(conn: sqlite.Connection) -> int:
     """Re-fold every project marked since the last run (inside the caller's transaction)."""
     keys = [orjson.loads(k) for (k,) in conn.execute("SELECT key FROM pending WHERE what='operator'")]
     refold(conn, keys)
@@ -75,7 +75,7 @@ def refold_pending(conn: sqlite3.Connection) -> int:
     return len(keys)
 
 
-def fold_new(conn: sqlite3.Connection, after_id: int) -> None:
+def fold_new(conn: sqlite.Connection, after_id: int) -> None:
     """Re-fold now the projects of extractions with id > after_id (e.g. one just promoted)."""
     refold(
         conn,
@@ -127,7 +127,7 @@ class _Project:
     goals: list[_Goal] = field(default_factory=list)
 
 
-def refold(conn: sqlite3.Connection, projects: Iterable[str | None]) -> None:
+def refold(conn: sqlite.Connection, projects: Iterable[str | None]) -> None:
     """Rebuild the operator rows of these projects from their extractions."""
     for project in dict.fromkeys(projects):
         for table in TABLES:
@@ -231,7 +231,7 @@ def _progress(goals: list[_Goal], status: str, src: str, ts: str | None) -> None
         g.status, g.updated_ts, g.status_src = status, ts, src
 
 
-def _store(conn: sqlite3.Connection, project: str | None, p: _Project) -> None:
+def _store(conn: sqlite.Connection, project: str | None, p: _Project) -> None:
     for table, rules in (("bans", p.bans), ("standing_decisions", p.decisions)):
         conn.executemany(
             f"""INSERT INTO {table}(project_key, norm, content, first_ts, last_ts, mentions, session_id,

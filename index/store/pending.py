@@ -4,15 +4,15 @@ one. Its own module so the writer needs nothing from finalisation."""
 
 from __future__ import annotations
 
-import sqlite3
+from lib import sqlite
 
 
-def mark_pending(conn: sqlite3.Connection) -> None:
+def mark_pending(conn: sqlite.Connection) -> None:
     """Inside a writer's transaction: this run (or a later one) must finalise."""
     conn.execute("INSERT OR IGNORE INTO pending(what, key) VALUES('finalize', '')")
 
 
-def mark_digest(conn: sqlite3.Connection, session_id: str) -> None:
+def mark_digest(conn: sqlite.Connection, session_id: str) -> None:
     """A chunk touched the session: its digest must be rebuilt, even when its counts do not show it (a
     record taken over by a better copy, a main branch that moved); index/store/digests.py clears it."""
     conn.execute("INSERT OR IGNORE INTO pending(what, key) VALUES('digest', ?)", (session_id,))

@@ -10,7 +10,6 @@ an explicit hybrid request (`hybrid=True`) fails with `HybridUnavailable`.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -18,6 +17,7 @@ from typing import Any, NamedTuple, Protocol
 from index.store.db import IndexError_
 from index.store.filters import Filters
 from index.store.fts_query import Query
+from lib import sqlite
 
 
 class Candidate(NamedTuple):
@@ -52,18 +52,18 @@ class VectorPlugin(Protocol):
     """What index/ asks of vectors. `explicit=False` (auto mode): no store, another model or any
     failure leaves the full-text ranking unchanged; `explicit=True`: problems raise with a fix."""
 
-    def prefetch(self, conn: sqlite3.Connection, text: str, explicit: bool) -> None:
+    def prefetch(self, conn: sqlite.Connection, text: str, explicit: bool) -> None:
         """Start the query's vector search while the caller runs its FTS query."""
 
     def fuse_messages(
-        self, conn: sqlite3.Connection, text: str, q: Query, f: Filters, ranked: Ranked, explicit: bool
+        self, conn: sqlite.Connection, text: str, q: Query, f: Filters, ranked: Ranked, explicit: bool
     ) -> Ranked:
         """The message ranking fused with vector neighbours (`ranked` itself when vectors took no part)."""
         ...
 
     def fuse_sessions(
         self,
-        conn: sqlite3.Connection,
+        conn: sqlite.Connection,
         text: str,
         totals: dict[str, float],
         candidates: set[str],
@@ -73,12 +73,12 @@ class VectorPlugin(Protocol):
         ...
 
     def fuse_ids(
-        self, conn: sqlite3.Connection, text: str, ids: Sequence[Any], kind: str, explicit: bool
+        self, conn: sqlite.Connection, text: str, ids: Sequence[Any], kind: str, explicit: bool
     ) -> list[Any] | None:
         """An FTS-ranked id list of one kind fused with its vector neighbours; None: keep the FTS order."""
         ...
 
-    def describe(self, conn: sqlite3.Connection) -> dict[str, Any]:
+    def describe(self, conn: sqlite.Connection) -> dict[str, Any]:
         """The vector store for `status`: {"exists": False} when there is none."""
         ...
 

@@ -4,13 +4,13 @@ sessions and extractions — so they are right after an incremental run, not onl
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections import defaultdict
 from typing import Any
 
 import orjson
 
 from extractors.profiles import KNOWN_TYPOS
+from lib import sqlite
 from lib.project import display_name
 
 PROFILE_NAMES = (
@@ -23,7 +23,7 @@ PROFILE_NAMES = (
 _HOME = re.compile(r"^(?:/Users/|/home/|[A-Za-z]:\\Users\\)([^/\\]+)")
 
 
-def _counters(conn: sqlite3.Connection) -> dict[str, dict[str, float]]:
+def _counters(conn: sqlite.Connection) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = defaultdict(dict)
     for profile, key, value in conn.execute(
         "SELECT profile, key, sum(value) FROM profile_counters GROUP BY profile, key"
@@ -40,7 +40,7 @@ def _ratio(a: float, b: float) -> float:
     return round(a / b, 3) if b else 0.0
 
 
-def materialise(conn: sqlite3.Connection) -> None:
+def materialise(conn: sqlite.Connection) -> None:
     """Rebuild the profiles, projects, machines and vocabulary tables (inside the caller's transaction)."""
     c = _counters(conn)
     profiles = {
@@ -60,7 +60,7 @@ def materialise(conn: sqlite3.Connection) -> None:
     _vocabulary(conn, c)
 
 
-def _operator(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> dict[str, Any]:
+def _operator(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> dict[str, Any]:
     sessions, projects, first, last = conn.execute(
         "SELECT count(*), count(DISTINCT project_key), min(first_ts), max(last_ts) FROM sessions"
     ).fetchone()
@@ -137,7 +137,7 @@ def _voice(c: dict[str, dict[str, float]]) -> dict[str, Any]:
     }
 
 
-def _workflow(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> dict[str, Any]:
+def _workflow(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> dict[str, Any]:
     w = c.get("workflow", {})
     tools = c.get("tool", {})
     calls = sum(tools.values())
@@ -162,7 +162,7 @@ def _workflow(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> dict[
     }
 
 
-def _satisfaction(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> dict[str, Any]:
+def _satisfaction(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> dict[str, Any]:
     s = c.get("satisfaction", {})
     kinds = dict(
         conn.execute("""SELECT kind, count(*) FROM extractions WHERE kind IN
@@ -186,7 +186,7 @@ def _satisfaction(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> d
     }
 
 
-def _implicit(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
+def _implicit(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for group, label in (
         ("pkg", "package manager"),
@@ -222,7 +222,7 @@ def _implicit(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> list[
     return items
 
 
-def _projects(conn: sqlite3.Connection) -> None:
+def _projects(conn: sqlite.Connection) -> None:
     conn.execute("DELETE FROM projects")
     rows = conn.execute(
         """SELECT project_key, group_concat(DISTINCT cwd), count(*), sum(n_prompts), min(first_ts), max(last_ts),
@@ -247,7 +247,7 @@ def _uniq(csv: str | None, n: int) -> str:
     return ",".join(list(seen)[:n])
 
 
-def _machines(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> None:
+def _machines(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> None:
     conn.execute("DELETE FROM machines")
     agg: dict[str, dict[str, Any]] = {}
     for cwd, first, last in conn.execute("SELECT cwd, first_ts, last_ts FROM sessions WHERE cwd IS NOT NULL"):
@@ -274,7 +274,7 @@ def _machines(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> None:
     )
 
 
-def _vocabulary(conn: sqlite3.Connection, c: dict[str, dict[str, float]]) -> None:
+def _vocabulary(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> None:
     conn.execute("DELETE FROM vocabulary")
     terms = _top(c.get("vocab", {}), 300, 2)
     # which projects use a term: counters are per file, and a main file's sessions name its project

@@ -3,9 +3,9 @@ from the writer: rows keyed by record, not messages or sessions. Called inside `
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
+from lib import sqlite
 from lib.model import FileChunk, Turn
 
 
@@ -30,7 +30,7 @@ def turn_row(t: Turn) -> tuple[Any, ...]:
     )
 
 
-def write_record_rows(conn: sqlite3.Connection, c: FileChunk, turns: list[tuple[Any, ...]], fid: int) -> None:
+def write_record_rows(conn: sqlite.Connection, c: FileChunk, turns: list[tuple[Any, ...]], fid: int) -> None:
     """Insert the chunk's rows of the per-record tables (`turns`: its `turn_row`s); a turn seen again
     keeps its largest usage."""
     if turns:

@@ -10,20 +10,20 @@ are never part of this: their rows, and the sessions they contributed to, stay a
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import orjson
 
 from index.store.writer import delete_file_rows
+from lib import sqlite
 from lib.discovery import key_path, path_key
 
 _IN = "IN (SELECT value FROM json_each(?))"
 
 
 def drop_duplicates(
-    conn: sqlite3.Connection, state: Mapping[str, tuple[Any, ...]], found: Collection[str]
+    conn: sqlite.Connection, state: Mapping[str, tuple[Any, ...]], found: Collection[str]
 ) -> set[int]:
     """Rows stored under another name of a file found now (a relative root, a symlinked folder, an
     index made before keys were canonical): returns their file ids, to be dropped by `reset_files`
@@ -39,7 +39,7 @@ def drop_duplicates(
 
 
 def reset_files(
-    conn: sqlite3.Connection, file_ids: set[int], on_disk: Collection[str], drop: Collection[int] = ()
+    conn: sqlite.Connection, file_ids: set[int], on_disk: Collection[str], drop: Collection[int] = ()
 ) -> list[str]:
     """Drop the rows of `file_ids` and of every readable file sharing a session with them; rows of
     `drop` go with their ingest_state entry. Returns the keys of the files to read from the start."""
@@ -65,7 +65,7 @@ def reset_files(
 
 
 def _closure(
-    conn: sqlite3.Connection, seeds: set[int], expand: Callable[[int], bool]
+    conn: sqlite.Connection, seeds: set[int], expand: Callable[[int], bool]
 ) -> tuple[set[int], set[str]]:
     """Files and sessions connected to `seeds` (a file holds rows of a session); the walk goes on
     only through files for which `expand(fid)` holds."""
@@ -80,15 +80,15 @@ def _closure(
     return files, sessions
 
 
-def _sessions_of(conn: sqlite3.Connection, file_ids: set[int]) -> set[str]:
+def _sessions_of(conn: sqlite.Connection, file_ids: set[int]) -> set[str]:
     return {str(v) for v in _linked(conn, "session_id", "file_id", file_ids)}
 
 
-def _files_of(conn: sqlite3.Connection, session_ids: set[str]) -> set[int]:
+def _files_of(conn: sqlite.Connection, session_ids: set[str]) -> set[int]:
     return {int(v) for v in _linked(conn, "file_id", "session_id", session_ids)}
 
 
-def _linked(conn: sqlite3.Connection, want: str, by: str, values: Collection[Any]) -> set[Any]:
+def _linked(conn: sqlite.Connection, want: str, by: str, values: Collection[Any]) -> set[Any]:
     """`want` of the rows whose `by` is in `values`, over the tables that tie a file to a session."""
     if not values:
         return set()

@@ -4,13 +4,13 @@ vec/'s own tables; index/llm/refine.py its `refinements` table.)"""
 from __future__ import annotations
 
 import re
-import sqlite3
 import zlib
 from collections.abc import Callable
 
 from index.store.idents import identifier_parts
 from index.store.textstore import unpack
 from index.store.tx import transaction
+from lib import sqlite
 
 SCHEMA_VERSION = 10
 
@@ -203,7 +203,7 @@ CREATE INDEX IF NOT EXISTS task_spawns_agent ON task_spawns(agent_id);
 """
 
 
-def _v4(conn: sqlite3.Connection) -> None:
+def _v4(conn: sqlite.Connection) -> None:
     """Drop extractions.scope (a constant nothing read: scope is decided at query time,
     index/store/scope.py) by rebuilding the table: ALTER TABLE … DROP COLUMN needs SQLite 3.35, newer than
     some Python 3.10 builds ship. Ids are kept, so the external-content FTS stays valid."""
@@ -290,7 +290,7 @@ def session_token(session_id: str) -> str:
     return str(zlib.crc32(data) << 32 | zlib.adler32(data))
 
 
-def _v10(conn: sqlite3.Connection) -> None:
+def _v10(conn: sqlite.Connection) -> None:
     """messages_fts gains its `session` column (one token per message naming its session), so a search
     inside a few sessions lets FTS5 skip to their rows instead of walking every match in the index.
     FTS5 cannot add a column and the table is contentless, so it is rebuilt from the stored bodies
@@ -320,7 +320,7 @@ def _v10(conn: sqlite3.Connection) -> None:
 # Every FTS5 index: forget merges them all so no deleted term survives in an old segment.
 FTS_TABLES = ("messages_fts", "extractions_fts", "session_fts")
 
-Migration = str | Callable[[sqlite3.Connection], None]
+Migration = str | Callable[[sqlite.Connection], None]
 MIGRATIONS: dict[int, Migration] = {
     1: _V1,
     2: _V1 + "CREATE INDEX IF NOT EXISTS turns_session_ts ON turns(session_id, ts);",
@@ -335,15 +335,15 @@ MIGRATIONS: dict[int, Migration] = {
 }
 
 
-def current_version(conn: sqlite3.Connection) -> int:
+def current_version(conn: sqlite.Connection) -> int:
     try:
         row = conn.execute("SELECT value FROM schema_meta WHERE key='schema_version'").fetchone()
-    except sqlite3.OperationalError:
+    except sqlite.OperationalError:
         return 0
     return int(row[0]) if row else 0
 
 
-def migrate(conn: sqlite3.Connection) -> int:
+def migrate(conn: sqlite.Connection) -> int:
     """Bring the DB to SCHEMA_VERSION; safe to run any number of times. Each version is applied in
     its own transaction, with the version number, so a crash leaves a DB at some whole version."""
     have = current_version(conn)
@@ -365,13 +365,13 @@ def migrate(conn: sqlite3.Connection) -> int:
 
 def _statements(script: str) -> list[str]:
     """Split a DDL script into statements; a trigger body's `;` does not end its statement
-    (`sqlite3.complete_statement` decides)."""
+    (`sqlite.complete_statement` decides)."""
     lines = [ln for ln in script.splitlines() if not ln.lstrip().startswith("--")]
     out: list[str] = []
     pending = ""
     for part in "\n".join(lines).split(";"):
         pending += part + ";"
-        if sqlite3.complete_statement(pending):
+        if sqlite.complete_statement(pending):
             if pending.strip(" \n;"):
                 out.append(pending.strip().removesuffix(";").strip())
             pending = ""

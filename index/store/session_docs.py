@@ -13,13 +13,13 @@ count, last timestamp or title changed; deleting a session deletes its document 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
 from index.store.fts_query import Query
 from index.store.textstore import unpack
 from index.store.tx import transaction
+from lib import sqlite
 
 DOC_KINDS = ("prompt", "text", "away_summary")
 COPIES_PER_SESSION = 20  # documents read per session wanted by `top_sessions`, for sessions with copies
@@ -27,7 +27,7 @@ DOC_CLIP = 2000  # chars of one message in the document: a pasted log or a long 
 _SIG = "s.n_messages || '|' || coalesce(s.last_ts, '') || '|' || coalesce(s.title, '')"
 
 
-def refresh(conn: sqlite3.Connection) -> int:
+def refresh(conn: sqlite.Connection) -> int:
     """Rebuild stale documents and drop orphans in one transaction; returns how many were rebuilt.
     Cheap when nothing changed (one join over sessions), so it runs after every index run."""
     stale = conn.execute(f"""SELECT s.session_id, coalesce(s.title, ''), {_SIG}, d.id FROM sessions s
@@ -55,7 +55,7 @@ def refresh(conn: sqlite3.Connection) -> int:
     return len(stale)
 
 
-def _drop(conn: sqlite3.Connection, ids: list[int]) -> None:
+def _drop(conn: sqlite.Connection, ids: list[int]) -> None:
     for did in ids:
         conn.execute(
             """INSERT INTO session_fts(session_fts, rowid, title, prompts, answers)
@@ -65,7 +65,7 @@ def _drop(conn: sqlite3.Connection, ids: list[int]) -> None:
         conn.execute("DELETE FROM session_docs WHERE id=?", (did,))
 
 
-def _texts(conn: sqlite3.Connection, session_id: str) -> tuple[str, str]:
+def _texts(conn: sqlite.Connection, session_id: str) -> tuple[str, str]:
     """(the user's prompts, the assistant's text and away summaries), each message clipped."""
     prompts: list[str] = []
     answers: list[str] = []
@@ -82,7 +82,7 @@ def _texts(conn: sqlite3.Connection, session_id: str) -> tuple[str, str]:
 
 
 def top_sessions(
-    conn: sqlite3.Connection, q: Query, limit: int
+    conn: sqlite.Connection, q: Query, limit: int
 ) -> tuple[dict[str, float], dict[str, list[str]]]:
     """The `limit` sessions whose documents match `q` best (parsed without the idents column), in one
     query: ({session: bm25, higher is better}, {session: its copies}). Sessions of one project with the
@@ -96,7 +96,7 @@ def top_sessions(
             "SELECT rowid, bm25(session_fts) FROM session_fts WHERE session_fts MATCH ? ORDER BY 2 LIMIT ?",
             (q.any_of(), limit * COPIES_PER_SESSION),
         ).fetchall()
-    except sqlite3.OperationalError as exc:
+    except sqlite.OperationalError as exc:
         if "no such table" in str(exc):
             return {}, {}
         raise
@@ -132,7 +132,7 @@ def top_sessions(
     return scores, {k: v for k, v in copies.items() if k in scores}
 
 
-def doc_scores(conn: sqlite3.Connection, q: Query, sessions: Iterable[str]) -> dict[str, float]:
+def doc_scores(conn: sqlite.Connection, q: Query, sessions: Iterable[str]) -> dict[str, float]:
     """bm25 of each given session's document for `q` (parsed without the idents column), higher is
     better; sessions whose document does not match are absent. An index from before schema v6 that
     has not been re-indexed yet has no documents: {} (ranking then uses messages alone)."""
@@ -147,7 +147,7 @@ def doc_scores(conn: sqlite3.Connection, q: Query, sessions: Iterable[str]) -> d
                                 WHERE session_fts MATCH ? AND d.session_id IN ({marks})""",
             [q.any_of(), *ids],
         ).fetchall()
-    except sqlite3.OperationalError as exc:
+    except sqlite.OperationalError as exc:
         if "no such table" in str(exc):
             return {}
         raise

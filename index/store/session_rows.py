@@ -4,9 +4,9 @@ writer; called inside `write_chunk`'s transaction)."""
 from __future__ import annotations
 
 import os
-import sqlite3
 
 from index.store.branches import update_main_branch
+from lib import sqlite
 from lib.discovery import key_path
 from lib.model import FileChunk
 from lib.project import project_key
@@ -17,7 +17,7 @@ def copy_rank(path: str, session_id: str) -> tuple[int, str]:
     return (0 if os.path.basename(key_path(path)) == f"{session_id}.jsonl" else 1, path)
 
 
-def write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: str) -> None:
+def write_sessions(conn: sqlite.Connection, c: FileChunk, fid: int, layout: str) -> None:
     for d in c.sessions.values():
         pkey = project_key(d.cwd)
         row = conn.execute(
@@ -92,7 +92,7 @@ def write_sessions(conn: sqlite3.Connection, c: FileChunk, fid: int, layout: str
         )
 
 
-def update_main_branches(conn: sqlite3.Connection, c: FileChunk) -> None:
+def update_main_branches(conn: sqlite.Connection, c: FileChunk) -> None:
     """Mark the live branch (the one holding the newest leaf) for each touched session (W6)."""
     for sid in c.sessions:
         update_main_branch(conn, sid)

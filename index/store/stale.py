@@ -6,11 +6,12 @@ Readers tolerate an index created before v7 (no table: no marks)."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from lib import sqlite
 
 WRITE_WAIT_MS = 200  # a hook saving marks waits this long for an index run's write lock, then gives up
 
@@ -35,7 +36,7 @@ class Mark:
         }
 
 
-def read_marks(conn: sqlite3.Connection, ids: list[str]) -> dict[str, Mark]:
+def read_marks(conn: sqlite.Connection, ids: list[str]) -> dict[str, Mark]:
     """The marks of these items (any HEAD); {} on an index without the table."""
     out: dict[str, Mark] = {}
     for i in range(0, len(ids), 500):
@@ -46,19 +47,19 @@ def read_marks(conn: sqlite3.Connection, ids: list[str]) -> dict[str, Mark]:
                     WHERE item_id IN ({",".join("?" * len(chunk))})""",
                 chunk,
             ).fetchall()
-        except sqlite3.OperationalError:
+        except sqlite.OperationalError:
             return {}
         for r in rows:
             out[r[0]] = Mark(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6])
     return out
 
 
-def stale_of(conn: sqlite3.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
+def stale_of(conn: sqlite.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
     """Only the stale ones, as JSON: what MCP answers show under `stale`."""
     return {k: m.to_json() for k, m in read_marks(conn, ids).items() if m.stale}
 
 
-def write_marks(conn: sqlite3.Connection, marks: list[Mark]) -> int:
+def write_marks(conn: sqlite.Connection, marks: list[Mark]) -> int:
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     conn.executemany(
         """INSERT OR REPLACE INTO stale_marks(item_id, head, stale, ref, reason, commit_sha, commit_date,
@@ -75,11 +76,11 @@ def save_marks(db: Path, marks: list[Mark]) -> bool:
     if not marks:
         return True
     try:
-        conn = sqlite3.connect(str(db), isolation_level=None, timeout=WRITE_WAIT_MS / 1000)
+        conn = sqlite.connect(str(db), isolation_level=None, timeout=WRITE_WAIT_MS / 1000)
         try:
             write_marks(conn, marks)
         finally:
             conn.close()
         return True
-    except sqlite3.Error:
+    except sqlite.Error:
         return False

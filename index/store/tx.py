@@ -4,13 +4,14 @@ migrations use it), so it imports nothing from index/."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from lib import sqlite
+
 
 @contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def transaction(conn: sqlite.Connection) -> Iterator[sqlite.Connection]:
     """BEGIN IMMEDIATE (take the write lock now, not at the first write) … COMMIT; on any failure,
     including a failed COMMIT, ROLLBACK and re-raise. The rollback is skipped when SQLite already
     rolled back by itself (a full disk, an I/O error), so the original error is the one raised."""
@@ -23,7 +24,7 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
 
 
-def rollback(conn: sqlite3.Connection) -> None:
+def rollback(conn: sqlite.Connection) -> None:
     """End the open transaction, if SQLite has not ended it already."""
     if conn.in_transaction:
         conn.execute("ROLLBACK")

@@ -28,7 +28,6 @@ Everything in the file went through the scrubber (it holds memory text, like the
 from __future__ import annotations
 
 import os
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import Any
 import orjson
 
 from index.store.db import IndexError_
+from lib import sqlite
 
 VERSION = 1
 PROMOTABLE = ("ban", "standing_decision", "goal", "implicit_preference", "domain_fact")
@@ -119,7 +119,7 @@ def save(db: Path, state: UserState) -> None:
         ) from exc
 
 
-def sync_tombstones(conn: sqlite3.Connection, db: Path) -> int:
+def sync_tombstones(conn: sqlite.Connection, db: Path) -> int:
     """Make the `forgotten` table hold every tombstone of the file (a new or rebuilt database)."""
     state = load(db)
     if not state.forgotten:

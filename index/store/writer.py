@@ -5,7 +5,6 @@ index/store/record_rows.py, the sessions and their main branches by index/store/
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +17,7 @@ from index.store.record_rows import write_record_rows
 from index.store.schema import session_token
 from index.store.session_rows import copy_rank, update_main_branches, write_sessions
 from index.store.textstore import pack, unpack
+from lib import sqlite
 from lib.discovery import path_key
 from lib.model import FileChunk, Message
 
@@ -111,7 +111,7 @@ class DeferredFts:
     messages: list[tuple[int, str, str, str]] = field(default_factory=list)  # (rowid, text, idents, session)
     after: int | None = None  # extractions with a larger id are not in extractions_fts yet
 
-    def flush(self, conn: sqlite3.Connection) -> None:
+    def flush(self, conn: sqlite.Connection) -> None:
         if self.messages:
             _index_messages(conn, self.messages)
             self.messages = []
@@ -124,7 +124,7 @@ class DeferredFts:
         self.messages, self.after = [], None
 
 
-def file_id_for(conn: sqlite3.Connection, path: str) -> int:
+def file_id_for(conn: sqlite.Connection, path: str) -> int:
     """The id of a file's ingest_state row (created on first sight); `path` is stored as its key."""
     key = path_key(path)
     conn.execute("INSERT OR IGNORE INTO ingest_state(path) VALUES(?)", (key,))
@@ -132,7 +132,7 @@ def file_id_for(conn: sqlite3.Connection, path: str) -> int:
     return fid
 
 
-def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
+def delete_file_rows(conn: sqlite.Connection, file_id: int) -> None:
     """Forget every row that came from one file (before re-reading it from the start); the projects
     whose goals, decisions, bans or failed attempts came from it are re-folded when the run ends."""
     _delete_messages(conn, "file_id = ?", (file_id,))
@@ -142,7 +142,7 @@ def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> None:
     mark_pending(conn)
 
 
-def _delete_messages(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
+def _delete_messages(conn: sqlite.Connection, where: str, args: tuple[Any, ...]) -> None:
     """Messages and their terms in the contentless FTS (which needs the text to forget it)."""
     rows = conn.execute(f"SELECT id, body, session_id FROM messages WHERE {where}", args).fetchall()
     conn.executemany(
@@ -152,7 +152,7 @@ def _delete_messages(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]
     conn.execute(f"DELETE FROM messages WHERE {where}", args)
 
 
-def _delete_extractions(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
+def _delete_extractions(conn: sqlite.Connection, where: str, args: tuple[Any, ...]) -> None:
     mark_projects(conn, where, args)
     conn.execute(
         f"""INSERT INTO extractions_fts(extractions_fts, rowid, content, context)
@@ -162,7 +162,7 @@ def _delete_extractions(conn: sqlite3.Connection, where: str, args: tuple[Any, .
     conn.execute(f"DELETE FROM extractions WHERE {where}", args)
 
 
-def _take_over(conn: sqlite3.Connection, path: str, uuids: list[str], fid: int) -> list[str]:
+def _take_over(conn: sqlite.Connection, path: str, uuids: list[str], fid: int) -> list[str]:
     """Records of this chunk already stored from another file (a resumed session's copied prefix):
     the copy that ranks first keeps them, whatever order the files are indexed in. Returns the uuids
     of those this file takes over (`_drop_taken` drops their rows, to be written again from it)."""
@@ -176,7 +176,7 @@ def _take_over(conn: sqlite3.Connection, path: str, uuids: list[str], fid: int) 
     return [u for u, sid, cur in held if cur is None or copy_rank(path, sid) < copy_rank(cur, sid)]
 
 
-def _drop_taken(conn: sqlite3.Connection, taken: list[str], deferred: DeferredFts | None) -> None:
+def _drop_taken(conn: sqlite.Connection, taken: list[str], deferred: DeferredFts | None) -> None:
     if deferred is not None:
         deferred.flush(conn)  # the copy taken over may have been written earlier in this batch
     arg = (orjson.dumps(taken).decode(),)
@@ -184,9 +184,7 @@ def _drop_taken(conn: sqlite3.Connection, taken: list[str], deferred: DeferredFt
     _delete_extractions(conn, "source_uuid IN (SELECT value FROM json_each(?))", arg)
 
 
-def _insert_messages(
-    conn: sqlite3.Connection, rows: list[tuple[Any, ...]], fid: int
-) -> list[tuple[int, str]]:
+def _insert_messages(conn: sqlite.Connection, rows: list[tuple[Any, ...]], fid: int) -> list[tuple[int, str]]:
     """Insert the rows not stored yet; returns (id, uuid) of those inserted, in file order."""
     last = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
     conn.executemany(
@@ -199,7 +197,7 @@ def _insert_messages(
 
 
 def _write_messages(
-    conn: sqlite3.Connection, path: str, rows: list[tuple[Any, ...]], fid: int, deferred: DeferredFts | None
+    conn: sqlite.Connection, path: str, rows: list[tuple[Any, ...]], fid: int, deferred: DeferredFts | None
 ) -> tuple[list[tuple[int, str]], list[str]]:
     """Insert a chunk's messages; returns (id, uuid) of the rows written and the uuids taken over.
     Inserted first, inside a savepoint: only the records found stored already (rare: a resume copy)
@@ -221,7 +219,7 @@ def _write_messages(
     return new, taken
 
 
-def _follow(conn: sqlite3.Connection, taken: list[str], fid: int) -> None:
+def _follow(conn: sqlite.Connection, taken: list[str], fid: int) -> None:
     """A record's other rows belong to the file that holds its message (so that re-reading the copy
     it was first stored from does not drop them)."""
     arg = (fid, orjson.dumps(taken).decode())
@@ -229,7 +227,7 @@ def _follow(conn: sqlite3.Connection, taken: list[str], fid: int) -> None:
         conn.execute(f"UPDATE {table} SET file_id=? WHERE uuid IN (SELECT value FROM json_each(?))", arg)
 
 
-def resolve_parent(conn: sqlite3.Connection, parent: str | None, fallback: str | None) -> str | None:
+def resolve_parent(conn: sqlite.Connection, parent: str | None, fallback: str | None) -> str | None:
     """Follow skipped nodes (aliases) until a stored message; dangling bridges use the fallback."""
     p = parent
     for _ in range(10000):
@@ -247,7 +245,7 @@ def resolve_parent(conn: sqlite3.Connection, parent: str | None, fallback: str |
 
 
 def write_chunk(
-    conn: sqlite3.Connection, prep: Prepared, deferred: DeferredFts | None = None
+    conn: sqlite.Connection, prep: Prepared, deferred: DeferredFts | None = None
 ) -> tuple[int, int]:
     """Write a chunk's rows and advance its cursor inside the caller's transaction.
 
@@ -332,7 +330,7 @@ def write_chunk(
 
 
 def write_extractions(
-    conn: sqlite3.Connection, rows: list[tuple[Any, ...]], file_id: int | None, *, fts: bool = True
+    conn: sqlite.Connection, rows: list[tuple[Any, ...]], file_id: int | None, *, fts: bool = True
 ) -> int:
     """rows: (kind, content, context_json, score, session_id, source_uuid, ordinal, cwd, project_key, ts).
     Without `fts`, the caller indexes the new rows itself (`DeferredFts`). Returns the rows added."""
@@ -349,11 +347,11 @@ def write_extractions(
     return max(n, 0)
 
 
-def _index_messages(conn: sqlite3.Connection, rows: list[tuple[int, str, str, str]]) -> None:
+def _index_messages(conn: sqlite.Connection, rows: list[tuple[int, str, str, str]]) -> None:
     conn.executemany("INSERT INTO messages_fts(rowid, text, idents, session) VALUES(?,?,?,?)", rows)
 
 
-def _index_extractions(conn: sqlite3.Connection, after: int) -> None:
+def _index_extractions(conn: sqlite.Connection, after: int) -> None:
     conn.execute(
         """INSERT INTO extractions_fts(rowid, content, context)
            SELECT id, content, context FROM extractions WHERE id > ?""",
@@ -361,7 +359,7 @@ def _index_extractions(conn: sqlite3.Connection, after: int) -> None:
     )
 
 
-def _name_task_results(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+def _name_task_results(conn: sqlite.Connection, rows: list[tuple[Any, ...]]) -> None:
     """A Task call's result is named `Task` (as the walker names it within a chunk) also when the call
     was read in an earlier chunk or another file."""
     ids = [r[0] for r in rows if r[_KIND] == "tool_result" and r[_TOOL_NAME] is None and r[_TOOL_USE_ID]]

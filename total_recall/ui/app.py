@@ -10,7 +10,6 @@ from __future__ import annotations
 import hmac
 import re
 import secrets
-import sqlite3
 import threading
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ from starlette.staticfiles import StaticFiles
 
 from index.retrieval import SessionFilter, change_stamp
 from index.store import IndexBusy, open_reader, parse_since
+from lib import sqlite
 from total_recall.ui import actions, pages
 from total_recall.ui.render import code_css, environment
 
@@ -109,7 +109,7 @@ class Stamp:
     def __init__(self, db: Path) -> None:
         self.db = db
         self.lock = threading.Lock()
-        self.conn: sqlite3.Connection | None = None
+        self.conn: sqlite.Connection | None = None
 
     def read(self) -> int:
         with self.lock:
@@ -117,7 +117,7 @@ class Stamp:
                 if self.conn is None:
                     self.conn = open_reader(self.db)
                 return change_stamp(self.conn)
-            except sqlite3.Error:
+            except sqlite.Error:
                 self.conn = None
                 return -1
 
@@ -127,7 +127,7 @@ def create_app(cfg: Config) -> Starlette:
     stamp = Stamp(cfg.db)
 
     @contextmanager
-    def reader() -> Iterator[sqlite3.Connection]:
+    def reader() -> Iterator[sqlite.Connection]:
         conn = open_reader(cfg.db)
         try:
             yield conn

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import sqlite3
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from index.retrieval import SessionFilter, list_sessions
 from index.stats import find_session, inspect_session, load_catalog, session_costs
 from index.store import session_transcript
+from lib import sqlite
 from total_recall.ui import pages
 from total_recall.ui.render import code_css, environment
 
@@ -53,13 +53,13 @@ def _standalone(template: str, ctx: dict[str, Any], scripts: list[str]) -> str:
     )
 
 
-def session_html(conn: sqlite3.Connection, session_id: str) -> str | None:
+def session_html(conn: sqlite.Connection, session_id: str) -> str | None:
     """One session as a single HTML file (no scripts at all: the thread folds with <details>)."""
     ctx = pages.session_page(conn, session_id)
     return None if ctx is None else _standalone("session.html", ctx, [])
 
 
-def session_markdown(conn: sqlite3.Connection, session_id: str) -> str | None:
+def session_markdown(conn: sqlite.Connection, session_id: str) -> str | None:
     sid = find_session(conn, session_id) or session_id
     info = inspect_session(conn, sid, 0)
     if info is None:
@@ -67,7 +67,7 @@ def session_markdown(conn: sqlite3.Connection, session_id: str) -> str | None:
     return markdown_export(sid, info, session_transcript(conn, sid, include_tools=True))
 
 
-def report_html(conn: sqlite3.Connection, db: Path, since: str | None, by: str = "day") -> str:
+def report_html(conn: sqlite.Connection, db: Path, since: str | None, by: str = "day") -> str:
     """Usage charts and the sessions of a period as one HTML file (Chart.js inlined)."""
     usage = pages.usage_page(conn, db, by, since)
     data = list_sessions(conn, SessionFilter(since=since), 1, REPORT_SESSIONS)

@@ -4,7 +4,6 @@ template context. Shared by the web app (`app.py`) and the self-contained export
 from __future__ import annotations
 
 import shlex
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,14 @@ from index.retrieval import (
 )
 from index.stats import hook_stats, load_catalog, session_costs, usage_series
 from index.store import PROMOTABLE, Filters, listing, load, stale_of, wrong_items
+from lib import sqlite
 from lib.paths import state_dir
 
 PERIODS = ("day", "week", "month")
 SEARCH_LIMIT = 30
 
 
-def sessions_page(conn: sqlite3.Connection, f: SessionFilter, page: int) -> dict[str, Any]:
+def sessions_page(conn: sqlite.Connection, f: SessionFilter, page: int) -> dict[str, Any]:
     data = list_sessions(conn, f, page)
     ids = [r["session_id"] for r in data["rows"]]
     costs = session_costs(conn, load_catalog(), ids)
@@ -46,7 +46,7 @@ def resume_line(session_id: str, cwd: str | None) -> str:
     return f"cd {shlex.quote(cwd)} && {cmd}" if cwd else cmd
 
 
-def session_page(conn: sqlite3.Connection, session_id: str, db: Path | None = None) -> dict[str, Any] | None:
+def session_page(conn: sqlite.Connection, session_id: str, db: Path | None = None) -> dict[str, Any] | None:
     """The session's thread, digest and extractions; with the index's `db`, each extraction also carries
     its stale mark and the user's verdict (the viewer; exports leave them out)."""
     thread = session_thread(conn, session_id)
@@ -67,7 +67,7 @@ def session_page(conn: sqlite3.Connection, session_id: str, db: Path | None = No
     }
 
 
-def agent_page(conn: sqlite3.Connection, session_id: str, agent_id: str) -> dict[str, Any] | None:
+def agent_page(conn: sqlite.Connection, session_id: str, agent_id: str) -> dict[str, Any] | None:
     thread = session_thread(conn, session_id)
     if thread is None:
         return None
@@ -75,9 +75,7 @@ def agent_page(conn: sqlite3.Connection, session_id: str, agent_id: str) -> dict
     return None if agent is None else {"s": thread, "agent": agent}
 
 
-def search_page(
-    conn: sqlite3.Connection, query: str, project: str | None, by_session: bool
-) -> dict[str, Any]:
+def search_page(conn: sqlite.Connection, query: str, project: str | None, by_session: bool) -> dict[str, Any]:
     """The CLI's search (`search` / `search --sessions`, hybrid when a vector store exists)."""
     ctx: dict[str, Any] = {
         "q": query,
@@ -96,7 +94,7 @@ def search_page(
     return ctx
 
 
-def memory_page(conn: sqlite3.Connection, db: Path, project: str | None) -> dict[str, Any]:
+def memory_page(conn: sqlite.Connection, db: Path, project: str | None) -> dict[str, Any]:
     data = memory_overview(conn, project or None, promotable=PROMOTABLE)
     _verdicts(conn, db, data)
     user = listing(conn, db)
@@ -113,13 +111,13 @@ def memory_page(conn: sqlite3.Connection, db: Path, project: str | None) -> dict
 SECTIONS = ("decisions", "bans", "goals", "failed", "corrections", "promoted")
 
 
-def _verdicts(conn: sqlite3.Connection, db: Path, data: dict[str, Any]) -> None:
+def _verdicts(conn: sqlite.Connection, db: Path, data: dict[str, Any]) -> None:
     """Each item's stale mark (the code it names is gone) and the user's verdict: `wrong` as the hooks'
     gate matches a memory (by id or text, index.store.verdicts), `helpful` by id."""
     _mark(conn, db, [it for s in SECTIONS for it in data[s]])
 
 
-def _mark(conn: sqlite3.Connection, db: Path, items: list[dict[str, Any]]) -> None:
+def _mark(conn: sqlite.Connection, db: Path, items: list[dict[str, Any]]) -> None:
     """Set each item's `stale_mark` and `verdict` (see `_verdicts`)."""
     stale = stale_of(conn, [it["item_id"] for it in items])
     wrong, feedback = wrong_items(db), load(db).feedback
@@ -132,7 +130,7 @@ def _mark(conn: sqlite3.Connection, db: Path, items: list[dict[str, Any]]) -> No
             it["verdict"] = "helpful"
 
 
-def why_page(conn: sqlite3.Connection, db: Path, item_id: str) -> dict[str, Any] | None:
+def why_page(conn: sqlite.Connection, db: Path, item_id: str) -> dict[str, Any] | None:
     """`total-recall why ID --json`'s answer, for the viewer's why page."""
     from index.briefing import why
 
@@ -140,7 +138,7 @@ def why_page(conn: sqlite3.Connection, db: Path, item_id: str) -> dict[str, Any]
     return None if res is None else {"w": res}
 
 
-def usage_page(conn: sqlite3.Connection, db: Path, by: str, since: str | None) -> dict[str, Any]:
+def usage_page(conn: sqlite.Connection, db: Path, by: str, since: str | None) -> dict[str, Any]:
     series = usage_series(conn, load_catalog(), by if by in PERIODS else "day", since)
     hooks = hook_stats(state_dir(db), since)
     return {"u": series, "hooks": hooks, "by": series["by"], "since": since, "periods": PERIODS}
