@@ -27,7 +27,7 @@ from index.store.resets import drop_duplicates, reset_files
 from index.store.tasks import Task, fingerprint_matches
 from index.store.tx import rollback, transaction
 from index.store.userstate import sync_tombstones
-from index.store.writer import DeferredFts, Prepared, write_chunk
+from index.store.writer import Deferred, Prepared, write_chunk
 from lib.discovery import Found, canonical_roots, key_path
 from lib.sources import SOURCES
 
@@ -159,27 +159,41 @@ def _run_tasks(tasks: list[Task], jobs: int) -> Iterator[Outcome]:
                 yield Unread(t, f"{t.path}: its parser process died; the file is skipped this run")
 
 
+# Bytes of transcript in flight (queued, being parsed, or parsed and waiting for the writer) beyond
+# the 2 tasks per parser always allowed: the parsers keep working while the writer commits a batch
+# or writes a big file, instead of idling once their few small files are done; it bounds the memory
+# the waiting results hold (about a third of their transcript's size, pickled).
+IN_FLIGHT_BYTES = 64 << 20
+
+
 def _pooled(queue: deque[Task], jobs: int) -> Generator[Outcome, None, list[Task]]:
-    """Run tasks from `queue` (at most 2×jobs in flight); returns the in-flight tasks if the pool breaks."""
+    """Run tasks from `queue` (at least 2×jobs in flight, more while they hold under IN_FLIGHT_BYTES);
+    returns the in-flight tasks if the pool breaks."""
     ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
     pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_ignore_sigint)
     running: dict[Future[Outcome], Task] = {}
+    held = 0  # bytes of the running tasks
     try:
         while queue or running:
-            while queue and len(running) < 2 * jobs:
+            while queue and (len(running) < 2 * jobs or held + _bytes(queue[0]) <= IN_FLIGHT_BYTES):
                 t = queue.popleft()
                 running[pool.submit(_safe_prepare, t)] = t
+                held += _bytes(t)
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for fut in done:
                 try:
                     result = fut.result()
                 except BrokenProcessPool:
                     return list(running.values())
-                del running[fut]
+                held -= _bytes(running.pop(fut))
                 yield result
         return []
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _bytes(t: Task) -> int:
+    return t.size - t.start
 
 
 def _ignore_sigint() -> None:
@@ -325,7 +339,7 @@ class _Batch:
         self.open = False
         self.bytes = 0
         self.since = 0.0
-        self.fts = DeferredFts()
+        self.fts = Deferred()
 
     def write(self, item: Prepared) -> tuple[int, int]:
         if not self.open:
