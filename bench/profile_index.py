@@ -46,6 +46,7 @@ WRITER = [
     (wr, "write_extractions", "extractions + their FTS"),
     (wr, "write_record_rows", "turns, spawns, agents"),
     (wr, "write_sessions", "sessions (upsert + counts)"),
+    (wr, "count_sessions", "session counts"),
     (wr, "update_main_branches", "main branch"),
     (wr, "_take_over", "take-over check"),
     (wr, "_name_task_results", "Task result names"),
