@@ -55,6 +55,8 @@ WRITER = [
     (fin, "refresh_session_docs", "finalize: session documents"),
     (fin, "_titles", "finalize: titles"),
     (fin, "_link_agents", "finalize: subagent links"),
+    (fin, "refresh_digests", "finalize: digests"),
+    (fin, "merge_message_index", "finalize: merge messages_fts"),
 ]
 # Statements of write_chunk itself, told apart by their text.
 SQL = [
