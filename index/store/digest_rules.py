@@ -103,9 +103,8 @@ def passing_run(command: str, is_error: bool, result: str) -> re.Match[str] | No
     """`is_test_pass`, with the passed count it found in the output (None: not a passing run)."""
     if is_error or not TEST_COMMAND.search(command) or NOT_A_RUN.search(command):
         return None
-    if TEST_FAILED.search(result):
-        return None
-    return TEST_PASSED.search(result)
+    passed = TEST_PASSED.search(result)  # first: most runs' output has no count to search for failures
+    return None if passed is None or TEST_FAILED.search(result) else passed
 
 
 def commit_subject(command: str, result: str) -> str:
