@@ -45,7 +45,7 @@ WORKER = [
 WRITER = [
     (wr, "write_extractions", "extractions + their FTS"),
     (wr, "write_record_rows", "turns, spawns, agents"),
-    (wr, "write_sessions", "sessions (upsert + counts)"),
+    (wr, "write_sessions", "sessions (upsert)"),
     (wr, "count_sessions", "session counts"),
     (wr, "update_main_branches", "main branch"),
     (wr, "_take_over", "take-over check"),
