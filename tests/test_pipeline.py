@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fixtures import make
 
-import index.store.ingest as ingest
+import index.store.parsers as parsers
 from index.store.branches import update_main_branch
 from index.store.ingest import run_index
 
@@ -37,8 +37,8 @@ def test_parsers_are_handed_small_files_beyond_two_each(
             submitted.append(a)
             return super().submit(*a, **k)
 
-    monkeypatch.setattr(ingest, "ProcessPoolExecutor", Counting)
-    monkeypatch.setattr(ingest, "IN_FLIGHT_BYTES", window)
+    monkeypatch.setattr(parsers, "ProcessPoolExecutor", Counting)
+    monkeypatch.setattr(parsers, "IN_FLIGHT_BYTES", window)
     seen: list[int] = []
     report = run_index(
         tmp_path / "index.db",
