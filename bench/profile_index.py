@@ -45,7 +45,8 @@ WORKER = [
 WRITER = [
     (wr, "write_extractions", "extractions + their FTS"),
     (wr, "write_record_rows", "turns, spawns, agents"),
-    (wr, "write_sessions", "sessions (upsert + counts)"),
+    (wr, "write_sessions", "sessions (upsert)"),
+    (wr, "count_sessions", "session counts"),
     (wr, "update_main_branches", "main branch"),
     (wr, "_take_over", "take-over check"),
     (wr, "_name_task_results", "Task result names"),
@@ -54,6 +55,8 @@ WRITER = [
     (fin, "refresh_session_docs", "finalize: session documents"),
     (fin, "_titles", "finalize: titles"),
     (fin, "_link_agents", "finalize: subagent links"),
+    (fin, "refresh_digests", "finalize: digests"),
+    (fin, "merge_message_index", "finalize: merge messages_fts"),
 ]
 # Statements of write_chunk itself, told apart by their text.
 SQL = [

@@ -170,14 +170,15 @@ def test_a_parser_process_that_dies_is_reported_not_waited_for(tmp_path: Path) -
     code = textwrap.dedent(f"""
         import os, sys
         from pathlib import Path
-        import index.store.ingest as ingest
-        real = ingest._safe_prepare
+        import index.store.parsers as parsers
+        real = parsers._safe_prepare
         def dying(t):
             if t.path.endswith({victim.name!r}):
                 os._exit(9)
             return real(t)
-        ingest._safe_prepare = dying
-        r = ingest.run_index(Path(sys.argv[1]), [Path(sys.argv[2])], jobs=2)
+        parsers._safe_prepare = dying
+        from index.store.ingest import run_index
+        r = run_index(Path(sys.argv[1]), [Path(sys.argv[2])], jobs=2)
         print(len(r.errors), r.files - r.files_unchanged, flush=True)
     """)
     p = subprocess.run(

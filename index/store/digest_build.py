@@ -21,11 +21,10 @@ import orjson
 from index.store.digest_rules import (
     GIT_COMMIT,
     TEST_COMMAND,
-    TEST_PASSED,
     command_key,
     commit_subject,
-    is_test_pass,
     observation_type,
+    passing_run,
     relative,
 )
 from index.store.textstore import unpack
@@ -157,6 +156,14 @@ def _group(groups: dict[tuple[str, str], Item], key: tuple[str, str], make: Item
         have.n += 1
 
 
+def _run_kinds(command: str) -> tuple[bool, bool]:
+    """(a `git commit`, a test run): "commit" is in every command GIT_COMMIT matches, and most
+    commands are neither, so the cheap test spares most regex searches."""
+    return "commit" in command and GIT_COMMIT.search(command) is not None, TEST_COMMAND.search(
+        command
+    ) is not None
+
+
 def _tools(conn: sqlite.Connection, d: Digest, msgs: list[tuple[Any, ...]], cwd: str | None) -> None:
     """Files read and edited, searches, commands (grouped by what they run), commits, passing tests,
     and the plan of the last TodoWrite of the main thread."""
@@ -185,11 +192,9 @@ def _tools(conn: sqlite.Connection, d: Digest, msgs: list[tuple[Any, ...]], cwd:
         conn, [m[0] for m in bash if len(m[4]) >= 140]
     )  # the target may be cut (300 chars, back to a word): read the body
     commands = {m[0]: cut[m[0]].removeprefix("Bash: ") if m[0] in cut else m[4] for m in bash}
-    wanted = [
-        results[m[5]][0]
-        for m in bash
-        if m[5] in results and (GIT_COMMIT.search(commands[m[0]]) or TEST_COMMAND.search(commands[m[0]]))
-    ]
+    # (a commit, a test run) for each command whose result is known, each pattern tried once
+    runs = {m[0]: _run_kinds(commands[m[0]]) for m in bash if m[5] in results}
+    wanted = [results[m[5]][0] for m in bash if any(runs.get(m[0], ()))]
     outputs = _bodies(conn, wanted + ([todo] if todo else []))
     failed = 0
     for uuid, _kind, ts, _name, _target, tuid, *_ in bash:
@@ -201,7 +206,8 @@ def _tools(conn: sqlite.Connection, d: Digest, msgs: list[tuple[Any, ...]], cwd:
             continue
         failed += bool(res[6])
         out = outputs.get(res[0], "")
-        if GIT_COMMIT.search(cmd) and not res[6]:
+        commit, test = runs[uuid]
+        if commit and not res[6]:
             subject = commit_subject(cmd, out)
             d.items.append(
                 Item(
@@ -214,11 +220,8 @@ def _tools(conn: sqlite.Connection, d: Digest, msgs: list[tuple[Any, ...]], cwd:
                     observation_type("commit", subject),
                 )
             )
-        elif is_test_pass(cmd, bool(res[6]), out):
-            hit = TEST_PASSED.search(out)
-            line = (
-                out[out.rfind("\n", 0, hit.start()) + 1 :].split("\n", 1)[0] if hit else "passed (output cut)"
-            )
+        elif test and (hit := passing_run(cmd, bool(res[6]), out)):
+            line = out[out.rfind("\n", 0, hit.start()) + 1 :].split("\n", 1)[0]
             d.items.append(
                 Item("completed", "tests", f"{ck}: {clip(line.strip('= '), 160)}", uuid, ts, clip(cmd, 300))
             )

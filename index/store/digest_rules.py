@@ -96,11 +96,15 @@ def is_test_pass(command: str, is_error: bool, result: str) -> bool:
     """A test run that reports success: a test runner, exit 0, no failure in the output, and a count
     of passed tests. (Stored tool results keep their first 2,000 chars: a long run whose summary was
     cut is not counted.)"""
+    return passing_run(command, is_error, result) is not None
+
+
+def passing_run(command: str, is_error: bool, result: str) -> re.Match[str] | None:
+    """`is_test_pass`, with the passed count it found in the output (None: not a passing run)."""
     if is_error or not TEST_COMMAND.search(command) or NOT_A_RUN.search(command):
-        return False
-    if TEST_FAILED.search(result):
-        return False
-    return bool(TEST_PASSED.search(result))
+        return None
+    passed = TEST_PASSED.search(result)  # first: most runs' output has no count to search for failures
+    return None if passed is None or TEST_FAILED.search(result) else passed
 
 
 def commit_subject(command: str, result: str) -> str:

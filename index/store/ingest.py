@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import errno
-import importlib
-import multiprocessing as mp
 import os
-import signal
 import time
-from collections import Counter, deque
-from collections.abc import Callable, Generator, Iterator, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
 from index.store.db import IndexCorrupt, IndexError_, access_problem, is_damage, open_writer
 from index.store.finalize import finalize
 from index.store.lock import IndexBusy, writer_lock
+from index.store.parsers import Unread, parse_all
 from index.store.plugins import vectors
 from index.store.resets import drop_duplicates, reset_files
 from index.store.tasks import Task, fingerprint_matches
 from index.store.tx import rollback, transaction
 from index.store.userstate import sync_tombstones
-from index.store.writer import DeferredFts, Prepared, write_chunk
+from index.store.writer import Deferred, Prepared, write_chunk
 from lib import sqlite
 from lib.discovery import Found, canonical_roots, key_path
 from lib.sources import SOURCES
@@ -34,16 +30,6 @@ from lib.sources import SOURCES
 AgentRoots = Mapping[str, list[Path]]  # other agents' session roots (lib.sources.enabled_roots)
 
 Progress = Callable[[int, int, str], None]  # (bytes_done, bytes_total, path)
-
-
-class Unread(NamedTuple):
-    """A task whose file could not be read this run, and why (one line for the run's report)."""
-
-    task: Task
-    reason: str
-
-
-Outcome = Prepared | Unread  # a parsed chunk, or the file that could not be read
 
 
 @dataclass
@@ -142,63 +128,6 @@ def _task(f: Found, start: int, carry: dict[str, Any] | None, reset: bool) -> Ta
     return Task(f.path, f.root, f.project_dir, f.info, start, carry, reset, f.size, f.mtime_ns, f.inode)
 
 
-def _run_tasks(tasks: list[Task], jobs: int) -> Iterator[Outcome]:
-    """Parse the tasks, in `jobs` processes when there are several. A parser process that dies (a
-    crash, the OOM killer) never stalls the run: the files it may have held are retried one at a
-    time in a fresh process, so the one that kills its parser is reported and the rest are read."""
-    if jobs <= 1 or len(tasks) < 2:
-        for t in tasks:
-            yield _safe_prepare(t)
-        return
-    importlib.import_module("index.store.prepare")  # the extractors load once, before the parsers fork
-    queue = deque(tasks)
-    while queue:
-        suspects = yield from _pooled(queue, jobs)
-        for t in suspects:
-            if (yield from _pooled(deque([t]), 1)):
-                yield Unread(t, f"{t.path}: its parser process died; the file is skipped this run")
-
-
-def _pooled(queue: deque[Task], jobs: int) -> Generator[Outcome, None, list[Task]]:
-    """Run tasks from `queue` (at most 2×jobs in flight); returns the in-flight tasks if the pool breaks."""
-    ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_ignore_sigint)
-    running: dict[Future[Outcome], Task] = {}
-    try:
-        while queue or running:
-            while queue and len(running) < 2 * jobs:
-                t = queue.popleft()
-                running[pool.submit(_safe_prepare, t)] = t
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for fut in done:
-                try:
-                    result = fut.result()
-                except BrokenProcessPool:
-                    return list(running.values())
-                del running[fut]
-                yield result
-        return []
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _ignore_sigint() -> None:
-    """Ctrl-C reaches the whole process group: only the main process handles it (it cancels what is
-    queued and waits for the files in flight), so a parser never dies mid-file and hangs the pool."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _safe_prepare(t: Task) -> Outcome:
-    from index.store.prepare import prepare  # the extractors load only when there is something to parse
-
-    try:
-        return prepare(t)
-    except OSError as exc:  # unreadable or vanished mid-run: report, never abort the run
-        return Unread(t, f"{t.path}: {exc.strerror or exc}")
-    except Exception as exc:  # one file's failure never stops the others; it is retried next run
-        return Unread(t, f"{t.path}: {type(exc).__name__}: {str(exc)[:200]}")
-
-
 def run_index(
     db: Path,
     roots: list[Path],
@@ -247,7 +176,7 @@ def _run_index(
         total = sum(t.size - t.start for t in tasks)
         done = 0
         batch = _Batch(conn)
-        for item in _run_tasks(tasks, jobs):
+        for item in parse_all(tasks, jobs):
             if isinstance(item, Unread):
                 report.errors.append(item.reason)
                 continue
@@ -325,7 +254,7 @@ class _Batch:
         self.open = False
         self.bytes = 0
         self.since = 0.0
-        self.fts = DeferredFts()
+        self.fts = Deferred()
 
     def write(self, item: Prepared) -> tuple[int, int]:
         if not self.open:

@@ -289,8 +289,10 @@ def _vocabulary(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> None
     rows = []
     for term, uses in terms:
         d = conn.execute(
-            """SELECT e.content, e.source_uuid FROM extractions_fts f JOIN extractions e ON e.id = f.rowid
-               WHERE extractions_fts MATCH ? AND e.kind = 'domain_fact'
+            # the term's matches once, as a list: joined instead, SQLite ran the FTS query again
+            # for every domain fact (newest first, the same order this walks)
+            """SELECT e.content, e.source_uuid FROM extractions e WHERE e.kind = 'domain_fact'
+               AND e.id IN (SELECT rowid FROM extractions_fts WHERE extractions_fts MATCH ?)
                ORDER BY e.ts DESC LIMIT 1""",
             ('"' + term.replace('"', "") + '"',),
         ).fetchone()

@@ -4,6 +4,7 @@ writer; called inside `write_chunk`'s transaction)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 from index.store.branches import update_main_branch
 from lib import sqlite
@@ -80,19 +81,22 @@ def write_sessions(conn: sqlite.Connection, c: FileChunk, fid: int, layout: str)
                 d.agent,
             ),
         )
-    for sid in c.sessions:
+
+
+def count_sessions(conn: sqlite.Connection, session_ids: Iterable[str]) -> None:
+    """Recount the messages, prompts, tool calls and compactions of the sessions a chunk touched."""
+    for sid in session_ids:
         conn.execute(
             """UPDATE sessions SET
-               n_messages=(SELECT count(*) FROM messages WHERE session_id=?1),
-               n_prompts=(SELECT count(*) FROM messages WHERE session_id=?1 AND kind='prompt'),
-               n_tool_calls=(SELECT count(*) FROM messages WHERE session_id=?1 AND kind='tool_use'),
+               (n_messages, n_prompts, n_tool_calls) = (SELECT count(*), count(*) FILTER (WHERE kind='prompt'),
+                   count(*) FILTER (WHERE kind='tool_use') FROM messages WHERE session_id=?1),
                n_compactions=(SELECT count(*) FROM compactions WHERE session_id=?1 AND kind='compact')
                WHERE session_id=?1""",
             (sid,),
         )
 
 
-def update_main_branches(conn: sqlite.Connection, c: FileChunk) -> None:
+def update_main_branches(conn: sqlite.Connection, session_ids: Iterable[str]) -> None:
     """Mark the live branch (the one holding the newest leaf) for each touched session (W6)."""
-    for sid in c.sessions:
+    for sid in session_ids:
         update_main_branch(conn, sid)

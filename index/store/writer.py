@@ -15,7 +15,7 @@ from index.store.operator import mark_projects
 from index.store.pending import mark_pending
 from index.store.record_rows import write_record_rows
 from index.store.schema import session_token
-from index.store.session_rows import copy_rank, update_main_branches, write_sessions
+from index.store.session_rows import copy_rank, count_sessions, update_main_branches, write_sessions
 from index.store.textstore import pack, unpack
 from lib import sqlite
 from lib.discovery import path_key
@@ -101,15 +101,18 @@ def message_row(m: Message, body: bytes) -> tuple[Any, ...]:
 
 
 @dataclass(slots=True)
-class DeferredFts:
-    """The FTS entries of the rows written in the current transaction, added just before it commits
-    (`flush`): FTS5 writes a table's pending terms out as a new segment whenever a later statement
-    of the transaction opens a savepoint (any multi-row write does), so indexing chunk by chunk
-    flushed the FTS tables once per file instead of once per batch, and the extra segments cost
-    merges too. Anything that deletes FTS entries flushes first (FTS5 can only forget what it holds)."""
+class Deferred:
+    """What the rows written in the current transaction still need, done once just before it commits
+    (`flush`). Their FTS entries: FTS5 writes a table's pending terms out as a new segment whenever a
+    later statement of the transaction opens a savepoint (any multi-row write does), so indexing chunk
+    by chunk flushed the FTS tables once per file instead of once per batch, and the extra segments
+    cost merges too. Anything that deletes FTS entries flushes first (FTS5 can only forget what it
+    holds). And the counts and main branch of the sessions touched: a session's main file and its
+    subagents' files often share a batch, and both depend only on the session's rows at the end."""
 
     messages: list[tuple[int, str, str, str]] = field(default_factory=list)  # (rowid, text, idents, session)
     after: int | None = None  # extractions with a larger id are not in extractions_fts yet
+    sessions: dict[str, None] = field(default_factory=dict)  # touched, in the order first seen
 
     def flush(self, conn: sqlite.Connection) -> None:
         if self.messages:
@@ -118,10 +121,14 @@ class DeferredFts:
         if self.after is not None:
             _index_extractions(conn, self.after)
             self.after = None
+        if self.sessions:
+            count_sessions(conn, self.sessions)
+            update_main_branches(conn, self.sessions)
+            self.sessions = {}
 
     def drop(self) -> None:
         """The transaction was rolled back: nothing is pending any more."""
-        self.messages, self.after = [], None
+        self.messages, self.after, self.sessions = [], None, {}
 
 
 def file_id_for(conn: sqlite.Connection, path: str) -> int:
@@ -176,7 +183,7 @@ def _take_over(conn: sqlite.Connection, path: str, uuids: list[str], fid: int) -
     return [u for u, sid, cur in held if cur is None or copy_rank(path, sid) < copy_rank(cur, sid)]
 
 
-def _drop_taken(conn: sqlite.Connection, taken: list[str], deferred: DeferredFts | None) -> None:
+def _drop_taken(conn: sqlite.Connection, taken: list[str], deferred: Deferred | None) -> None:
     if deferred is not None:
         deferred.flush(conn)  # the copy taken over may have been written earlier in this batch
     arg = (orjson.dumps(taken).decode(),)
@@ -197,7 +204,7 @@ def _insert_messages(conn: sqlite.Connection, rows: list[tuple[Any, ...]], fid: 
 
 
 def _write_messages(
-    conn: sqlite.Connection, path: str, rows: list[tuple[Any, ...]], fid: int, deferred: DeferredFts | None
+    conn: sqlite.Connection, path: str, rows: list[tuple[Any, ...]], fid: int, deferred: Deferred | None
 ) -> tuple[list[tuple[int, str]], list[str]]:
     """Insert a chunk's messages; returns (id, uuid) of the rows written and the uuids taken over.
     Inserted first, inside a savepoint: only the records found stored already (rare: a resume copy)
@@ -244,9 +251,7 @@ def resolve_parent(conn: sqlite.Connection, parent: str | None, fallback: str | 
     return p
 
 
-def write_chunk(
-    conn: sqlite.Connection, prep: Prepared, deferred: DeferredFts | None = None
-) -> tuple[int, int]:
+def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | None = None) -> tuple[int, int]:
     """Write a chunk's rows and advance its cursor inside the caller's transaction.
 
     The caller (ingest) batches a few files per transaction; a file's rows and its cursor always
@@ -271,8 +276,9 @@ def write_chunk(
         rows[i] = (*r[:_PARENT], resolve_parent(conn, parent, fallback), *r[_PARENT + 1 :])
     new, taken = _write_messages(conn, c.path, rows, fid, deferred)
     bodies = prep.bodies
-    sessions = {r[0]: r[1] for r in rows}  # uuid -> session id (a file may hold more than one)
-    fts = [(rid, *bodies[u], session_token(sessions[u])) for rid, u in new]
+    tokens = {sid: session_token(sid) for sid in {r[1] for r in rows}}  # a file may hold several sessions
+    sessions = {r[0]: tokens[r[1]] for r in rows}  # uuid -> its session's token
+    fts = [(rid, *bodies[u], sessions[u]) for rid, u in new]
     if deferred is None:
         _index_messages(conn, fts)
     else:
@@ -293,7 +299,11 @@ def write_chunk(
     write_record_rows(conn, c, prep.turns, fid)
     _name_task_results(conn, rows)
     write_sessions(conn, c, fid, prep.layout)
-    update_main_branches(conn, c)
+    if deferred is None:
+        count_sessions(conn, c.sessions)
+        update_main_branches(conn, c.sessions)
+    else:
+        deferred.sessions.update(dict.fromkeys(c.sessions))
     if taken:
         _follow(conn, taken, fid)
     conn.execute(
@@ -333,7 +343,7 @@ def write_extractions(
     conn: sqlite.Connection, rows: list[tuple[Any, ...]], file_id: int | None, *, fts: bool = True
 ) -> int:
     """rows: (kind, content, context_json, score, session_id, source_uuid, ordinal, cwd, project_key, ts).
-    Without `fts`, the caller indexes the new rows itself (`DeferredFts`). Returns the rows added."""
+    Without `fts`, the caller indexes the new rows itself (`Deferred`). Returns the rows added."""
     if not rows:
         return 0
     last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
@@ -362,7 +372,23 @@ def _index_extractions(conn: sqlite.Connection, after: int) -> None:
 def _name_task_results(conn: sqlite.Connection, rows: list[tuple[Any, ...]]) -> None:
     """A Task call's result is named `Task` (as the walker names it within a chunk) also when the call
     was read in an earlier chunk or another file."""
-    ids = [r[0] for r in rows if r[_KIND] == "tool_result" and r[_TOOL_NAME] is None and r[_TOOL_USE_ID]]
+    calls = [
+        (r[_TOOL_USE_ID], r[0])
+        for r in rows
+        if r[_KIND] == "tool_result" and r[_TOOL_NAME] is None and r[_TOOL_USE_ID]
+    ]
+    if not calls:
+        return
+    # only the results of calls that spawned a task (few; probing the small task_spawns table first
+    # spares reading every result row, whose columns lie past its body)
+    spawned = {
+        t
+        for (t,) in conn.execute(
+            "SELECT tool_use_id FROM task_spawns WHERE tool_use_id IN (SELECT value FROM json_each(?))",
+            (orjson.dumps([t for t, _ in calls]).decode(),),
+        )
+    }
+    ids = [u for t, u in calls if t in spawned]
     if ids:
         conn.execute(
             """UPDATE messages SET tool_name='Task' WHERE uuid IN (SELECT value FROM json_each(?))

@@ -1,0 +1,96 @@
+"""How the writer and the parsers share a full index: one `run_index(full=True, jobs=N)` in process,
+with the CPU seconds of this process (the writer: unpickling, SQLite, finalisation) and of its parser
+processes, the batches committed, and how often the main thread and the parsers were asleep (state S
+or D in /proc, sampled every 20 ms while the parsers live): a parser asleep waits for a file to
+parse, the main thread asleep waits for a parsed file.
+
+Usage: python bench/bench_pipeline.py [--projects DIR] [--jobs 2] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import index.store.ingest as ingest  # noqa: E402
+
+
+def _state(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+class Sampler(threading.Thread):
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.seen: Counter[tuple[str, str | None]] = Counter()
+        self.stop = False
+
+    def run(self) -> None:
+        me = os.getpid()
+        while not self.stop:
+            with open(f"/proc/{me}/task/{me}/children") as f:
+                kids = f.read().split()
+            if kids:  # only while the parsers live
+                self.seen["main", _state(f"/proc/{me}/task/{me}/stat")] += 1
+                for k in kids:
+                    self.seen["parser", _state(f"/proc/{k}/stat")] += 1
+            time.sleep(0.02)
+
+    def asleep(self, who: str) -> float:
+        total = sum(v for (w, _), v in self.seen.items() if w == who) or 1
+        return sum(v for (w, s), v in self.seen.items() if w == who and s in ("S", "D")) / total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--projects", type=Path, default=ROOT.parent / "shared" / "corpus" / "projects")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--work", type=Path, default=None)
+    a = ap.parse_args()
+    work = a.work or Path(tempfile.mkdtemp(prefix="tr-pipe-"))
+    work.mkdir(parents=True, exist_ok=True)
+    db = work / "pipe.db"
+    for s in ("", "-wal", "-shm"):
+        Path(str(db) + s).unlink(missing_ok=True)
+    commits = [0]
+    close = ingest._Batch.close
+
+    def counted(self: Any) -> None:
+        commits[0] += bool(self.open)
+        close(self)
+
+    ingest._Batch.close = counted  # type: ignore[method-assign]
+    sampler = Sampler()
+    sampler.start()
+    t = time.perf_counter()
+    report = ingest.run_index(db, [a.projects], full=True, jobs=a.jobs)
+    wall = time.perf_counter() - t
+    sampler.stop = True
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(
+        f"{report.bytes_read / 1e6:.1f} MB, --jobs {a.jobs}: wall {wall:.2f} s, CPU writer (this process) "
+        f"{me.ru_utime + me.ru_stime:.2f} s, parsers {kids.ru_utime + kids.ru_stime:.2f} s; "
+        f"{commits[0]} batches; asleep: main thread {100 * sampler.asleep('main'):.0f} %, "
+        f"parsers {100 * sampler.asleep('parser'):.0f} %; peak RSS of this process "
+        f"{me.ru_maxrss // 1024} MB; load {os.getloadavg()[0]:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

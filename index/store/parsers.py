@@ -1,0 +1,110 @@
+"""The parser processes that feed the single writer (I4): files parsed and prepared in `--jobs` forked
+processes, handed to the writer as they finish; a parser that dies never stalls the run."""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing as mp
+import os
+import signal
+from collections import deque
+from collections.abc import Generator, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import NamedTuple
+
+from index.store.tasks import Task
+from index.store.writer import Prepared
+
+
+class Unread(NamedTuple):
+    """A task whose file could not be read this run, and why (one line for the run's report)."""
+
+    task: Task
+    reason: str
+
+
+Outcome = Prepared | Unread  # a parsed chunk, or the file that could not be read
+
+
+def parse_all(tasks: list[Task], jobs: int) -> Iterator[Outcome]:
+    """Parse the tasks, in `jobs` processes when there are several. A parser process that dies (a
+    crash, the OOM killer) never stalls the run: the files it may have held are retried one at a
+    time in a fresh process, so the one that kills its parser is reported and the rest are read."""
+    if jobs <= 1 or len(tasks) < 2:
+        for t in tasks:
+            yield _safe_prepare(t)
+        return
+    importlib.import_module("index.store.prepare")  # the extractors load once, before the parsers fork
+    queue = deque(tasks)
+    while queue:
+        suspects = yield from _pooled(queue, jobs)
+        for t in suspects:
+            if (yield from _pooled(deque([t]), 1)):
+                yield Unread(t, f"{t.path}: its parser process died; the file is skipped this run")
+
+
+# Bytes of transcript in flight (queued, being parsed, or parsed and waiting for the writer) beyond
+# the 2 tasks per parser always allowed: the parsers keep working while the writer commits a batch
+# or writes a big file, instead of idling once their few small files are done; it bounds the memory
+# the waiting results hold (about a third of their transcript's size, pickled).
+IN_FLIGHT_BYTES = 64 << 20
+
+
+def _pooled(queue: deque[Task], jobs: int) -> Generator[Outcome, None, list[Task]]:
+    """Run tasks from `queue` (at least 2×jobs in flight, more while they hold under IN_FLIGHT_BYTES);
+    returns the in-flight tasks if the pool breaks."""
+    ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
+    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_ignore_sigint)
+    running: dict[Future[Outcome], Task] = {}
+    held = 0  # bytes of the running tasks
+    try:
+        while queue or running:
+            while queue and (len(running) < 2 * jobs or held + _bytes(queue[0]) <= IN_FLIGHT_BYTES):
+                t = queue.popleft()
+                running[pool.submit(_safe_prepare, t)] = t
+                held += _bytes(t)
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                try:
+                    result = fut.result()
+                except BrokenProcessPool:
+                    return (yield from _salvage(running))
+                held -= _bytes(running.pop(fut))
+                yield result
+        return []
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _salvage(running: dict[Future[Outcome], Task]) -> Generator[Outcome, None, list[Task]]:
+    """The pool broke: the files parsed already are written; the rest (the one whose parser died and
+    those queued behind it, up to IN_FLIGHT_BYTES of them) are returned as suspects."""
+    suspects = []
+    for fut, t in running.items():
+        if fut.done() and not fut.cancelled() and fut.exception() is None:
+            yield fut.result()
+        else:
+            suspects.append(t)
+    return suspects
+
+
+def _bytes(t: Task) -> int:
+    return t.size - t.start
+
+
+def _ignore_sigint() -> None:
+    """Ctrl-C reaches the whole process group: only the main process handles it (it cancels what is
+    queued and waits for the files in flight), so a parser never dies mid-file and hangs the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _safe_prepare(t: Task) -> Outcome:
+    from index.store.prepare import prepare  # the extractors load only when there is something to parse
+
+    try:
+        return prepare(t)
+    except OSError as exc:  # unreadable or vanished mid-run: report, never abort the run
+        return Unread(t, f"{t.path}: {exc.strerror or exc}")
+    except Exception as exc:  # one file's failure never stops the others; it is retried next run
+        return Unread(t, f"{t.path}: {type(exc).__name__}: {str(exc)[:200]}")

@@ -1,0 +1,74 @@
+"""The indexing pipeline's hand-off between the parsers and the single writer (issue 18)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures import make
+
+import index.store.parsers as parsers
+from index.store.branches import update_main_branch
+from index.store.ingest import run_index
+from lib import sqlite
+
+
+def _sessions(root: Path, n: int) -> None:
+    for i in range(n):
+        s = make.Session(make.uid("pipeline", i), cwd="/home/dev/projects/pipe")
+        s.prompt(f"step {i}: rename the cursor field")
+        s.response(text="Renamed it and the tests pass.")
+        make.write(root / "-pipe" / f"{s.session_id}.jsonl", s.records)
+
+
+@pytest.mark.parametrize(("window", "handed_out"), [(64 << 20, 12), (0, 4)])
+def test_parsers_are_handed_small_files_beyond_two_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int, handed_out: int
+) -> None:
+    """While the writer writes the first result, the parsers already hold every small file (within the
+    byte window), not just two each, so they do not idle while it commits; with no window, two each."""
+    _sessions(tmp_path / "projects", 12)
+    submitted: list[Any] = []
+
+    class Counting(ProcessPoolExecutor):
+        def submit(self, *a: Any, **k: Any) -> Any:
+            submitted.append(a)
+            return super().submit(*a, **k)
+
+    monkeypatch.setattr(parsers, "ProcessPoolExecutor", Counting)
+    monkeypatch.setattr(parsers, "IN_FLIGHT_BYTES", window)
+    seen: list[int] = []
+    report = run_index(
+        tmp_path / "index.db",
+        [tmp_path / "projects"],
+        jobs=2,
+        progress=lambda *_: seen.append(len(submitted)),
+    )
+    assert report.errors == [] and report.files == 12 and len(submitted) == 12
+    assert seen[0] == handed_out
+
+
+def test_sessions_touched_by_several_files_of_one_batch_are_counted_and_branched(tmp_path: Path) -> None:
+    """Counts and main branches are brought up to date once per batch, when it commits: a session whose
+    files (main, subagents, resume copies, forks) share a batch ends up as if each were written alone."""
+    make.build_corpus(tmp_path / "projects")
+    db = tmp_path / "index.db"
+    run_index(db, [tmp_path / "projects"], jobs=1)  # the whole corpus is one batch
+    conn = sqlite.connect(db, isolation_level=None)
+    sessions = conn.execute("SELECT session_id, n_messages, n_prompts, n_tool_calls FROM sessions").fetchall()
+    assert len(sessions) > 5
+    conn.execute("BEGIN")
+    for sid, n, prompts, calls in sessions:
+        want = conn.execute(
+            """SELECT count(*), count(*) FILTER (WHERE kind='prompt'), count(*) FILTER (WHERE kind='tool_use')
+               FROM messages WHERE session_id=?""",
+            (sid,),
+        ).fetchone()
+        assert (n, prompts, calls) == want, sid
+        assert update_main_branch(conn, sid) == 0, sid  # the stored branch is the one its rows give
+    assert (
+        conn.execute("SELECT count(*) FROM messages WHERE on_main = 0").fetchone()[0] > 0
+    )  # forks abandoned
+    conn.execute("ROLLBACK")
