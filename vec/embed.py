@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lib.settings import Settings
+from vec.quantize import int8_model_dir
 
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
 LOCAL_DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -31,6 +33,10 @@ MIN_CHARS = 12
 # text the longest one's tokens), and the call's fixed cost is shared; 1.2x the texts per CPU-second of
 # one text per call (docs/benchmarks.md, Vectors). The vectors are the same either way.
 GROUP = 16
+# The int8-arithmetic copy of a local model (vec/quantize.py) quantizes its activations with one scale per
+# call: texts embedded together would move each other's vectors (cosine 0.99), so it embeds one text per
+# call, which costs it no more (its per-call cost is small next to the float model's).
+INT8_GROUP = 1
 # Backfill runs this many single-threaded model sessions side by side (one per core, at most 2): on
 # 2 cores that embeds ~1.7x more texts per CPU-second than one session with 2 intra-op threads,
 # which spends its second thread mostly waiting (docs/benchmarks.md, Vectors).
@@ -159,6 +165,7 @@ class Embedder:
         self.cfg = cfg
         self._models: dict[int, Any] = {}
         self._dim = 0
+        self._local: str | None = None  # the model directory a local model runs from
         self._counter: Any = None  # a tokenizer without padding, to group texts by token count
         self._lock = threading.Lock()
 
@@ -174,7 +181,7 @@ class Embedder:
                     if not Path(self.cfg.path, "model.onnx").is_file():
                         raise EmbedError(f"no model.onnx in TOTAL_RECALL_EMBED_MODEL_PATH={self.cfg.path}")
                     model = TextEmbedding(
-                        model_name=self.cfg.name, specific_model_path=self.cfg.path, threads=threads
+                        model_name=self.cfg.name, specific_model_path=self._local_model(), threads=threads
                     )
                 else:
                     if model_on_disk(self.cfg) is False and not reachable():
@@ -191,6 +198,17 @@ class Embedder:
                 ) from exc
             self._models[slot] = model
         return self._models[slot]
+
+    def _local_model(self) -> str:
+        """The local model directory to run: its int8-arithmetic copy (vec/quantize.py), made once."""
+        if self._local is None:
+            cache = (
+                Path(self.cfg.cache_dir)
+                if self.cfg.cache_dir
+                else Path(tempfile.gettempdir(), "total-recall")
+            )
+            self._local = str(int8_model_dir(Path(str(self.cfg.path)), cache))
+        return self._local
 
     @property
     def dim(self) -> int:
@@ -209,7 +227,8 @@ class Embedder:
         by: dict[int, list[int]] = {}
         for i, enc in enumerate(self._counter.encode_batch(texts)):
             by.setdefault(len(enc.ids), []).append(i)
-        return [ids[j : j + GROUP] for n in sorted(by) for ids in (by[n],) for j in range(0, len(ids), GROUP)]
+        size = INT8_GROUP if self._local else GROUP
+        return [ids[j : j + size] for n in sorted(by) for ids in (by[n],) for j in range(0, len(ids), size)]
 
     def embed(self, texts: list[str]) -> Any:
         """Document vectors, shape (len(texts), dim): groups of texts of one token count shared out to
