@@ -3,7 +3,8 @@
 The model is `BAAI/bge-small-en-v1.5` by default (fastembed downloads it once into the data dir).
 Offline, `TOTAL_RECALL_EMBED_MODEL_PATH` names a local model directory (model.onnx + tokenizer
 files); its model name comes from `TOTAL_RECALL_EMBED_MODEL`, default
-`sentence-transformers/all-MiniLM-L6-v2`. fastembed and numpy are imported only when embedding.
+`sentence-transformers/all-MiniLM-L6-v2`; it runs as an int8-arithmetic copy (vec/quantize.py).
+fastembed and numpy are imported only when embedding.
 """
 
 from __future__ import annotations
