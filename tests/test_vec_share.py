@@ -17,7 +17,7 @@ from index.store.manage import forget
 from vec import driver as vdriver
 from vec import hybrid
 from vec.backfill import backfill
-from vec.embed import BATCH, WORKERS, embedder
+from vec.embed import GROUP, INT8_GROUP, WORKERS, embedder
 from vec.store import Store
 
 REPEATED = (
@@ -175,14 +175,23 @@ def test_a_store_from_before_sharing_is_searched_then_upgraded(
 @pytest.mark.usefixtures("vec_env")
 def test_parallel_embedding_keeps_each_text_with_its_vector() -> None:
     texts = [
-        f"note {i}: " + "the build " * (i % 7) + ("passed" if i % 2 else "failed badly") for i in range(23)
+        f"note {i}: " + "the build " * (i % 7) + ("passed" if i % 2 else "failed badly") for i in range(80)
     ]
-    assert len(texts) > BATCH * WORKERS
+    assert len(texts) > GROUP * WORKERS
     emb = embedder(cfg())
     together = emb.embed(texts)
-    for i in (0, 5, 11, 22):
+    local, size = emb._local, {}
+    for emb._local, most in ((local, INT8_GROUP), ("", GROUP)):  # the int8 copy; a float model
+        groups = emb._groups(texts)
+        assert sorted(i for g in groups for i in g) == list(range(len(texts)))
+        for g in groups:  # one model call embeds texts of one token count: nothing is padded
+            assert len(g) <= most and len({len(emb._counter.encode(texts[i]).ids) for i in g}) == 1
+        size[most] = len(groups)
+    emb._local = local
+    assert size[INT8_GROUP] == len(texts) and size[GROUP] < len(texts) / 4
+    for i in (0, 5, 11, 22, 79):  # a text's vector does not depend on the texts embedded with it
         alone = emb.embed([texts[i]])[0]
-        assert float(together[i] @ alone) > 0.999
+        assert float(together[i] @ alone) > 0.9999
 
 
 @pytest.mark.usefixtures("vec_env")

@@ -182,7 +182,7 @@ def _vector_checks(settings: Settings) -> list[dict[str, Any]]:
                         "run `total-recall vec backfill` online, or set TOTAL_RECALL_EMBED_MODEL_PATH")  # fmt: skip
     else:
         status = _check("embedding model", "ok", f"{cfg.name} in {where}")
-    return [_check("vector extras", "ok", "sqlite-vec and fastembed installed"), status]
+    return [_check("vector extras", "ok", "sqlite-vec, fastembed and onnx installed"), status]
 
 
 def _disk_check(db: Path) -> dict[str, Any]:

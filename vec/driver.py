@@ -40,7 +40,8 @@ def extension_path() -> str | None:
 
 @lru_cache(maxsize=1)
 def has_embedder() -> bool:
-    return importlib.util.find_spec("fastembed") is not None
+    """fastembed runs the model; onnx is what onnxruntime's quantizer needs for the int8 copy (vec/quantize.py)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("fastembed", "onnx"))
 
 
 def unavailable_reason() -> str | None:
@@ -53,7 +54,7 @@ def unavailable_reason() -> str | None:
     if extension_path() is None:
         missing.append("sqlite-vec")
     if not has_embedder():
-        missing.append("fastembed")
+        missing.append("fastembed and onnx")
     if not missing:
         return None
     return f"vectors are off: missing {', '.join(missing)}; enable them with `{ENABLE_HINT}`"

@@ -3,19 +3,22 @@
 The model is `BAAI/bge-small-en-v1.5` by default (fastembed downloads it once into the data dir).
 Offline, `TOTAL_RECALL_EMBED_MODEL_PATH` names a local model directory (model.onnx + tokenizer
 files); its model name comes from `TOTAL_RECALL_EMBED_MODEL`, default
-`sentence-transformers/all-MiniLM-L6-v2`. fastembed and numpy are imported only when embedding.
+`sentence-transformers/all-MiniLM-L6-v2`; it runs as an int8-arithmetic copy (vec/quantize.py).
+fastembed and numpy are imported only when embedding.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lib.settings import Settings
+from vec.quantize import int8_model_dir
 
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
 LOCAL_DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -27,7 +30,14 @@ MESSAGE_KINDS = ("prompt", "text", "away_summary", "compact_summary")
 CHUNK_CHARS = 500
 MAX_CHUNKS = 3  # per message: its first two and its closing chunk (docs/benchmarks.md, Vectors)
 MIN_CHARS = 12
-BATCH = 1  # no padding: 1.1x the texts per CPU-second of batch 4, 2x of 32 (docs/benchmarks.md, Vectors)
+# One model call embeds up to GROUP texts of the same token count: no padding (a padded batch costs every
+# text the longest one's tokens), and the call's fixed cost is shared; 1.2x the texts per CPU-second of
+# one text per call (docs/benchmarks.md, Vectors). The vectors are the same either way.
+GROUP = 16
+# The int8-arithmetic copy of a local model (vec/quantize.py) quantizes its activations with one scale per
+# call: texts embedded together would move each other's vectors (cosine 0.99), so it embeds one text per
+# call, which costs it no more (its per-call cost is small next to the float model's).
+INT8_GROUP = 1
 # Backfill runs this many single-threaded model sessions side by side (one per core, at most 2): on
 # 2 cores that embeds ~1.7x more texts per CPU-second than one session with 2 intra-op threads,
 # which spends its second thread mostly waiting (docs/benchmarks.md, Vectors).
@@ -156,6 +166,8 @@ class Embedder:
         self.cfg = cfg
         self._models: dict[int, Any] = {}
         self._dim = 0
+        self._local: str | None = None  # the model directory a local model runs from
+        self._counter: Any = None  # a tokenizer without padding, to group texts by token count
         self._lock = threading.Lock()
 
     def _load(self, slot: int = 0) -> Any:
@@ -170,7 +182,7 @@ class Embedder:
                     if not Path(self.cfg.path, "model.onnx").is_file():
                         raise EmbedError(f"no model.onnx in TOTAL_RECALL_EMBED_MODEL_PATH={self.cfg.path}")
                     model = TextEmbedding(
-                        model_name=self.cfg.name, specific_model_path=self.cfg.path, threads=threads
+                        model_name=self.cfg.name, specific_model_path=self._local_model(), threads=threads
                     )
                 else:
                     if model_on_disk(self.cfg) is False and not reachable():
@@ -188,50 +200,79 @@ class Embedder:
             self._models[slot] = model
         return self._models[slot]
 
+    def _local_model(self) -> str:
+        """The local model directory to run: its int8-arithmetic copy (vec/quantize.py), made once."""
+        if self._local is None:
+            cache = (
+                Path(self.cfg.cache_dir)
+                if self.cfg.cache_dir
+                else Path(tempfile.gettempdir(), "total-recall")
+            )
+            self._local = str(int8_model_dir(Path(str(self.cfg.path)), cache))
+        return self._local
+
     @property
     def dim(self) -> int:
         if not self._dim:
             self._dim = int(self.embed(["dimension probe"]).shape[1])
         return self._dim
 
+    def _groups(self, texts: list[str]) -> list[list[int]]:
+        """Positions of `texts` in groups of at most GROUP texts of one token count, shortest first."""
+        if self._counter is None:
+            from tokenizers import Tokenizer
+
+            tok = self._models[0].model.tokenizer  # fastembed's, truncation as the model runs it
+            self._counter = Tokenizer.from_str(tok.to_str())
+            self._counter.no_padding()
+        by: dict[int, list[int]] = {}
+        for i, enc in enumerate(self._counter.encode_batch(texts)):
+            by.setdefault(len(enc.ids), []).append(i)
+        size = INT8_GROUP if self._local else GROUP
+        return [ids[j : j + size] for n in sorted(by) for ids in (by[n],) for j in range(0, len(ids), size)]
+
     def embed(self, texts: list[str]) -> Any:
-        """Document vectors, shape (len(texts), dim): batches of similar length (less padding) shared
-        out to WORKERS single-threaded sessions (onnxruntime releases the GIL while it runs)."""
+        """Document vectors, shape (len(texts), dim): groups of texts of one token count shared out to
+        WORKERS single-threaded sessions (onnxruntime releases the GIL while it runs)."""
         import numpy as np
 
         if not texts:
             return np.zeros((0, self._dim or 1), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        batches = [order[i : i + BATCH] for i in range(0, len(order), BATCH)]
-        workers = min(WORKERS, len(batches))
-        done: list[list[tuple[list[int], list[Any]]]] = [[] for _ in range(workers)]
+        done: list[list[tuple[list[int], list[Any]]]] = []
         errors: list[BaseException] = []
 
-        def work(slot: int) -> None:
+        def work(slot: int, groups: list[list[int]]) -> None:
             try:
                 model = self._models[slot]
-                for b in batches[slot::workers]:
-                    done[slot].append((b, list(model.embed([texts[i] for i in b], batch_size=BATCH))))
+                for g in groups:
+                    done[slot].append((g, list(model.embed([texts[i] for i in g], batch_size=len(g)))))
             except BaseException as exc:  # re-raised in the caller's thread below
                 errors.append(exc)
 
         with self._lock:
-            for slot in range(workers):
+            self._load(0)
+            groups = self._groups(texts)
+            workers = min(WORKERS, len(groups))
+            done = [[] for _ in range(workers)]
+            for slot in range(1, workers):
                 self._load(slot)
-            threads = [threading.Thread(target=work, args=(slot,)) for slot in range(1, workers)]
+            threads = [
+                threading.Thread(target=work, args=(slot, groups[slot::workers]))
+                for slot in range(1, workers)
+            ]
             for t in threads:
                 t.start()
-            work(0)
+            work(0, groups[0::workers])
             for t in threads:
                 t.join()
         if errors:
             raise errors[0]
         out: Any = None
         for part in done:
-            for b, vecs in part:
+            for g, vecs in part:
                 if out is None:
                     out = np.empty((len(texts), len(vecs[0])), dtype=np.float32)
-                out[b] = np.asarray(vecs, dtype=np.float32)
+                out[g] = np.asarray(vecs, dtype=np.float32)
         return _normalise(out)
 
     def embed_query(self, text: str) -> Any:
