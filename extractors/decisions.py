@@ -117,6 +117,13 @@ _REFERS_TO_LIST = re.compile(r"\b(?:which|these|those|one of|option|options|abov
 # A reply that is only a path or a URL says where something is; it does not choose.
 _PATH_REPLY = re.compile(r"^['\"`]?(?:~?/|[a-z]:\\|https?://|\d\.\s+(?:~?/|[a-z]:\\))\S*")
 _INFO_OPENER = re.compile(r"^(?:what|why|how|where|who|which|is|are|does|do|did|has|have)\b")
+# An idea floated for the assistant to weigh, asked as a question: "ok, so what if we moved X ...?",
+# "but X would work, no?", "or the render uses 20 instead of 30?". Nothing is settled yet.
+_FLOAT = re.compile(
+    r"^\W*(?:(?:but|so|and|ok|okay|hmm|well)\W+){0,2}(?:what if|wouldn'?t it|would it not)\b|"
+    r"^\W*or\b[^?]{0,200}\?\s*$|,\s*(?:no|right|or not)\?\s*$|\b(?:would|could) (?:that|this|it) (?:not )?work\?",
+    re.A,
+)
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
 # Words that name nothing offered: the shared function words plus the verbs of wanting.
 _STOP = STOPWORDS | frozenset(("like", "want", "need", "sure"))
@@ -346,6 +353,8 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
         pos = 0
     if v.question and _INFO_OPENER.match(low) and score < 2.0:
         score -= 0.4
+    elif v.question and score < 2.0 and _FLOAT.search(low[:600]):
+        score -= 0.6
     if score < floor:
         return []
     content = sentence_at(v.prose, pos) if pos > 0 else clip(v.prose)

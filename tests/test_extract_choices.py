@@ -11,8 +11,9 @@ from test_extract_families import _kinds, _prompts, _session
 from extractors.choices import choice_features, offer_of, picks
 from extractors.confidence import ClassModel
 from extractors.decisions import THRESHOLD, assistant_decision, user_decision
+from extractors.model import Utterance
 from extractors.patterns import Hit, make_view
-from extractors.pipeline import MODEL_ONLY_FLOOR, NO_EVIDENCE_FLOOR, Analysis, decide
+from extractors.pipeline import MODEL_ONLY_FLOOR, NO_EVIDENCE_FLOOR, Analysis, analyse, decide
 
 EITHER_OR = (
     "The loader cache and its tests are done; nothing is committed yet.\n\n"
@@ -29,6 +30,7 @@ MENU = (
     "C) **Colour only** - the prompt turns amber near the limit\n\n"
     "Which option would you like?"
 )
+CLAIM_REPORT = "Done. The loader cache is in and all 40 tests pass."
 SINGLE = "I found the stale cache entry and fixed the key. All 40 tests pass. Want me to commit this?"
 REPORT = (
     "Review findings:\n\n1. The parser drops trailing commas\n2. The cache key ignores the file size\n"
@@ -189,3 +191,57 @@ def test_an_assistant_text_that_ends_by_offering_alternatives_still_waits_for_th
     assert assistant_decision(make_view(f"{settled} I will add it to the tests too.", None, human=False))
     asks = f"{settled} Per-file cache for the tests too, or a shared directory cache?"
     assert not assistant_decision(make_view(asks, None, human=False))
+
+
+def _prompt(text: str, prev: str) -> Analysis:
+    a = analyse(Utterance(uuid="u1", session_id="s1", role="user", text=text, prev_assistant_text=prev))
+    assert a is not None
+    return a
+
+
+def test_a_decision_no_cue_speaks_for_needs_offered_alternatives() -> None:
+    """With no cue and no pick, only a reply to offered alternatives stays a decision candidate: after a
+    single proposal or a report, such a prompt is an instruction or an approval."""
+    # After a report: an instruction ("push to the remote"), no candidate the model could keep.
+    after_report = _prompt("push the branch to the remote", CLAIM_REPORT)
+    assert not any(h.kind == "decision" for h in after_report.hits)
+    # After an either-or question the same kind of reply may still be a pick the cues cannot name.
+    after_offer = _prompt("note it down in the plan as a known trade-off", EITHER_OR)
+    assert any(h.kind == "decision" for h in after_offer.hits)
+
+
+def test_holding_off_is_no_second_alternative() -> None:
+    for prev in (
+        "The spec is written. Want me to commit the spec on the feature branch now, or hold off?",
+        "The plan is ready. Go ahead with implementation, or want changes to the plan first?",
+        "Tests pass. Want me to commit this, or wait until you've read it?",
+    ):
+        assert offer_of(prev) is None, prev
+    assert offer_of("The cache helper is unused now. Want me to remove it, or keep it?") is not None
+
+
+def test_a_number_before_a_plural_noun_counts_things_it_names_no_option() -> None:
+    menu = "Two intros:\n\n1. A long briefing\n2. A short beat\n\nWhich one do you like?"
+    assert _picks("if it can be like 2 stories that would be great", menu) == ""
+    assert _picks("like 2, the short one", menu) == "label"
+    assert _picks("2 is better", menu) == "label"
+
+
+def test_asking_about_an_alternative_does_not_take_it() -> None:
+    prev = "Both levels are built. Want me to update the plan with both levels, or leave it for now?"
+    assert _picks("how would you summarize the two levels we have", prev) == ""
+    assert _picks("the plan feels premature? we have not played it yet", prev) == ""
+    assert _picks("update the plan with both", prev) == "words"
+
+
+def test_an_idea_floated_as_a_question_settles_nothing() -> None:
+    for p in (
+        "ok, so what if we moved the key into the vault record, so we could drop the whole table?",
+        "but a generic Render[T] would work, no?",
+        "or the render uses 20 padding instead of 30?",
+    ):
+        (hit,) = user_decision(make_view(p, SINGLE), floor=float("-inf"))
+        assert hit.raw < THRESHOLD, p
+    # The same course stated, not asked, is a choice.
+    (hit,) = user_decision(make_view("let's drop the whole table instead of migrating it", SINGLE))
+    assert hit.raw >= THRESHOLD
