@@ -19,12 +19,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from extractors.assistant_decisions import assistant_decision
 from extractors.assistant_voice import failed_attempt, progress, self_correction
 from extractors.choices import CHOICE_PREFIX
 from extractors.confidence import KIND_CLASS, ClassModel, models
 from extractors.corrections import THRESHOLD as CORRECTION_THRESHOLD
 from extractors.corrections import correction_score, extract_corrections, pasted_failure
-from extractors.decisions import assistant_decision, user_decision
+from extractors.decisions import user_decision
 from extractors.facts import extract_facts
 from extractors.features import assistant_features, offer_voice, short_step, user_features
 from extractors.goals import extract_goal, extract_user_failed, extract_user_progress

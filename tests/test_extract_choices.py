@@ -8,9 +8,10 @@ from pathlib import Path
 
 from test_extract_families import _kinds, _prompts, _session
 
+from extractors.assistant_decisions import assistant_decision
 from extractors.choices import choice_features, offer_of, picks
 from extractors.confidence import ClassModel
-from extractors.decisions import THRESHOLD, assistant_decision, user_decision
+from extractors.decisions import THRESHOLD, user_decision
 from extractors.model import Utterance
 from extractors.patterns import Hit, make_view
 from extractors.pipeline import MODEL_ONLY_FLOOR, NO_EVIDENCE_FLOOR, Analysis, analyse, decide
