@@ -93,6 +93,23 @@ _SWITCH = cues(
         0.6,
     ),
     (r"\b(?:rather than|instead of)\b|\w, not (?:by|with|in|the|a)\b", 0.4, "rather instead not"),
+    # A course of action opening a sentence with its reason or the rejected course beside it: "Writing
+    # mine separately - theirs doesn't scan the goldens", "Sending it back to the agent, since it has the
+    # full context", "Rewriting that section to use safe JSX instead of ..." (not "Checking the logs:").
+    (
+        r"(?:^|[.!:]\s+)(?:now |so )?(?:writing|sending|parking|rewriting|removing|dropping|keeping|moving|"
+        r"switching|merging|spawning|filing|splitting|reverting|replacing)\b[^.\n]{0,120}?"
+        r"(?:\bsince\b|\bbecause\b|\bso that\b|\s[\u2014\u2013-]\s|\binstead\b|\brather than\b|, not\b)",
+        1.0,
+        "writing sending parking rewriting removing dropping keeping moving switching merging spawning filing "
+        "splitting reverting replacing",
+    ),
+    # Restructuring announced as settled: "There's already a folder with similar tests. I'll merge them."
+    (
+        r"(?:^|[.!:]\s+)i'?ll (?:merge|spawn|split|fold|rewrite|replace|drop|remove|keep|move)\b",
+        0.6,
+        "merge spawn split fold rewrite replace drop remove keep move",
+    ),
 )
 # ... and why.
 _REASON = cues(

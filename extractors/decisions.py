@@ -31,7 +31,8 @@ _USER = cues(
     ),
     (r"\b(?:go|going) with\b|\bopt(?:ing)? for\b", 1.0),
     (
-        r"\b(?:let'?s|we'?ll|we will|i'?ll) (?:do|handle|tackle|fix) (?:\w+ )?(?:first|later|next|separately)\b",
+        r"\b(?:let'?s|we'?ll|we will|i'?ll|(?:maybe|then|so) we|we can) (?:do|handle|tackle|fix|revisit) (?:\w+ )?"
+        r"(?:first|later|next|separately)\b",
         0.8,
     ),
     (
@@ -67,6 +68,14 @@ _USER = cues(
     ),
     (r"\byour (?:rec|recommendation|recommended|suggestion|suggested|proposal|proposed)\b", 0.9),
     (r"\bskip(?:ping)? (?:\d|it\b|that\b|this\b|the\b|those\b|these\b|for now)", 1.0),
+    # Dropping something as an order: "six groups, drop the compare harness", "ignore lack of backup
+    # config", "no leave level 3 alone" (not "we just drop the car onto the track": a verb of placing).
+    (
+        r"(?:^|[.,;!:]\s*|\b(?:and|then|no)\s+)(?:drop|ignore|leave out|defer|postpone|shelve|park) "
+        r"(?:the|those|these|all|any|lack)\b|\bignore (?:it|that|this|them)\b|\bleave (?:\w+ ){1,3}alone\b",
+        1.0,
+        "drop ignore leave defer postpone shelve park",
+    ),
     (
         r"\bnever ?mind\b|\bforget (?:it|about (?:it|that|this))\b|\bleave it\b|\bdrop (?:it|that|this)\b|"
         r"\bmove on\b|\bpark (?:it|this|that)\b",

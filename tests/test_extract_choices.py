@@ -246,3 +246,28 @@ def test_an_idea_floated_as_a_question_settles_nothing() -> None:
     # The same course stated, not asked, is a choice.
     (hit,) = user_decision(make_view("let's drop the whole table instead of migrating it", SINGLE))
     assert hit.raw >= THRESHOLD
+
+
+def test_dropping_or_deferring_something_as_an_order_is_a_choice() -> None:
+    for p in (
+        "six groups, drop the compare harness, keep the docs commit standalone.",
+        "ignore lack of backup config. research the controller warning.",
+        "no leave level 3 alone. the review phase is friction on purpose.",
+        "maybe we do that later..but first make the agents visible",
+    ):
+        (hit,) = user_decision(make_view(p, CLAIM_REPORT))
+        assert hit.raw >= THRESHOLD, p
+    # Placing something is no dropping: "drop the car onto the track".
+    assert not user_decision(make_view("i think we just drop the car onto the track and press space", SINGLE))
+
+
+def test_the_assistant_announcing_a_course_with_its_reason_decides() -> None:
+    for said in (
+        "The agent left its own audit script there. Writing mine separately - theirs doesn't scan the goldens.",
+        "That breaks the guarantee. Sending it back to the agent that flagged it, since it has the full context.",
+        "The hook caught an XSS. Rewriting that section to use safe JSX instead of raw HTML.",
+    ):
+        (hit,) = assistant_decision(make_view(said, None, human=False))
+        assert hit.raw >= THRESHOLD, said
+    # Narrating the next step, with no reason or rejected course, decides nothing.
+    assert not assistant_decision(make_view("Writing the migration now. Then the tests.", None, human=False))
