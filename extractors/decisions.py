@@ -62,7 +62,7 @@ _USER = cues(
     (r"\b(?:i|we)'?ll (?:go|take|use|stick|keep|skip|drop|leave)\b", 1.0),
     (r"\bsounds? (?:best|good|better|right|great)\b|\b(?:is|looks) (?:the )?best\b", 0.6),
     (
-        r"\b(?:i like|i prefer|i'?d prefer|i'?d rather|i'?d go|i choose|i pick|prefer) (?:your|the|option|that|"
+        r"\b(?:i like(?! (?:this|that|it)\b)|i prefer|i'?d prefer|i'?d rather|i'?d go|i choose|i pick|prefer) (?:your|the|option|that|"
         r"this|it|a|an|to|using)\b",
         0.8,
     ),
@@ -97,7 +97,7 @@ _USER = cues(
 )
 _PICK = re.compile(
     r"^(?:option\s*|choice\s*|#)?(?:\d{1,2}|[a-h])(?:\s*[.),:&+]|\s+(?:and|&|then|first|please|sounds|is|for)\b|\s*$)"
-    r"|^(?:the )?(?:first|second|third|fourth|last|former|latter)(?: one| option)?\b|^(?:both|neither|none of|all of)\b"
+    r"|^(?:the )?(?:first|second|third|fourth|last|former|latter)(?: one| option)?\b(?! ones\b)|^(?:both|neither|none of|all of)\b"
 )
 _BARE_ACK = re.compile(
     r"^(?:y|yes|yeah|yep|yup|ok|okay|sure|go|go ahead|do it|please|continue|proceed|thanks|thank you)[.! ]*$"
@@ -123,10 +123,13 @@ _REFERS_TO_LIST = re.compile(r"\b(?:which|these|those|one of|option|options|abov
 # A reply that is only a path or a URL says where something is; it does not choose.
 _PATH_REPLY = re.compile(r"^['\"`]?(?:~?/|[a-z]:\\|https?://|\d\.\s+(?:~?/|[a-z]:\\))\S*")
 _INFO_OPENER = re.compile(r"^(?:what|why|how|where|who|which|is|are|does|do|did|has|have)\b")
-# An idea floated for the assistant to weigh, asked as a question: "ok, so what if we moved X ...?",
-# "but X would work, no?", "or the render uses 20 instead of 30?". Nothing is settled yet.
+# An idea floated for the assistant to weigh settles nothing: a hypothetical opening the prompt ("ok, so
+# what if we moved X ..."), question mark or not, or a course asked as a question ("but X would work,
+# no?", "or the render uses 20 instead of 30?").
+_WHAT_IF = re.compile(
+    r"^\W*(?:(?:but|so|and|ok|okay|hmm|well)\W+){0,2}(?:what if|wouldn'?t it|would it not)\b", re.A
+)
 _FLOAT = re.compile(
-    r"^\W*(?:(?:but|so|and|ok|okay|hmm|well)\W+){0,2}(?:what if|wouldn'?t it|would it not)\b|"
     r"^\W*or\b[^?]{0,200}\?\s*$|,\s*(?:no|right|or not)\?\s*$|\b(?:would|could) (?:that|this|it) (?:not )?work\?",
     re.A,
 )
@@ -219,7 +222,7 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
         pos = 0
     if v.question and _INFO_OPENER.match(low) and score < 2.0:
         score -= 0.4
-    elif v.question and score < 2.0 and _FLOAT.search(low[:600]):
+    elif score < 2.0 and (_WHAT_IF.match(low) or v.question and _FLOAT.search(low[:600])):
         score -= 0.6
     if score < floor:
         return []

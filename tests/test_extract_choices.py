@@ -271,3 +271,23 @@ def test_the_assistant_announcing_a_course_with_its_reason_decides() -> None:
         assert hit.raw >= THRESHOLD, said
     # Narrating the next step, with no reason or rejected course, decides nothing.
     assert not assistant_decision(make_view("Writing the migration now. Then the tests.", None, human=False))
+
+
+def test_a_verdict_on_the_thing_shown_is_no_choice() -> None:
+    """ "I like this" judges the assistant's last output (approval or, with a "but", pushback); liking one
+    of several things named is still a choice."""
+
+    def raw(p: str) -> float:
+        (hit,) = user_decision(make_view(p, CLAIM_REPORT), floor=float("-inf"))
+        return hit.raw
+
+    assert raw("okay i like this..i tested it..we can commit and push") <= 0
+    assert raw("i dont know if i like this.") <= 0
+    assert raw("i like the countdown more than the bar") > 0
+    # "the first ones you gave" points back at earlier output; "the first one" picks.
+    assert not user_decision(make_view("the first ones you give have no value", MENU))
+    assert user_decision(make_view("the first one", MENU))
+    # A hypothetical opener floats an idea even without a question mark.
+    floated = "ok, so what if we moved the key into the vault, so we could drop this table. follow it down."
+    (hit,) = user_decision(make_view(floated, SINGLE), floor=float("-inf"))
+    assert hit.raw < THRESHOLD
