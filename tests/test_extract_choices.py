@@ -291,3 +291,17 @@ def test_a_verdict_on_the_thing_shown_is_no_choice() -> None:
     floated = "ok, so what if we moved the key into the vault, so we could drop this table. follow it down."
     (hit,) = user_decision(make_view(floated, SINGLE), floor=float("-inf"))
     assert hit.raw < THRESHOLD
+
+
+def test_echoing_the_one_thing_proposed_approves_it() -> None:
+    """ "Would you like me to apply the fixes now?" - "apply all priority fixes now": the reply repeats the
+    proposal's words, which approves it; it picks nothing."""
+    single = "Most are cleanup items. Would you like me to automatically apply the high priority fixes now?"
+    (hit,) = user_decision(
+        make_view("perform remediation. apply all priority fixes now", single), float("-inf")
+    )
+    assert hit.raw < THRESHOLD
+    # Echoing one side of an either-or question still takes it.
+    either = "Most are cleanup items. Want me to apply the priority fixes now, or leave them for the audit?"
+    (hit,) = user_decision(make_view("apply the priority fixes now", either), float("-inf"))
+    assert hit.raw >= THRESHOLD
