@@ -84,6 +84,9 @@ CLASS_CUT: dict[str, float] = {"correction": 0.5, "failed_attempt": 0.35, "decis
 # The decision cut was read off the user prompts; the assistant's announced choices keep the inner folds' cut
 # and the heuristics' veto (a settled "Scrapped X because Y, and kept Z" is kept at probability 0.28).
 CUT_ROLES: dict[str, tuple[str, ...]] = {"decision": ("user",)}
+# Cuts used as they are, not as a floor under the inner folds' best-F1 cut: for decisions that cut moved
+# between 0.23 and 0.47 from one refit to the next on a flat curve, and a source's recall with it.
+PURE_CUT = ("decision",)
 # Classes whose `emit` is the lowest inner-fold cut reaching EMIT_PRECISION rather than the best F1: goals,
 # whose held-out recall (0.80 at the best F1) has room to buy precision (0.79 -> 0.80, recall 0.68; the
 # best-F1 cut of the inner folds sits low on a flat curve).
@@ -241,7 +244,7 @@ def train(items: list[dict[str, Any]], analyses: dict[str, Analysis], inner: boo
             veto = 0.0 if cls in NO_VETO else emit * VETO_FRACTION
             if cls in CLASS_CUT and role in CUT_ROLES.get(cls, (role,)):
                 # Precision first: a pure cut raised as far as the held-out recall target allows.
-                emit = max(emit, CLASS_CUT[cls])
+                emit = CLASS_CUT[cls] if cls in PURE_CUT else max(emit, CLASS_CUT[cls])
                 veto = max(veto, CLASS_CUT[cls])
             keep = oof >= emit
             # A ban or standing decision counts as right when it is a rule or a decision (the eval

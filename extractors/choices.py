@@ -224,6 +224,23 @@ def offer_of(prev_raw: str) -> Offer | None:
     return Offer(_distinct([t for _, t in options]), tuple(lab for lab, _ in options), True)
 
 
+# The turn closes by proposing one course: "Would you like me to apply the fixes now?", "Say go and I'll
+# plan it", or an either-or whose other side is an opt-out ("Go ahead, or want changes to the plan first?").
+_ONE_ASK = re.compile(
+    r"\b(?:would you like me to|do you want me to|want me to|shall i|say (?:go|the word))\b", re.A
+)
+_OR_TAIL = re.compile(r",?[ \t]or[ \t]([^?]{1,80})\?", re.A)
+
+
+def proposes_one(prev_raw: str) -> bool:
+    """The assistant's turn ends by proposing one course (a reply echoing it approves, it picks nothing)."""
+    end = _unmark(normalise(tail(prev_raw, 200)).lower())
+    if _ONE_ASK.search(end):
+        return True
+    m = _OR_TAIL.search(end)
+    return m is not None and _VAGUE_ALT.search(m.group(1)) is not None
+
+
 def _named_label(low: str, raw: str, offer: Offer) -> bool:
     """The reply names an offered label. ``raw`` is ``low`` before lower-casing (same offsets): a
     letter counts only as typed in capitals ("C but ...", "do B"), not as the article "a ..."."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from extractors.choices import offer_of, picks
+from extractors.choices import offer_of, picks, proposes_one
 from extractors.cues import OFFERS_LIST, Cue, cues, offers_choice, weigh
 from extractors.gate import tokens_of
 from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
@@ -133,11 +133,6 @@ _FLOAT = re.compile(
     r"^\W*or\b[^?]{0,200}\?\s*$|,\s*(?:no|right|or not)\?\s*$|\b(?:would|could) (?:that|this|it) (?:not )?work\?",
     re.A,
 )
-# The turn closes by proposing one thing ("Would you like me to apply the fixes now?"): a reply echoing
-# it ("apply all priority fixes now") approves, it picks nothing.
-_ONE_ASK = re.compile(
-    r"\b(?:would you like me to|do you want me to|want me to|shall i|say (?:go|the word))\b", re.A
-)
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
 # Words that name nothing offered: the shared function words plus the verbs of wanting.
 _STOP = STOPWORDS | frozenset(("like", "want", "need", "sure"))
@@ -212,7 +207,7 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
             and not _BARE_ACK.match(low)
             and not _PATH_REPLY.match(low)
             and not clarify()
-            and not (offer_of(v.prev_raw) is None and _ONE_ASK.search(tail(v.prev, 160)))
+            and not (offer_of(v.prev_raw) is None and proposes_one(v.prev_raw))
         ):
             shared = overlap(low, _options_text(v))
             if shared:

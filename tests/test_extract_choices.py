@@ -301,6 +301,10 @@ def test_echoing_the_one_thing_proposed_approves_it() -> None:
         make_view("perform remediation. apply all priority fixes now", single), float("-inf")
     )
     assert hit.raw < THRESHOLD
+    # A proposal with an opt-out is one proposal too ("Go ahead, or want changes to the plan first?").
+    opt_out = "The plan is reviewed. Apply the priority fixes now, or want changes to the plan first?"
+    (hit,) = user_decision(make_view("apply the priority fixes now", opt_out), float("-inf"))
+    assert hit.raw < THRESHOLD
     # Echoing one side of an either-or question still takes it.
     either = "Most are cleanup items. Want me to apply the priority fixes now, or leave them for the audit?"
     (hit,) = user_decision(make_view("apply the priority fixes now", either), float("-inf"))
