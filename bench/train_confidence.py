@@ -76,16 +76,14 @@ BUNDLE_PRECISION = 0.87
 CLASS_BUNDLE_PRECISION: dict[str, float] = {"goal": 0.90, "correction": 0.90}
 # Per-class cuts raised for precision, read off the held-out P/R curve (bench/confidence_curve.py) at
 # the highest cut whose recall (macro over the sources of both sets) still meets the target: corrections
-# 0.50 (P 0.71 -> 0.78, R 0.67 -> 0.61). Decisions 0.32, on the plateau 0.30-0.34 (P 0.73-0.74, R 0.62-0.63
-# on the curve; the inner folds' best-F1 cut moved between 0.23 and 0.41 from one run to the next).
-# Failed attempts 0.35, the middle of the plateau 0.32-0.38 where held-out P is 0.75-0.77 on both sets
-# together and extract-dev2 stays within 0.10 of extract-dev (P 0.67 -> 0.76, R 0.74 -> 0.63).
+# 0.50 (P 0.71 -> 0.78, R 0.67 -> 0.61). Failed attempts 0.35, the middle of the plateau 0.32-0.38 where
+# held-out P is 0.75-0.77 on both sets together and extract-dev2 stays within 0.10 of extract-dev (P 0.67
+# -> 0.76, R 0.74 -> 0.63). User decisions a pure 0.32 (PURE_CUT: the cut itself, not a floor under the
+# inner folds' best-F1 cut, which moved between 0.23 and 0.47 from one refit to the next on this flat
+# stretch, P 0.73-0.74 / R 0.62-0.63 at 0.30-0.34); assistant decisions keep their fitted cut and veto
+# (CUT_ROLES: a settled "Scrapped X because Y, and kept Z" is kept at probability 0.28).
 CLASS_CUT: dict[str, float] = {"correction": 0.5, "failed_attempt": 0.35, "decision": 0.32}
-# The decision cut was read off the user prompts; the assistant's announced choices keep the inner folds' cut
-# and the heuristics' veto (a settled "Scrapped X because Y, and kept Z" is kept at probability 0.28).
 CUT_ROLES: dict[str, tuple[str, ...]] = {"decision": ("user",)}
-# Cuts used as they are, not as a floor under the inner folds' best-F1 cut: for decisions that cut moved
-# between 0.23 and 0.47 from one refit to the next on a flat curve, and a source's recall with it.
 PURE_CUT = ("decision",)
 # Classes whose `emit` is the lowest inner-fold cut reaching EMIT_PRECISION rather than the best F1: goals,
 # whose held-out recall (0.80 at the best F1) has room to buy precision (0.79 -> 0.80, recall 0.68; the
@@ -95,9 +93,8 @@ MODE = os.environ.get("TR_EMIT_MODE", "f1")
 VETO_FRACTION = float(os.environ.get("TR_VETO", "0.5"))
 NO_VETO = ("rule", "preference")
 # Never injected: preferences are kept on the heuristics' word (above), so their probability ranks them
-# poorly; held out (leave one source out), the items above a fitted bundle cut were right 5 times in 9.
-# User decisions neither: held out, those above a fitted bundle cut were right 49 times in 60 (0.82; with a
-# 0.90 margin 31 in 39), below the 0.85 asked of what is injected.
+# poorly (held out, the items above a fitted bundle cut were right 5 times in 9); user decisions above a
+# fitted cut were right 49 times in 60 held out (0.82; with a 0.90 margin 31 in 39), below the 0.85 asked.
 NO_BUNDLE = ("preference", "decision")
 WORD_CLASSES = ("rule",)
 # Dialogue-structure features (extractors.dialogue: what a reply does to the assistant's last turn) for
