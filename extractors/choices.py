@@ -56,7 +56,9 @@ _INFO_ASK = re.compile(
 # An alternative that is only an opt-out: "something else", "a different one", "or not".
 _VAGUE_ALT = re.compile(
     r"\b(?:something|anything|somewhere|someone) else\b|\bdifferent (?:one|thing|way|repo\w*|\w+ entirely)\b|"
-    r"^\W*(?:not|no|nothing)\W*$",
+    r"^\W*(?:not|no|nothing)\W*$|"
+    # Holding off is no second course: "Want me to commit this, or hold off?", "... or want changes first?"
+    r"\bhold off\b|^\W*(?:wait|not yet)\b|\bwant (?:any )?changes\b|\bchanges to (?:the|this) \w+ first\b",
     re.A,
 )
 # The end of the turn asks the user something (so a list above it is a menu, not a report).
@@ -72,6 +74,7 @@ _LABELLED = re.compile(
     re.M | re.I | re.A,
 )
 _WH = re.compile(r"\b(?:what|which|how|where|who|when|why)\b", re.A)
+_WH_OPEN = re.compile(r"^\W*(?:(?:ok|okay|so|and|but|hmm)\W+){0,2}(?:what|how|why|where|who|when)\b", re.A)
 # The closing ask points at a list above it.
 _REFERS = re.compile(
     r"\b(?:which|these|those|one of|any of|option|options|above|following|listed|pick|choose|prefer|either|"
@@ -79,15 +82,17 @@ _REFERS = re.compile(
     re.A,
 )
 _PAREN_LABEL = re.compile(r"\(([a-h]|\d)\)", re.A)
+# A number before a plural noun counts things ("if it can be like 2 stories", "use 3 colours"): no label.
+_COUNT = r"(?!\s+(?!(?:is|was|does|sounds|looks|seems|works|makes|has)\b)[a-z]+s\b)"
 # Naming an offered label in the reply: "option 3", "#2", "(b)", "go with 2", "do B".
 _LABEL_REF = re.compile(
     r"(?:\b(?:option|proposal|approach|choice|variant|number)\s*|#|\()([a-h]|\d{1,2})\b"
-    r"|\b(?:go with|do|take|pick|use|prefer|like)\s+([a-h]|\d{1,2})\b(?!['\-])",
+    r"|\b(?:go with|do|take|pick|use|prefer|like)\s+([a-h]|\d{1,2})\b(?!['\-])" + _COUNT,
     re.A,
 )
 # A label opening the reply: "2", "C but ...", "1 does seem ...", "b)". Letters only when the operator
 # typed them as capitals or on their own (not the article "a ...").
-_LABEL_OPEN = re.compile(r"^\W*([a-h]|\d{1,2})(?:\W*$|[.),:;!]|\s+(?!['\-])\S)", re.I | re.A)
+_LABEL_OPEN = re.compile(r"^\W*([a-h]|\d{1,2})" + _COUNT + r"(?:\W*$|[.),:;!]|\s+(?!['\-])\S)", re.I | re.A)
 # "the second one", "let's do the first", "the latter": an offered alternative named by its place.
 _ORDINAL = re.compile(
     r"^\W*(?:\w+\W+){0,3}?(?:the (?:first|second|third|fourth|last)\b(?! (?:time|step|thing|part|ones)\b)|"
@@ -219,6 +224,23 @@ def offer_of(prev_raw: str) -> Offer | None:
     return Offer(_distinct([t for _, t in options]), tuple(lab for lab, _ in options), True)
 
 
+# The turn closes by proposing one course: "Would you like me to apply the fixes now?", "Say go and I'll
+# plan it", or an either-or whose other side is an opt-out ("Go ahead, or want changes to the plan first?").
+_ONE_ASK = re.compile(
+    r"\b(?:would you like me to|do you want me to|want me to|shall i|say (?:go|the word))\b", re.A
+)
+_OR_TAIL = re.compile(r",?[ \t]or[ \t]([^?]{1,80})\?", re.A)
+
+
+def proposes_one(prev_raw: str) -> bool:
+    """The assistant's turn ends by proposing one course (a reply echoing it approves, it picks nothing)."""
+    end = _unmark(normalise(tail(prev_raw, 200)).lower())
+    if _ONE_ASK.search(end):
+        return True
+    m = _OR_TAIL.search(end)
+    return m is not None and _VAGUE_ALT.search(m.group(1)) is not None
+
+
 def _named_label(low: str, raw: str, offer: Offer) -> bool:
     """The reply names an offered label. ``raw`` is ``low`` before lower-casing (same offsets): a
     letter counts only as typed in capitals ("C but ...", "do B"), not as the article "a ..."."""
@@ -240,6 +262,12 @@ def _named_label(low: str, raw: str, offer: Offer) -> bool:
     return False
 
 
+def _asks_back(low: str, first: str) -> bool:
+    """The reply opens by asking ("how would you summarise the two levels", "X feels implausible?"): a
+    question about an alternative weighs it, it does not take it."""
+    return _WH_OPEN.match(first) is not None or low[len(first) : len(first) + 1] == "?"
+
+
 def picks(low: str, raw: str, offer: Offer) -> str:
     """How the prompt takes one of ``offer``: "label", "all", "words" or "" (it does not)."""
     if _named_label(low, raw, offer):
@@ -252,7 +280,7 @@ def picks(low: str, raw: str, offer: Offer) -> str:
     # The words of the reply's first sentence: what it opens with is what it answers.
     first = _FIRST.split(low[:300], maxsplit=1)[0]
     mine = _stems(first)
-    if not mine:
+    if not mine or _asks_back(low, first):
         return ""
     hits = sorted((len(mine & s) for s in offer.stems), reverse=True)
     if hits[0] >= 1 and hits[0] > hits[1]:

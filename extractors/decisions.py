@@ -4,20 +4,17 @@ User side: picking an option the assistant offered ("2", "C sounds best", "insta
 "X instead of Y", "let's go with / use / skip ...", accepting a recommendation, dropping or deferring
 something. Answers to clarifying questions (a path, "1. /Users/me/repo 2. both ways") supply
 information and are not picks; a new instruction that merely shares words with a descriptive list is not
-one either. Assistant side: an announced approach switch or choice with a reason ("npm is blocked, let
-me build from the local clone"), not a recommendation or menu of options still waiting for the user,
-not narration ("let me fix it using that approach:"), and not a restatement of the switch the user just
-asked for.
+one either. The assistant side is :mod:`extractors.assistant_decisions`.
 """
 
 from __future__ import annotations
 
 import re
 
-from extractors.choices import offer_of, picks
+from extractors.choices import offer_of, picks, proposes_one
 from extractors.cues import OFFERS_LIST, Cue, cues, offers_choice, weigh
 from extractors.gate import tokens_of
-from extractors.patterns import Hit, View, clip, normalise, sentence_at, squash, tail
+from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
 from lib.text import STOPWORDS
 
 THRESHOLD = 1.0
@@ -34,7 +31,8 @@ _USER = cues(
     ),
     (r"\b(?:go|going) with\b|\bopt(?:ing)? for\b", 1.0),
     (
-        r"\b(?:let'?s|we'?ll|we will|i'?ll) (?:do|handle|tackle|fix) (?:\w+ )?(?:first|later|next|separately)\b",
+        r"\b(?:let'?s|we'?ll|we will|i'?ll|(?:maybe|then|so) we|we can) (?:do|handle|tackle|fix|revisit) (?:\w+ )?"
+        r"(?:first|later|next|separately)\b",
         0.8,
     ),
     (
@@ -64,12 +62,20 @@ _USER = cues(
     (r"\b(?:i|we)'?ll (?:go|take|use|stick|keep|skip|drop|leave)\b", 1.0),
     (r"\bsounds? (?:best|good|better|right|great)\b|\b(?:is|looks) (?:the )?best\b", 0.6),
     (
-        r"\b(?:i like|i prefer|i'?d prefer|i'?d rather|i'?d go|i choose|i pick|prefer) (?:your|the|option|that|"
+        r"\b(?:i like(?! (?:this|that|it)\b)|i prefer|i'?d prefer|i'?d rather|i'?d go|i choose|i pick|prefer) (?:your|the|option|that|"
         r"this|it|a|an|to|using)\b",
         0.8,
     ),
     (r"\byour (?:rec|recommendation|recommended|suggestion|suggested|proposal|proposed)\b", 0.9),
     (r"\bskip(?:ping)? (?:\d|it\b|that\b|this\b|the\b|those\b|these\b|for now)", 1.0),
+    # Dropping something as an order: "six groups, drop the compare harness", "ignore lack of backup
+    # config", "no leave level 3 alone" (not "we just drop the car onto the track": a verb of placing).
+    (
+        r"(?:^|[.,;!:]\s*|\b(?:and|then|no)\s+)(?:drop|ignore|leave out|defer|postpone|shelve|park) "
+        r"(?:the|those|these|all|any|lack)\b|\bignore (?:it|that|this|them)\b|\bleave (?:\w+ ){1,3}alone\b",
+        1.0,
+        "drop ignore leave defer postpone shelve park",
+    ),
     (
         r"\bnever ?mind\b|\bforget (?:it|about (?:it|that|this))\b|\bleave it\b|\bdrop (?:it|that|this)\b|"
         r"\bmove on\b|\bpark (?:it|this|that)\b",
@@ -91,7 +97,7 @@ _USER = cues(
 )
 _PICK = re.compile(
     r"^(?:option\s*|choice\s*|#)?(?:\d{1,2}|[a-h])(?:\s*[.),:&+]|\s+(?:and|&|then|first|please|sounds|is|for)\b|\s*$)"
-    r"|^(?:the )?(?:first|second|third|fourth|last|former|latter)(?: one| option)?\b|^(?:both|neither|none of|all of)\b"
+    r"|^(?:the )?(?:first|second|third|fourth|last|former|latter)(?: one| option)?\b(?! ones\b)|^(?:both|neither|none of|all of)\b"
 )
 _BARE_ACK = re.compile(
     r"^(?:y|yes|yeah|yep|yup|ok|okay|sure|go|go ahead|do it|please|continue|proceed|thanks|thank you)[.! ]*$"
@@ -117,159 +123,29 @@ _REFERS_TO_LIST = re.compile(r"\b(?:which|these|those|one of|option|options|abov
 # A reply that is only a path or a URL says where something is; it does not choose.
 _PATH_REPLY = re.compile(r"^['\"`]?(?:~?/|[a-z]:\\|https?://|\d\.\s+(?:~?/|[a-z]:\\))\S*")
 _INFO_OPENER = re.compile(r"^(?:what|why|how|where|who|which|is|are|does|do|did|has|have)\b")
+# An idea floated for the assistant to weigh settles nothing: a hypothetical opening the prompt ("ok, so
+# what if we moved X ..."), question mark or not, or a course asked as a question ("but X would work,
+# no?", "or the render uses 20 instead of 30?").
+_WHAT_IF = re.compile(
+    r"^\W*(?:(?:but|so|and|ok|okay|hmm|well)\W+){0,2}(?:what if|wouldn'?t it|would it not)\b", re.A
+)
+_FLOAT = re.compile(
+    r"^\W*or\b[^?]{0,200}\?\s*$|,\s*(?:no|right|or not)\?\s*$|\b(?:would|could) (?:that|this|it) (?:not )?work\?",
+    re.A,
+)
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
 # Words that name nothing offered: the shared function words plus the verbs of wanting.
 _STOP = STOPWORDS | frozenset(("like", "want", "need", "sure"))
 
-# Assistant side: what is being chosen or switched to ...
-_SWITCH = cues(
-    (
-        r"\b(?:let me|i'?ll|i will|we'?ll|i'?m going to|i should|we should)\b(?! help\b)[^.\n]{0,80}?\b(?:instead|rather than)\b|"
-        r"\binstead,? (?:let me|i'?ll|we'?ll|i will)\b",
-        0.6,
-        "instead rather",
-    ),
-    (
-        r"\b(?:better|different|simpler|cleaner|alternative|another|new|right|radically different) approach\b",
-        0.6,
-    ),
-    (
-        r"\b(?:i'?ll|i will|let me|i'?m going to|we'?ll|i'?ve decided to|i decided to) (?:also )?(?:go with|use|"
-        r"switch to|stick with|opt for|take|build|fall back|bypass|skip|drop|keep|amend|start)\b",
-        0.3,
-    ),
-    (
-        r"\b(?:i'?ve decided|i decided|we decided|decided to|(?:my|the|our|final) decision (?:is|was|here)|"
-        r"i'?m going with|going with|settled on|opting for|opted for|switching to|switched to|i chose|we chose)\b",
-        0.9,
-    ),
-    (r"\bgood (?:choice|call|pick)\b", 0.6),
-    (
-        r"\bkey (?:architectural |design )?(?:shift|decision|change|choice)\b|\bwe bypassed\b|\bwe chose\b",
-        1.0,
-    ),
-    (
-        r"\b(?:close|good) enough\b|\b(?:within|in) (?:the )?(?:acceptable |target |expected )?(?:range|budget|target|limits?)\b|"
-        r"\bacceptable\b",
-        0.7,
-        "enough | range budget target limit limits | acceptable",
-    ),
-    (
-        r"\b(?:is|seems like|looks like|would be) (?:the )?(?:best|right|cleanest|simplest|safest) (?:fit|approach|option|choice|"
-        r"way|path|solution|bet)\b|\bthe (?:best|right|cleanest|simplest) (?:approach|option|fix|solution|way) (?:is|here)\b|"
-        r"\bthe way to go\b",
-        0.7,
-    ),
-    # A labelled conclusion ("**Approach:** ...", "Decision: ..."), not "... using that approach:" narration.
-    (
-        r"(?:^|\n)\W{0,6}(?:\w+ )?(?:approach|decision|strategy|choice|verdict)\W{0,3}:",
-        0.6,
-        "approach decision strategy choice verdict",
-    ),
-    # "Let me try AppleScript to open ...": a named alternative, not "let me try again".
-    (
-        r"\b(?:let me|i'?ll|i will) try (?:using |with )?"
-        r"(?!(?:again|that|this|it|to|running|once|one|another|different|a|an|the)\b)[\w`.\-]+ (?:instead|to|for|which)\b",
-        0.6,
-        "try",
-    ),
-    (r"\b(?:i'?ll|let me|i should) do the same\b|\bit'?s (?:option )?[a-z0-9] then\b", 0.5, "same | then"),
-    (r"\b(?:from the local|locally|directly|manually|by hand|ourselves|myself)\b", 0.3),
-    (r"\boption [a-z0-9]\b", 0.4),
-    (
-        r"^(?:##+ )?(?:here'?s the (?:picture|plan)|the plan|plan:|approach:|decision:)",
-        0.5,
-        "here heres plan approach decision",
-    ),
-    (
-        r"\bwait,? (?:i think )?(?:the )?(?:better|simpler|right)\b|\bactually,? (?:a )?(?:better|simpler)\b",
-        0.8,
-    ),
-    # A choice announced as settled, whatever is chosen: "Linear style it is.", "Decided approach",
-    # "the pinned decision", something kept, dropped or parked, "X, not Y".
-    (
-        r"\b\w+ it is(?:[.!]|$|, (?:since|because|then)\b)|"
-        r"\b(?:decided|chosen|agreed|pinned|locked|settled) (?:approach|decision|design|plan|option)\b",
-        0.9,
-        "it decided chosen agreed pinned locked settled",
-    ),
-    (
-        r"\b(?:scrapped|scrapping|dropped|dropping|parked|parking|shelved|abandoned|abandoning|ditched|ditching)\b|"
-        r"\b(?:which )?i (?:kept|left|dropped|skipped)\b",
-        0.6,
-    ),
-    (r"\b(?:rather than|instead of)\b|\w, not (?:by|with|in|the|a)\b", 0.4, "rather instead not"),
-)
-# ... and why.
-_REASON = cues(
-    (r"\b(?:since|because|given (?:that|the)|so that|that way|which means|as a result)\b", 0.4),
-    (
-        r"\b(?:blocked|blocking|not available|unavailable|doesn'?t support|won'?t work|isn'?t working|"
-        r"failing|permission|encountering|timeouts?|times out|not supported)\b",
-        0.4,
-    ),
-    # (Not "a cleaner approach": that is the switch cue itself, not a second piece of evidence.)
-    (
-        r"\b(?:cleaner|simpler|better|faster|safer|more robust|more elegant(?:ly)?|wasteful|overkill|less work)\b"
-        r"(?! (?:approach|way|solution|option|fix|method)\b)|"
-        r"\bclose enough\b|\bgood enough\b|\bwithin range\b",
-        0.4,
-    ),
-    (r"\bdue to\b|\bdidn'?t (?:work|help)\b", 0.4),
-    (r"\bthe (?:fundamental |real |core |main )?(?:issue|problem) (?:is|was)\b", 0.4),
-    (r"\bper (?:the|your) (?:instructions|workflow|guidelines)\b|\bper the user'?s\b", 0.3),
-)
 _CHOSEN = Cue(r"\b(?:use|go with|switch to) (.{2,60}?) instead of (.{2,60}?)(?:[.,;!?\n]|$)")
-_WAITING = Cue(
-    r"\b(?:would you like|which (?:would|do) you|which (?:one|option|approach)|do you want|want me to|should i\b|"
-    r"let me know which|your call|what do you think|shall i|does that sound|or would you prefer|prefer\?|"
-    r"which path|your preference)"
-)
-
-
-# A heading that names the choice ("### Decided approach", "## Verdict", "## Framework decision").
-_HEADING = re.compile(
-    r"^#{1,4} [^\n]{0,40}?\b(?:decided|decision|decisions|verdict|choice|chosen)\b", re.M | re.I | re.A
-)
-
-# Several options laid out side by side: a menu or a recommendation for the user, unless one is taken.
-_OPTION_LABEL = re.compile(r"\boption (?:[a-h]|\d{1,2})\b", re.A)
-_RECOMMENDS = re.compile(
-    r"\b(?:i(?: would|'d)? (?:recommend|suggest)|my recommendation|recommended(?: fix(?:es)?)?:)|\(recommended\)",
-    re.A,
-)
-_COMMITS = Cue(
-    r"\b(?:i'?ll go with|i'?m going with|going with|let'?s go with|i'?ve decided|i decided|we decided|settled on|"
-    r"opted for|opting for|i chose|we chose)\b"
-)
 # A pick among offered alternatives is a decision by the eval conventions, whatever words it uses.
 # A choice is stated at the head of a reply ("let's go with B, and also ..."); the same cues deep in a
 # long brainstorm are ideas being floated (held out, both sets: decision average precision +0.015).
 _HEAD = 300
 _PICK_WEIGHT = {"label": 1.0, "all": 1.0, "words": 1.0}
-_INSTEAD = re.compile(r"\binstead\b|\brather than\b", re.A)
 
 
-def _is_menu(v: View) -> bool:
-    """Options laid out for the user (read from the raw text: option headings are not prose)."""
-    if _COMMITS.search(v.low[:1200], v.tok) is not None:
-        return False
-    raw = normalise(v.text[:1500]).lower()
-    if "option" in raw and len(set(_OPTION_LABEL.findall(raw))) >= 2:
-        return True
-    # A recommendation is only pending when the message also asks the user something.
-    return "recommend" in raw and "?" in raw and _RECOMMENDS.search(raw) is not None
-
-
-def _restates(sentence: str, prev_user: str) -> bool:
-    """The assistant's "X instead of Y" repeats the switch the user just asked for."""
-    prev = normalise(prev_user[:1500]).lower()
-    if not (_INSTEAD.search(sentence) and _INSTEAD.search(prev)):
-        return False
-    return _overlap(sentence, prev) >= 2
-
-
-def _overlap(user_low: str, options: str) -> int:
+def overlap(user_low: str, options: str) -> int:
     """How many content words of the reply name something in the offered options."""
     words = {w for w in _WORD.findall(user_low) if w not in _STOP}
     if not words:
@@ -331,10 +207,11 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
             and not _BARE_ACK.match(low)
             and not _PATH_REPLY.match(low)
             and not clarify()
+            and not (offer_of(v.prev_raw) is None and proposes_one(v.prev_raw))
         ):
-            overlap = _overlap(low, _options_text(v))
-            if overlap:
-                score += 0.6 + 0.3 * min(overlap, 2)
+            shared = overlap(low, _options_text(v))
+            if shared:
+                score += 0.6 + 0.3 * min(shared, 2)
                 pos = 0
         if score > 0:
             score += 0.2
@@ -346,6 +223,8 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
         pos = 0
     if v.question and _INFO_OPENER.match(low) and score < 2.0:
         score -= 0.4
+    elif score < 2.0 and (_WHAT_IF.match(low) or v.question and _FLOAT.search(low[:600])):
+        score -= 0.6
     if score < floor:
         return []
     content = sentence_at(v.prose, pos) if pos > 0 else clip(v.prose)
@@ -356,30 +235,3 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
     if m:
         ctx["chosen"], ctx["rejected"] = clip(m.group(1), 60), clip(m.group(2), 60)
     return [Hit("decision", content, squash(score - THRESHOLD + 1.0), ctx, score)]
-
-
-def assistant_decision(v: View, prev_user: str | None = None, floor: float = THRESHOLD) -> list[Hit]:
-    """``prev_user``: the human prompt this text answers (a choice it already made is not the assistant's)."""
-    low = v.low
-    if not low:
-        return []
-    scan = low[:1200]
-    switch, pos = weigh(_SWITCH, scan, v.tok)
-    if "#" in v.text[:3000] and _HEADING.search(v.text[:3000]):
-        switch += 0.7  # (the prose drops headings: "### Decided approach", "## Verdict" are read raw)
-    if switch <= 0 and floor > 0:
-        return []
-    reason, _ = weigh(_REASON, scan, v.tok)
-    score = switch + min(reason, 0.8) if switch > 0 else 0.0
-    if score < floor:
-        return []
-    if score > 0 and (_WAITING.search(tail(low, 300), v.tok) or _is_menu(v) or offer_of(v.text) is not None):
-        score -= 1.0
-        if score < floor:
-            return []
-    content = sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose)
-    if prev_user and _restates(content.lower(), prev_user):
-        score -= 1.0
-        if score < floor:
-            return []
-    return [Hit("decision", content, squash(score - THRESHOLD + 0.9), {}, score)]

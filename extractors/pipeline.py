@@ -19,12 +19,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from extractors.assistant_decisions import assistant_decision
 from extractors.assistant_voice import failed_attempt, progress, self_correction
 from extractors.attempts import extract_user_failed
+from extractors.choices import CHOICE_PREFIX
 from extractors.confidence import KIND_CLASS, ClassModel, models
 from extractors.corrections import THRESHOLD as CORRECTION_THRESHOLD
 from extractors.corrections import correction_score, extract_corrections, pasted_failure
-from extractors.decisions import assistant_decision, user_decision
+from extractors.decisions import user_decision
 from extractors.facts import extract_facts
 from extractors.features import assistant_features, offer_voice, short_step, user_features
 from extractors.goals import extract_goal, extract_user_progress
@@ -102,6 +104,11 @@ def _user(u: Utterance, v: View) -> Analysis:
         # "yes" / "go ahead" to the one thing the assistant proposed chooses nothing (eval README
         # convention: a bare approval of a single proposal is not a decision; picking an option is).
         hits = [h for h in hits if h.kind != "decision"]
+    if not feats.get(CHOICE_PREFIX + "offered"):
+        # A decision no cue and no pick speaks for is kept on the model's word only where the assistant's
+        # turn offered alternatives (eval README: a decision is a choice between alternatives); elsewhere
+        # such a prompt is an instruction or an approval (held out: 2 of 11 kept ones were decisions).
+        hits = [h for h in hits if h.kind != "decision" or h.raw > 0]
     if short_step(v) or offer_voice(v):
         # A short imperative step, or an offer in the assistant's voice, is a goal only when the goal
         # cues say so, never on the model's word.

@@ -8,11 +8,13 @@ from pathlib import Path
 
 from test_extract_families import _kinds, _prompts, _session
 
+from extractors.assistant_decisions import assistant_decision
 from extractors.choices import choice_features, offer_of, picks
 from extractors.confidence import ClassModel
-from extractors.decisions import THRESHOLD, assistant_decision, user_decision
+from extractors.decisions import THRESHOLD, user_decision
+from extractors.model import Utterance
 from extractors.patterns import Hit, make_view
-from extractors.pipeline import MODEL_ONLY_FLOOR, NO_EVIDENCE_FLOOR, Analysis, decide
+from extractors.pipeline import MODEL_ONLY_FLOOR, NO_EVIDENCE_FLOOR, Analysis, analyse, decide
 
 EITHER_OR = (
     "The loader cache and its tests are done; nothing is committed yet.\n\n"
@@ -29,6 +31,7 @@ MENU = (
     "C) **Colour only** - the prompt turns amber near the limit\n\n"
     "Which option would you like?"
 )
+CLAIM_REPORT = "Done. The loader cache is in and all 40 tests pass."
 SINGLE = "I found the stale cache entry and fixed the key. All 40 tests pass. Want me to commit this?"
 REPORT = (
     "Review findings:\n\n1. The parser drops trailing commas\n2. The cache key ignores the file size\n"
@@ -189,3 +192,120 @@ def test_an_assistant_text_that_ends_by_offering_alternatives_still_waits_for_th
     assert assistant_decision(make_view(f"{settled} I will add it to the tests too.", None, human=False))
     asks = f"{settled} Per-file cache for the tests too, or a shared directory cache?"
     assert not assistant_decision(make_view(asks, None, human=False))
+
+
+def _prompt(text: str, prev: str) -> Analysis:
+    a = analyse(Utterance(uuid="u1", session_id="s1", role="user", text=text, prev_assistant_text=prev))
+    assert a is not None
+    return a
+
+
+def test_a_decision_no_cue_speaks_for_needs_offered_alternatives() -> None:
+    """With no cue and no pick, only a reply to offered alternatives stays a decision candidate: after a
+    single proposal or a report, such a prompt is an instruction or an approval."""
+    # After a report: an instruction ("push to the remote"), no candidate the model could keep.
+    after_report = _prompt("push the branch to the remote", CLAIM_REPORT)
+    assert not any(h.kind == "decision" for h in after_report.hits)
+    # After an either-or question the same kind of reply may still be a pick the cues cannot name.
+    after_offer = _prompt("note it down in the plan as a known trade-off", EITHER_OR)
+    assert any(h.kind == "decision" for h in after_offer.hits)
+
+
+def test_holding_off_is_no_second_alternative() -> None:
+    for prev in (
+        "The spec is written. Want me to commit the spec on the feature branch now, or hold off?",
+        "The plan is ready. Go ahead with implementation, or want changes to the plan first?",
+        "Tests pass. Want me to commit this, or wait until you've read it?",
+    ):
+        assert offer_of(prev) is None, prev
+    assert offer_of("The cache helper is unused now. Want me to remove it, or keep it?") is not None
+
+
+def test_a_number_before_a_plural_noun_counts_things_it_names_no_option() -> None:
+    menu = "Two intros:\n\n1. A long briefing\n2. A short beat\n\nWhich one do you like?"
+    assert _picks("if it can be like 2 stories that would be great", menu) == ""
+    assert _picks("like 2, the short one", menu) == "label"
+    assert _picks("2 is better", menu) == "label"
+
+
+def test_asking_about_an_alternative_does_not_take_it() -> None:
+    prev = "Both levels are built. Want me to update the plan with both levels, or leave it for now?"
+    assert _picks("how would you summarize the two levels we have", prev) == ""
+    assert _picks("the plan feels premature? we have not played it yet", prev) == ""
+    assert _picks("update the plan with both", prev) == "words"
+
+
+def test_an_idea_floated_as_a_question_settles_nothing() -> None:
+    for p in (
+        "ok, so what if we moved the key into the vault record, so we could drop the whole table?",
+        "but a generic Render[T] would work, no?",
+        "or the render uses 20 padding instead of 30?",
+    ):
+        (hit,) = user_decision(make_view(p, SINGLE), floor=float("-inf"))
+        assert hit.raw < THRESHOLD, p
+    # The same course stated, not asked, is a choice.
+    (hit,) = user_decision(make_view("let's drop the whole table instead of migrating it", SINGLE))
+    assert hit.raw >= THRESHOLD
+
+
+def test_dropping_or_deferring_something_as_an_order_is_a_choice() -> None:
+    for p in (
+        "six groups, drop the compare harness, keep the docs commit standalone.",
+        "ignore lack of backup config. research the controller warning.",
+        "no leave level 3 alone. the review phase is friction on purpose.",
+        "maybe we do that later..but first make the agents visible",
+    ):
+        (hit,) = user_decision(make_view(p, CLAIM_REPORT))
+        assert hit.raw >= THRESHOLD, p
+    # Placing something is no dropping: "drop the car onto the track".
+    assert not user_decision(make_view("i think we just drop the car onto the track and press space", SINGLE))
+
+
+def test_the_assistant_announcing_a_course_with_its_reason_decides() -> None:
+    for said in (
+        "The agent left its own audit script there. Writing mine separately - theirs doesn't scan the goldens.",
+        "That breaks the guarantee. Sending it back to the agent that flagged it, since it has the full context.",
+        "The hook caught an XSS. Rewriting that section to use safe JSX instead of raw HTML.",
+    ):
+        (hit,) = assistant_decision(make_view(said, None, human=False))
+        assert hit.raw >= THRESHOLD, said
+    # Narrating the next step, with no reason or rejected course, decides nothing.
+    assert not assistant_decision(make_view("Writing the migration now. Then the tests.", None, human=False))
+
+
+def test_a_verdict_on_the_thing_shown_is_no_choice() -> None:
+    """ "I like this" judges the assistant's last output (approval or, with a "but", pushback); liking one
+    of several things named is still a choice."""
+
+    def raw(p: str) -> float:
+        (hit,) = user_decision(make_view(p, CLAIM_REPORT), floor=float("-inf"))
+        return hit.raw
+
+    assert raw("okay i like this..i tested it..we can commit and push") <= 0
+    assert raw("i dont know if i like this.") <= 0
+    assert raw("i like the countdown more than the bar") > 0
+    # "the first ones you gave" points back at earlier output; "the first one" picks.
+    assert not user_decision(make_view("the first ones you give have no value", MENU))
+    assert user_decision(make_view("the first one", MENU))
+    # A hypothetical opener floats an idea even without a question mark.
+    floated = "ok, so what if we moved the key into the vault, so we could drop this table. follow it down."
+    (hit,) = user_decision(make_view(floated, SINGLE), floor=float("-inf"))
+    assert hit.raw < THRESHOLD
+
+
+def test_echoing_the_one_thing_proposed_approves_it() -> None:
+    """ "Would you like me to apply the fixes now?" - "apply all priority fixes now": the reply repeats the
+    proposal's words, which approves it; it picks nothing."""
+    single = "Most are cleanup items. Would you like me to automatically apply the high priority fixes now?"
+    (hit,) = user_decision(
+        make_view("perform remediation. apply all priority fixes now", single), float("-inf")
+    )
+    assert hit.raw < THRESHOLD
+    # A proposal with an opt-out is one proposal too ("Go ahead, or want changes to the plan first?").
+    opt_out = "The plan is reviewed. Apply the priority fixes now, or want changes to the plan first?"
+    (hit,) = user_decision(make_view("apply the priority fixes now", opt_out), float("-inf"))
+    assert hit.raw < THRESHOLD
+    # Echoing one side of an either-or question still takes it.
+    either = "Most are cleanup items. Want me to apply the priority fixes now, or leave them for the audit?"
+    (hit,) = user_decision(make_view("apply the priority fixes now", either), float("-inf"))
+    assert hit.raw >= THRESHOLD
