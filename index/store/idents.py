@@ -7,9 +7,10 @@ parts in a second FTS column, so `config` finds `parseConfig` and `parseConfig` 
 A word is a run of ASCII letters and digits from its first letter, at least 4 long; it is an
 identifier when it has an upper-case letter after its first character and a lower-case one (not
 `word`, `WORD` or `Word`). Such a word holds a lower-case letter followed, digits apart, by an
-upper-case one (`aA`), or two upper-case letters followed by a lower-case one (`AAa`), so only the
-runs around those places are read: the text is mapped to letter classes in C (`bytes.translate`)
-and the places are found with `bytes.find`, which spares building a string for every word.
+upper-case one, or two upper-case letters, digits apart, followed by a lower-case one, so only the
+runs around those places are read: the text is mapped to letter classes in C (`bytes.translate`),
+digits counting as lower-case letters, so that both shapes show as `aA` or `AAa`, and the places
+are found with `bytes.find`, which spares building a string for every word.
 """
 
 from __future__ import annotations
@@ -18,14 +19,12 @@ import re
 
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _MAX_TERMS = 400
-# Every byte as its class: a lower-case letter, an upper-case one, a digit, or a separator (UTF-8
+# Every byte as its class: a lower-case letter or a digit, an upper-case letter, or a separator (UTF-8
 # bytes of non-ASCII characters included, as `[A-Za-z0-9]` does not match them either).
 _CLASS = bytes(
-    ord("a") if 97 <= b <= 122 else ord("A") if 65 <= b <= 90 else ord("0") if 48 <= b <= 57 else 32
-    for b in range(256)
+    ord("a") if 97 <= b <= 122 or 48 <= b <= 57 else ord("A") if 65 <= b <= 90 else 32 for b in range(256)
 )
-# `aA` and `AAa` as they can occur with digits between the letters.
-_PLACES = (b"aA", b"AAa", b"0A", b"A0")
+_PLACES = (b"aA", b"AAa")
 _DIGITS = "0123456789"
 
 
