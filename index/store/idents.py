@@ -32,16 +32,16 @@ def identifier_parts(text: str) -> str:
     """Space-separated parts of every camel-case identifier in `text` (deduplicated, sorted)."""
     data = text.encode("utf-8", "replace")
     cls = data.translate(_CLASS)
-    runs: set[tuple[int, int]] = set()
+    runs: set[bytes] = set()
     for place in _PLACES:
         at = cls.find(place)
         while at >= 0:
             end = cls.find(b" ", at)
             if end < 0:
                 end = len(cls)
-            runs.add((cls.rfind(b" ", 0, at) + 1, end))
+            runs.add(data[cls.rfind(b" ", 0, at) + 1 : end])
             at = cls.find(place, end)
-    words = {w for w in (data[s:e].decode("ascii").lstrip(_DIGITS) for s, e in runs) if len(w) >= 4}
+    words = {w for w in (r.decode("ascii").lstrip(_DIGITS) for r in runs) if len(w) >= 4}
     seen: dict[str, None] = {}
     for word in sorted(words):  # sorted: which parts a text past the cap keeps does not vary by run
         if word.islower() or word.isupper() or (word[0].isupper() and word[1:].islower()):
