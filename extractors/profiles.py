@@ -179,9 +179,8 @@ def learned_typos(prompt: str, reference: str | None) -> list[tuple[str, str]]:
     if not reference:
         return out
     ref: dict[tuple[str, int], set[str]] = {}
-    for r in _WORD.findall(reference):
+    for r in set(map(str.lower, _WORD.findall(reference))):  # each distinct word once
         if len(r) >= 5:
-            r = r.lower()
             ref.setdefault((r[0], len(r)), set()).add(r)
     if not ref:
         return out
@@ -206,15 +205,15 @@ def chunk_counters(
     """Counters for one chunk: `messages` are all stored messages, `prompts` the human prompts with context."""
     c: Counter[tuple[str, str]] = Counter()
     sessions: set[str] = set()
+    machines: dict[str, tuple[str, str] | None] = {}  # cwd -> its counter (a chunk has few cwds)
     for m in messages:
         sessions.add(m.session_id)
         if m.cwd:
-            home = _HOME.match(m.cwd)
-            os_name = (
-                "windows" if ":\\" in m.cwd[:4] else ("macos" if m.cwd.startswith("/Users/") else "linux")
-            )
-            if home:
-                c[("machine", f"{os_name}|{home.group(1)}")] += 1
+            if m.cwd not in machines:
+                machines[m.cwd] = _machine(m.cwd)
+            machine = machines[m.cwd]
+            if machine:
+                c[machine] += 1
         if m.kind == "tool_use" and m.tool_name:
             c[("tool", m.tool_name)] += 1
             if m.is_sidechain:
@@ -254,6 +253,15 @@ def chunk_counters(
     return c
 
 
+def _machine(cwd: str) -> tuple[str, str] | None:
+    """The `machine` counter of a working directory under a home directory (operating system and user)."""
+    home = _HOME.match(cwd)
+    if not home:
+        return None
+    os_name = "windows" if ":\\" in cwd[:4] else ("macos" if cwd.startswith("/Users/") else "linux")
+    return ("machine", f"{os_name}|{home.group(1)}")
+
+
 def _voice(c: Counter[tuple[str, str]], m: Message, ctx: Context) -> None:
     text = m.text.strip()
     if not text:
@@ -289,7 +297,8 @@ def _voice(c: Counter[tuple[str, str]], m: Message, ctx: Context) -> None:
     if _NEGATIVE.search(text):
         c[("satisfaction", "negative")] += 1
     for w in words:
-        if len(w) >= 4 and any(ch.isupper() for ch in w[1:]) and any(ch.islower() for ch in w):
+        # (`_WORD` is ASCII: a letter after the first is upper-case where lower() changes it)
+        if len(w) >= 4 and w[1:].lower() != w[1:] and w.upper() != w:
             c[("vocab", w)] += 1  # mixed-case names the operator types: parseConfig, AeroSpace
         elif w.isupper() and 3 <= len(w) <= 12:
             c[("vocab", w)] += 1  # acronyms

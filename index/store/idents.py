@@ -3,21 +3,47 @@
 FTS5's unicode61 tokenizer already splits snake_case, dotted names, paths and ERR_CODES at the
 punctuation; what it cannot split is `parseConfig` or `HTTPServerError`. For those we index the
 parts in a second FTS column, so `config` finds `parseConfig` and `parseConfig` still matches whole.
+
+A word is a run of ASCII letters and digits from its first letter, at least 4 long; it is an
+identifier when it has an upper-case letter after its first character and a lower-case one (not
+`word`, `WORD` or `Word`). Such a word holds a lower-case letter followed, digits apart, by an
+upper-case one, or two upper-case letters, digits apart, followed by a lower-case one, so only the
+runs around those places are read: the text is mapped to letter classes in C (`bytes.translate`),
+digits counting as lower-case letters, so that both shapes show as `aA` or `AAa`, and the places
+are found with `bytes.find`, which spares building a string for every word.
 """
 
 from __future__ import annotations
 
 import re
 
-_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]{3,}")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _MAX_TERMS = 400
+# Every byte as its class: a lower-case letter or a digit, an upper-case letter, or a separator (UTF-8
+# bytes of non-ASCII characters included, as `[A-Za-z0-9]` does not match them either).
+_CLASS = bytes(
+    ord("a") if 97 <= b <= 122 or 48 <= b <= 57 else ord("A") if 65 <= b <= 90 else 32 for b in range(256)
+)
+_PLACES = (b"aA", b"AAa")
+_DIGITS = "0123456789"
 
 
 def identifier_parts(text: str) -> str:
-    """Space-separated parts of every camel-case identifier in `text` (deduplicated)."""
+    """Space-separated parts of every camel-case identifier in `text` (deduplicated, sorted)."""
+    data = text.encode("utf-8", "replace")
+    cls = data.translate(_CLASS)
+    runs: set[bytes] = set()
+    for place in _PLACES:
+        at = cls.find(place)
+        while at >= 0:
+            end = cls.find(b" ", at)
+            if end < 0:
+                end = len(cls)
+            runs.add(data[cls.rfind(b" ", 0, at) + 1 : end])
+            at = cls.find(place, end)
+    words = {w for w in (r.decode("ascii").lstrip(_DIGITS) for r in runs) if len(w) >= 4}
     seen: dict[str, None] = {}
-    for word in set(_WORDS.findall(text)):
+    for word in sorted(words):  # sorted: which parts a text past the cap keeps does not vary by run
         if word.islower() or word.isupper() or (word[0].isupper() and word[1:].islower()):
             continue
         for part in _PARTS.findall(word):
