@@ -11,14 +11,18 @@ committed. Build both indexes with `index --full --jobs 1` on the same corpus.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lib import sqlite  # noqa: E402  (the repo on sys.path first)
 
 VOLATILE = frozenset(("indexed_at", "started_at", "elapsed_s", "updated_at"))
 
 
 def digest(path: str) -> dict[str, tuple[int, str]]:
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = sqlite.connect(f"file:{path}?mode=ro", uri=True)
     tables = {
         name: sql or "" for name, sql in db.execute("SELECT name, sql FROM sqlite_master WHERE type='table'")
     }
