@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.scratch import fresh  # noqa: E402
 from index.retrieval.search import search_messages, search_sessions  # noqa: E402
 from index.store.digests import refresh as refresh_digests  # noqa: E402
 from index.store.ingest import run_index  # noqa: E402
@@ -48,9 +49,7 @@ def run_cli(db: Path, *args: str) -> tuple[float, str]:
 
 
 def bench_full(projects: Path, work: Path, jobs: int) -> Path:
-    db = work / f"full-j{jobs}.db"
-    for s in ("", "-wal", "-shm"):
-        Path(str(db) + s).unlink(missing_ok=True)
+    db = fresh(work / f"full-j{jobs}.db")
     el, out = run_cli(db, "index", "--projects-root", str(projects), "--jobs", str(jobs), "--json")
     rep = json.loads(out)
     bench_digests(db, rep["elapsed_s"])
@@ -86,9 +85,7 @@ def bench_digest_overhead(projects: Path, work: Path, rounds: int) -> None:
     times: dict[bool, list[float]] = {True: [], False: []}
     for _ in range(rounds):
         for with_digests in (False, True):
-            db = work / f"ab-{with_digests}.db"
-            for s in ("", "-wal", "-shm"):
-                Path(str(db) + s).unlink(missing_ok=True)
+            db = fresh(work / f"ab-{with_digests}.db")
             fin.refresh_digests = keep if with_digests else (lambda conn: 0)  # type: ignore[assignment]
             t = time.perf_counter()
             run_index(db, [projects], jobs=1)

@@ -13,7 +13,6 @@ import argparse
 import os
 import resource
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -24,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import index.store.ingest as ingest  # noqa: E402
+from bench.scratch import fresh, work_dir  # noqa: E402
 
 
 def _state(path: str) -> str | None:
@@ -62,11 +62,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--work", type=Path, default=None)
     a = ap.parse_args()
-    work = a.work or Path(tempfile.mkdtemp(prefix="tr-pipe-"))
-    work.mkdir(parents=True, exist_ok=True)
-    db = work / "pipe.db"
-    for s in ("", "-wal", "-shm"):
-        Path(str(db) + s).unlink(missing_ok=True)
+    db = fresh(work_dir(a.work, "tr-pipe-") / "pipe.db")
     commits = [0]
     close = ingest._Batch.close
 

@@ -24,6 +24,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.scratch import fresh  # noqa: E402
+
 NAIVE = ROOT.parent / "shared" / "bench" / "naive_index.py"
 
 
@@ -36,12 +39,6 @@ def run(cmd: list[str], cwd: Path = ROOT) -> tuple[float, float, str]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     return wall, cpu, out
-
-
-def fresh(db: Path) -> Path:
-    for s in ("", "-wal", "-shm"):
-        Path(str(db) + s).unlink(missing_ok=True)
-    return db
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ import cProfile
 import io
 import pstats
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -27,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 import index.store.finalize as fin  # noqa: E402
 import index.store.prepare as prep  # noqa: E402
 import index.store.writer as wr  # noqa: E402
+from bench.scratch import fresh, work_dir  # noqa: E402
 from index.store.db import open_writer  # noqa: E402
 from index.store.ingest import _Batch, plan  # noqa: E402
 from index.store.tx import transaction  # noqa: E402
@@ -113,11 +113,8 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--top", type=int, default=0, help="also print the N costliest functions of each side")
     a = ap.parse_args()
-    work = a.work or Path(tempfile.mkdtemp(prefix="tr-prof-"))
-    work.mkdir(parents=True, exist_ok=True)
-    db = work / "prof.db"
-    for s in ("", "-wal", "-shm"):
-        Path(str(db) + s).unlink(missing_ok=True)
+    work = work_dir(a.work, "tr-prof-")
+    db = fresh(work / "prof.db")
     raw = open_writer(db)
     with transaction(raw):
         tasks, _, _ = plan(raw, canonical_roots([a.projects]), True)
