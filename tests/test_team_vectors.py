@@ -6,6 +6,7 @@ wheel (tests/pg_fixture.py); skipped, with the reason, only where no pgvector is
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,7 +90,8 @@ class Served:
 
 
 def _model(path: Path) -> ModelConfig:
-    return ModelConfig(MODEL_NAME, str(path))
+    """The local test model, its int8 copy made in a scratch models directory (as the data dir's)."""
+    return ModelConfig(MODEL_NAME, str(path), tempfile.mkdtemp(prefix="tr-models-"))
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +47,7 @@ WORKERS = max(1, min(2, os.cpu_count() or 1))
 class ModelConfig:
     name: str
     path: str | None  # local model directory (offline), or None to use fastembed's cache
-    cache_dir: str = ""  # where fastembed keeps downloaded models (the data dir's models/)
+    cache_dir: str  # the data dir's models/: fastembed's downloads and the int8 copy of a local model
 
     @property
     def label(self) -> str:
@@ -188,7 +187,7 @@ class Embedder:
                     if model_on_disk(self.cfg) is False and not reachable():
                         raise EmbedError(offline_message(self.cfg))
                     model = TextEmbedding(
-                        model_name=self.cfg.name, cache_dir=self.cfg.cache_dir or None, threads=threads
+                        model_name=self.cfg.name, cache_dir=self.cfg.cache_dir, threads=threads
                     )
             except EmbedError:
                 raise
@@ -203,12 +202,7 @@ class Embedder:
     def _local_model(self) -> str:
         """The local model directory to run: its int8-arithmetic copy (vec/quantize.py), made once."""
         if self._local is None:
-            cache = (
-                Path(self.cfg.cache_dir)
-                if self.cfg.cache_dir
-                else Path(tempfile.gettempdir(), "total-recall")
-            )
-            self._local = str(int8_model_dir(Path(str(self.cfg.path)), cache))
+            self._local = str(int8_model_dir(Path(str(self.cfg.path)), Path(self.cfg.cache_dir)))
         return self._local
 
     @property
