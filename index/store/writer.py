@@ -159,14 +159,16 @@ def _delete_messages(conn: sqlite.Connection, where: str, args: tuple[Any, ...])
     conn.execute(f"DELETE FROM messages WHERE {where}", args)
 
 
-def _delete_extractions(conn: sqlite.Connection, where: str, args: tuple[Any, ...]) -> None:
+def _delete_extractions(conn: sqlite.Connection, where: str, args: tuple[Any, ...]) -> int:
+    """Delete the matching extractions and their FTS entries; returns how many went."""
     mark_projects(conn, where, args)
     conn.execute(
         f"""INSERT INTO extractions_fts(extractions_fts, rowid, content, context)
                      SELECT 'delete', id, content, context FROM extractions WHERE {where}""",
         args,
     )
-    conn.execute(f"DELETE FROM extractions WHERE {where}", args)
+    n: int = conn.execute(f"DELETE FROM extractions WHERE {where}", args).rowcount
+    return max(n, 0)
 
 
 def _take_over(conn: sqlite.Connection, path: str, uuids: list[str], fid: int) -> list[str]:
@@ -183,12 +185,15 @@ def _take_over(conn: sqlite.Connection, path: str, uuids: list[str], fid: int) -
     return [u for u, sid, cur in held if cur is None or copy_rank(path, sid) < copy_rank(cur, sid)]
 
 
-def _drop_taken(conn: sqlite.Connection, taken: list[str], deferred: Deferred | None) -> None:
+def _drop_taken(conn: sqlite.Connection, taken: list[str], deferred: Deferred | None) -> int:
+    """Drop the rows of the records taken over; returns the extractions dropped (written again from
+    this file, so not new: counting them made `extractions_added` depend on the order files are
+    written in, which varies with --jobs)."""
     if deferred is not None:
         deferred.flush(conn)  # the copy taken over may have been written earlier in this batch
     arg = (orjson.dumps(taken).decode(),)
     _delete_messages(conn, "uuid IN (SELECT value FROM json_each(?))", arg)
-    _delete_extractions(conn, "source_uuid IN (SELECT value FROM json_each(?))", arg)
+    return _delete_extractions(conn, "source_uuid IN (SELECT value FROM json_each(?))", arg)
 
 
 def _insert_messages(conn: sqlite.Connection, rows: list[tuple[Any, ...]], fid: int) -> list[tuple[int, str]]:
@@ -205,8 +210,9 @@ def _insert_messages(conn: sqlite.Connection, rows: list[tuple[Any, ...]], fid: 
 
 def _write_messages(
     conn: sqlite.Connection, path: str, rows: list[tuple[Any, ...]], fid: int, deferred: Deferred | None
-) -> tuple[list[tuple[int, str]], list[str]]:
-    """Insert a chunk's messages; returns (id, uuid) of the rows written and the uuids taken over.
+) -> tuple[list[tuple[int, str]], list[str], int]:
+    """Insert a chunk's messages; returns (id, uuid) of the rows written, the uuids taken over and the
+    extractions dropped with them.
     Inserted first, inside a savepoint: only the records found stored already (rare: a resume copy)
     are checked against their other copy, instead of probing every uuid of every chunk. When this
     file takes some over, the insert is undone and done again once they are dropped, so a chunk's
@@ -220,10 +226,11 @@ def _write_messages(
     if taken:
         conn.execute("ROLLBACK TO chunk_messages")
     conn.execute("RELEASE chunk_messages")
+    dropped = 0
     if taken:
-        _drop_taken(conn, taken, deferred)
+        dropped = _drop_taken(conn, taken, deferred)
         new = _insert_messages(conn, rows, fid)
-    return new, taken
+    return new, taken, dropped
 
 
 def _follow(conn: sqlite.Connection, taken: list[str], fid: int) -> None:
@@ -274,7 +281,7 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
     for i, parent, fallback in prep.externals:
         r = rows[i]
         rows[i] = (*r[:_PARENT], resolve_parent(conn, parent, fallback), *r[_PARENT + 1 :])
-    new, taken = _write_messages(conn, c.path, rows, fid, deferred)
+    new, taken, dropped = _write_messages(conn, c.path, rows, fid, deferred)
     bodies = prep.bodies
     tokens = {sid: session_token(sid) for sid in {r[1] for r in rows}}  # a file may hold several sessions
     sessions = {r[0]: tokens[r[1]] for r in rows}  # uuid -> its session's token
@@ -287,8 +294,8 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
     ext_last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
     if deferred is not None and deferred.after is None and prep.extractions:
         deferred.after = ext_last
-    ext_added = write_extractions(conn, prep.extractions, fid, fts=deferred is None)
-    if ext_added:
+    written = write_extractions(conn, prep.extractions, fid, fts=deferred is None)
+    if written:
         mark_projects(conn, "id > ?", (ext_last,))
     if prep.counters:
         conn.executemany(
@@ -336,7 +343,9 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
             fid,
         ),
     )
-    return added, ext_added
+    # Net of the rows taken over from another copy (written again, not new), so that a run's total is
+    # what it added whatever order its files were written in.
+    return added, written - dropped
 
 
 def write_extractions(
