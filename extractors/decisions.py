@@ -89,7 +89,7 @@ _USER = cues(
     ),
     (r"\bi think (?:we|the|it|they)\b[^.?\n]{0,60}?\b(?:should|want|need|needs|has to|have to)\b", 0.8),
     (r"\b(?:we|you) don'?t need (?:to )?\b|\bno need (?:to|for)\b|\bnot needed\b", 0.8),
-    (r"\bnot doing\b|\bwe'?re not\b|\bwe won'?t\b|\bwon'?t be (?:doing|using)\b|\bwe explicitly\b", 0.8),
+    (r"\bnot doing\b|\bwe're not\b|\bwe won'?t\b|\bwon'?t be (?:doing|using)\b|\bwe explicitly\b", 0.8),
     (r"\bjust (?:pick|use|launch|do|go|keep|take|picking|using)\b", 0.6),
     (r"\b(?:option|approach|choice|path|plan|variant) (?:[a-h]|\d+)\b", 1.0),
     (r"\bfully separable\b|\bseparate(?:ly)? from\b|\bsame (?:agent|thing|tool|approach)\b", 0.4),

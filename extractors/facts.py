@@ -66,7 +66,7 @@ _FACT = table(
     ),
     Cue(r"\b(?:we|i) (?:host|deploy|run|build|develop|work) (?:it |this |everything )?(?:on|with|in) [a-z]"),
     Cue(
-        r"\b(?:i'?m|i am|we'?re|we are) on (?:a |an |my )?(?:mac|macos|windows|linux|ubuntu|debian|arch|fedora|wsl|m1|m2|m3|m4)\b"
+        r"\b(?:i'?m|i am|we're|we are) on (?:a |an |my )?(?:mac|macos|windows|linux|ubuntu|debian|arch|fedora|wsl|m1|m2|m3|m4)\b"
     ),
     Cue(
         r"\bmy (?:username|user name|email|github|handle|machine|laptop|desktop|server|router|home dir|shell|editor|terminal|os) is\b"

@@ -29,6 +29,7 @@ _OPENER = (
 _GOAL = cues(
     (
         r"\bi (?:want|need|wanna) (?:to|you to|a|an|each|the|it|this|every|all|my|our)\b|"
+        r"\bi (?:do|really|just|still) want (?:to|you to)\b|"
         r"\bi (?:wanted|was hoping) to (?!ask|say|know|check|see|confirm|mention|let\b)|"
         r"\bi(?:'d| would) (?:like|love) (?:to|you to|your help|a|an|the|it|for|each|every|all|my|our)\b",
         1.1,
@@ -56,7 +57,7 @@ _GOAL = cues(
         1.3,
     ),
     (
-        r"\b(?:i'?m|we'?re|i am|we are) trying to\b|\bi keep getting\b|\bhelp me (?!with (?:this|that)\b)\w+",
+        r"\b(?:i'?m|we're|i am|we are) trying to\b|\bi keep getting\b|\bhelp me (?!with (?:this|that)\b)\w+",
         1.0,
     ),
     (r"\b(?:implement|execute|follow) (?:the|this) (?:following )?plan\b|\bimplement the following\b", 1.3),
@@ -124,7 +125,7 @@ _GOAL = cues(
     (r"\bso (?:that )?(?:i|we|it|they|users|people) (?:can|could|don'?t|won'?t)\b|\bin order to\b", 0.4),
     (
         r"\b(?:new feature|feature request|bug|issue|regression|is broken|doesn'?t seem to|doesnt seem to|"
-        r"isn'?t working|(?:are|is) failing|keeps? failing|keep getting)\b",
+        r"isn'?t working|(?:are|is) (?:somehow |still |suddenly )?failing|keeps? failing|keep getting)\b",
         0.4,
     ),
     # A defect the operator observed in the product ("i noticed when i press start ... that shouldn't happen",
@@ -197,7 +198,7 @@ _VCS_STEP = Cue(
 # "I'm building / we're setting up X" frames the work when it opens a thread; later in one it narrates what
 # the operator is doing at the moment ("ok i am setting up the dns entries. should they be proxied?").
 _DOING = Cue(
-    r"\b(?:i'?m|we'?re|i am|we are) (?:working on|building|developing|writing|migrating|porting|setting up)\b"
+    r"\b(?:i'?m|we're|i am|we are) (?:working on|building|developing|writing|migrating|porting|setting up)\b"
 )
 # A literal that every form of REVIEW_PASTE holds (a cheap gate before the full pattern).
 _REVIEW_WORDS = re.compile(r"review|feedback|comment|bot\b|@|^in |point|remark|finding|suggestion|concern")
@@ -213,7 +214,7 @@ _STATUS = (
     (
         "done",
         Cue(
-            r"\b(?:that'?s|it'?s|this is|we'?re|all|everything(?:'s| is)) (?:all )?(?:done|finished|complete|"
+            r"\b(?:that'?s|it'?s|this is|we're|all|everything(?:'s| is)) (?:all )?(?:done|finished|complete|"
             r"completed|shipped|merged)\b|\b(?:goal|task|feature|epic|milestone) (?:is )?(?:done|complete|achieved)\b|"
             r"\bship(?:ped)? it\b|\bwe(?:'re| are) done\b|\bmission accomplished\b"
         ),

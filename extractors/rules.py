@@ -80,7 +80,7 @@ _STANDING = table(
     ),
     Cue(r"\bwe (?:always|only|never|generally|usually) (?:\w+)"),
     Cue(
-        r"\b(?:while|as long as|until) (?:we'?re|we are|in|it'?s) (?:in )?(?:beta|alpha|dev|development|prod)\b"
+        r"\b(?:while|as long as|until) (?:we're|we are|in|it'?s) (?:in )?(?:beta|alpha|dev|development|prod)\b"
     ),
     Cue(r"\b(?:wherever|whenever) (?:we|you|it|possible|we can|you can)\b|\bwherever possible\b"),
     Cue(r"\b(?:as a rule|by default|our convention|the convention is|house style|rule of thumb)\b"),
