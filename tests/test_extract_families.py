@@ -3,6 +3,7 @@ the walker (the indexer's own path): what the user's prompts yield, in the conte
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -212,6 +213,31 @@ def test_compaction_goal_is_not_an_opening_question(tmp_path: Path) -> None:
     )
     p = continuation(None, uid("q"), cwd=cwd, transcript_path=str(path))
     assert p.goal is not None and "how does" not in p.goal and "merge the user and project" in p.goal
+
+
+def test_compaction_goal_is_not_a_question_title(tmp_path: Path) -> None:
+    """When every prompt is a question, the packet falls back to the session title, unless the title is
+    a question too (then it names no objective, and the packet has no goal)."""
+    root = tmp_path / "projects"
+    cwd = str(tmp_path / "work" / "alpha")
+    asked = ["how does the config loader decide which file wins?", "and where are the defaults read?"]
+    for name, title in (
+        ("asked", "How does the config loader pick a file?"),
+        ("titled", "Config loader merge order"),
+    ):
+        path = _project_session(root, name, cwd, asked)
+        with path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"type": "ai-title", "sessionId": uid(name), "aiTitle": title}) + "\n")
+    db = tmp_path / "data" / "index.db"
+    run_index(db, [root])
+    conn = open_reader(db)
+    try:
+        asked_goal = continuation(conn, uid("asked"), cwd=cwd).goal
+        titled_goal = continuation(conn, uid("titled"), cwd=cwd).goal
+    finally:
+        conn.close()
+    assert asked_goal is None or "How does" not in asked_goal
+    assert titled_goal == "(session title) Config loader merge order"
 
 
 def test_mcp_items_carry_the_confidence(tmp_path: Path) -> None:

@@ -155,8 +155,11 @@ def _is_question(text: str) -> bool:
 
 
 def session_title(conn: sqlite.Connection, session_id: str) -> str | None:
+    """The session's title when it can stand for its goal: a few words, and not a question (a title
+    written from an opening question, "How does the loader pick a file?", names no objective)."""
     row = conn.execute("SELECT title FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
-    return str(row[0]) if row and row[0] and len(str(row[0]).split()) >= 3 else None
+    title = str(row[0]) if row and row[0] else ""
+    return title if len(title.split()) >= 3 and not _is_question(title) else None
 
 
 def rows_from_messages(msgs: list[Message], scrub: bool = True) -> list[Row]:
