@@ -123,6 +123,13 @@ _GOAL = cues(
         0.9,
     ),
     (r"\bso (?:that )?(?:i|we|it|they|users|people) (?:can|could|don'?t|won'?t)\b|\bin order to\b", 0.4),
+    # A behaviour asked for under a condition ("can we log errors when the palette can't be read?", "could
+    # you collapse the panel whenever it loses focus?"): a change to what the product does.
+    (
+        r"\b(?:can|could|would) (?:we|you) (?:please |also |just )?(?!tell|explain|confirm|check|see|share|show me|"
+        r"remind|list|describe|give|let|help)[a-z]+ [^?.!\n]{0,60}?\b(?:when|whenever|once)\b",
+        0.6,
+    ),
     (
         r"\b(?:new feature|feature request|bug|issue|regression|is broken|doesn'?t seem to|doesnt seem to|"
         r"isn'?t working|(?:are|is) (?:somehow |still |suddenly )?failing|keeps? failing|keep getting)\b",

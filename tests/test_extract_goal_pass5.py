@@ -47,3 +47,17 @@ def test_a_check_that_is_somehow_failing_is_a_defect_report() -> None:
         said = f"the nightly export is {adverb} failing on the big tables"
         assert _goal(said) >= plain - 0.01, adverb
         assert _goal(said) >= _goal(f"the nightly export is {adverb} running on the big tables") + 0.3
+
+
+def test_a_behaviour_asked_for_under_a_condition_states_work() -> None:
+    """ "Can we log a warning when the cache can't be read?": a change to what the product does in some
+    case; the same question without the condition, or asking to be told, is weaker or no evidence."""
+    asked = "the settings live in the home folder, can we log a warning when the cache can't be read?"
+    assert _goal(asked) >= _goal("the settings live in the home folder, can we log a warning?") + 0.5
+    assert (
+        _goal("could you collapse the side panel whenever it loses focus?")
+        >= _goal("could you collapse the side panel?") + 0.5
+    )
+    # Asking to be told what happens under a condition sets no work.
+    told = "can you explain what happens when the cache can't be read?"
+    assert _goal(told) <= _goal(told.replace(" when the cache can't be read", ""))
