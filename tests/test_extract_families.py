@@ -9,7 +9,7 @@ import pytest
 from fixtures.make import Session, slug, uid
 
 from extractors.confidence import bundle_threshold, models
-from extractors.model import Extraction, ToolEvent, Utterance
+from extractors.model import STANDING_KINDS, Extraction, ToolEvent, Utterance
 from extractors.pipeline import extract
 from index.briefing.bundle import operator_context, operator_wide
 from index.briefing.continuation import continuation
@@ -359,5 +359,5 @@ def test_permissive_negated_or_hypothetical_always_is_not_a_standing_rule(tmp_pa
     )
     got = _prompts(tmp_path)
     for t in loose:
-        assert not _kinds(got[t]) & {"ban", "standing_decision"}, t
-    assert "standing_decision" in _kinds(got["always run the linter before you commit"])
+        assert not _kinds(got[t]) & {"ban", *STANDING_KINDS}, t
+    assert "standing_order" in _kinds(got["always run the linter before you commit"])

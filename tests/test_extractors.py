@@ -10,7 +10,7 @@ from extractors import assistant_voice, corrections, decisions, facts, goals, ru
 from extractors.cues import Cue, CueTable
 from extractors.evaluation import CLASS_KINDS, format_table, predicted_classes, score, score_labelled
 from extractors.gate import gate_of, tokens_of
-from extractors.model import KINDS, Extraction, ToolEvent, Utterance
+from extractors.model import KINDS, STANDING_KINDS, Extraction, ToolEvent, Utterance
 from extractors.patterns import make_view, normalise, prose_of
 from extractors.pipeline import extract
 
@@ -125,15 +125,15 @@ def test_one_off_prohibition_is_not_a_ban() -> None:
     assert "ban" not in kinds(user("don't push yet, I want to review first"))
 
 
-def test_standing_decision_and_supersession() -> None:
-    assert "standing_decision" in kinds(user("From now on, always run the linter before committing."))
-    assert "standing_decision" in kinds(user("While in beta we only do patch releases."))
+def test_standing_order_and_supersession() -> None:
+    assert "standing_order" in kinds(user("From now on, always run the linter before committing."))
+    assert "standing_order" in kinds(user("While in beta we only do patch releases."))
     e = only(user("We moved from npm to pnpm last month."), "standing_decision")
     assert e.context == {"from": "npm", "to": "pnpm", "supersedes": "npm"}
 
 
 def test_descriptive_always_is_not_a_rule() -> None:
-    assert not {"ban", "standing_decision"} & kinds(user("It always fails on the first run, why?"))
+    assert not {"ban", *STANDING_KINDS} & kinds(user("It always fails on the first run, why?"))
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def test_descriptive_always_is_not_a_rule() -> None:
     ],
 )
 def test_pasted_review_and_fragments_are_not_rules(text: str) -> None:
-    assert not {"ban", "standing_decision"} & kinds(user(text, DONE))
+    assert not {"ban", *STANDING_KINDS} & kinds(user(text, DONE))
 
 
 # --- decisions ----------------------------------------------------------------------------------------
@@ -633,6 +633,7 @@ def test_gate_derivation() -> None:
 
 def test_predicted_classes_follow_the_readme_mapping() -> None:
     assert predicted_classes(["standing_decision"]) == {"rule", "decision"}
+    assert predicted_classes(["standing_order"]) == {"rule"}
     assert predicted_classes(["model_correction", "truth_rhetoric"]) == {"correction"}
     assert predicted_classes(["goal_progress"]) == {"progress"}
     assert set(CLASS_KINDS) == {
