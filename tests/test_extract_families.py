@@ -191,7 +191,8 @@ def test_another_projects_rules_stay_there_unless_operator_wide(
 
 def _all_rules(conn: object) -> list[Extraction]:
     rows = conn.execute(  # type: ignore[attr-defined]
-        "SELECT kind, content, source_uuid, session_id, score FROM extractions WHERE kind IN ('ban','standing_decision')"
+        "SELECT kind, content, source_uuid, session_id, score FROM extractions WHERE kind IN (?,?,?)",
+        ("ban", *STANDING_KINDS),
     ).fetchall()
     return [
         Extraction(kind=k, content=c, source_uuid=s, session_id=sid, score=sc) for k, c, s, sid, sc in rows
