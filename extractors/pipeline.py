@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from extractors.assistant_decisions import assistant_decision
 from extractors.assistant_voice import failed_attempt, progress, self_correction
 from extractors.attempts import extract_user_failed
-from extractors.choices import CHOICE_PREFIX
+from extractors.choices import CHOICE_PREFIX, navigation_menu
 from extractors.confidence import KIND_CLASS, ClassModel, models
 from extractors.corrections import THRESHOLD as CORRECTION_THRESHOLD
 from extractors.corrections import correction_score, extract_corrections, pasted_failure
@@ -103,6 +103,10 @@ def _user(u: Utterance, v: View) -> Analysis:
     if feats.get("act:approve_bare") and feats.get("act:approve&single"):
         # "yes" / "go ahead" to the one thing the assistant proposed chooses nothing (eval README
         # convention: a bare approval of a single proposal is not a decision; picking an option is).
+        hits = [h for h in hits if h.kind != "decision"]
+    if len(v.text.strip()) <= 2 and navigation_menu(v.prev_raw):
+        # "6" to "Reply with a number to view details, or q to exit" opens an entry of a listing; a pick
+        # among offered alternatives ("2" to "Which approach?") stays a decision.
         hits = [h for h in hits if h.kind != "decision"]
     if not feats.get(CHOICE_PREFIX + "offered"):
         # A decision no cue and no pick speaks for is kept on the model's word only where the assistant's
