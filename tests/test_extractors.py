@@ -193,7 +193,7 @@ NAVIGATION = (
 
 
 def test_a_menu_number_to_a_navigation_menu_is_no_decision() -> None:
-    """"2" to a listing that asks for a number to view an entry browses it; "2" to a question offering
+    """ "2" to a listing that asks for a number to view an entry browses it; "2" to a question offering
     alternatives picks one."""
     assert "decision" not in kinds(user("2", NAVIGATION))
     assert "decision" in kinds(user("2", MENU))
