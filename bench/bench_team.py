@@ -37,6 +37,7 @@ import orjson  # noqa: E402
 import psycopg  # noqa: E402
 from pg_fixture import server_process, temp_postgres  # noqa: E402
 
+from extractors.model import STANDING_KINDS  # noqa: E402
 from total_recall.server import store  # noqa: E402
 from total_recall.server.auth import hash_password, new_api_token  # noqa: E402
 from total_recall.server.migrations import migrate  # noqa: E402
@@ -46,7 +47,7 @@ from total_recall.server.migrations import migrate  # noqa: E402
 _SYL = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "xi", "ze", "po", "sa", "di", "fu", "gre", "blo", "tri"]
 WORDS = [a + b + c for a in _SYL for b in _SYL for c in _SYL][:4000]
 _CUM = list(itertools.accumulate(1 / (r + 1) for r in range(len(WORDS))))
-KINDS = ("standing_decision", "ban", "failed_attempt", "goal", "correction", "session")
+KINDS = (*STANDING_KINDS, "ban", "failed_attempt", "goal", "correction", "session")
 SECRET = "bench-secret-" + "0123456789abcdef" * 2
 
 

@@ -29,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from extractors.model import STANDING_KINDS  # noqa: E402
 from index.briefing.bundle import operator_context, operator_wide  # noqa: E402
 from index.store.db import open_reader  # noqa: E402
 from index.store.ingest import run_index  # noqa: E402
@@ -44,7 +45,7 @@ CLASS_OF = {
 KIND_OF = {
     "goal": ("goal",),
     "corrections": ("correction", "model_correction"),
-    "decisions": ("standing_decision",),
+    "decisions": STANDING_KINDS,
     "bans": ("ban",),
 }
 

@@ -224,6 +224,22 @@ def offer_of(prev_raw: str) -> Offer | None:
     return Offer(_distinct([t for _, t in options]), tuple(lab for lab, _ in options), True)
 
 
+# A navigation menu: the turn ends by inviting a number or a letter to *look at* an entry, or a key to
+# leave ("Reply with a number to view details", "`q` to exit"). A reply of a character or two to it
+# browses a listing; it settles nothing between alternatives.
+_NAVIGATE = re.compile(
+    r"\b(?:reply|respond|enter|type|send|pick|choose|select)\b[^.\n?]{0,40}?\b(?:number|letter|index|key)\b"
+    r"[^.\n?]{0,40}?\bto (?:view|see|open|show|display|read|inspect|expand|browse)\b|"
+    r"(?:^|\W)q\W{0,2} to (?:exit|quit|leave|go back)\b",
+    re.A,
+)
+
+
+def navigation_menu(prev_raw: str) -> bool:
+    """The assistant's turn ends as a navigation menu over a listing (not alternatives for a decision)."""
+    return _NAVIGATE.search(normalise(tail(prev_raw, _ASK_TAIL)).lower()) is not None
+
+
 # The turn closes by proposing one course: "Would you like me to apply the fixes now?", "Say go and I'll
 # plan it", or an either-or whose other side is an opt-out ("Go ahead, or want changes to the plan first?").
 _ONE_ASK = re.compile(

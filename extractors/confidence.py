@@ -24,6 +24,7 @@ KIND_CLASS: dict[str, str] = {
     "model_correction": "correction",
     "ban": "rule",
     "standing_decision": "rule",
+    "standing_order": "rule",
     "decision": "decision",
     "goal": "goal",
     "implicit_preference": "preference",

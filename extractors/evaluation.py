@@ -12,7 +12,7 @@ from typing import Any
 # Label class -> extraction kinds that count as predicting it (eval README).
 CLASS_KINDS: dict[str, tuple[str, ...]] = {
     "correction": ("correction", "model_correction"),
-    "rule": ("ban", "standing_decision"),
+    "rule": ("ban", "standing_decision", "standing_order"),
     "decision": ("decision", "standing_decision"),
     "goal": ("goal",),
     "preference": ("domain_fact", "implicit_preference"),

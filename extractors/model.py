@@ -18,6 +18,7 @@ KINDS_USER: tuple[str, ...] = (
     "model_correction",
     "ban",
     "standing_decision",
+    "standing_order",
     "decision",
     "goal",
     "goal_progress",
@@ -33,6 +34,11 @@ KINDS_ASSISTANT: tuple[str, ...] = (
     "progress",
     "truth_rhetoric",
 )
+# A standing *choice* ("we use pnpm", "go with Postgres from now on") and a standing *order* that settles
+# no choice ("always run the tests before committing"): both hold beyond the current step, are stored in
+# the same operator table and are shown together; only the evaluation counts them apart (a choice is a
+# decision, an order is not).
+STANDING_KINDS: tuple[str, ...] = ("standing_decision", "standing_order")
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(KINDS_USER + KINDS_ASSISTANT))
 SUMMARY_KIND = "away_summary"  # extractors/summaries.py, from recaps and compact summaries
 ALL_KINDS: tuple[str, ...] = (*KINDS, SUMMARY_KIND)

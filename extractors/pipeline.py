@@ -7,8 +7,8 @@ in a stable order, so re-running on the same input yields the same rows.
 
 Kinds, by role:
 
-* user prompts: ``correction``, ``model_correction``, ``ban``, ``standing_decision``, ``decision``,
-  ``goal``, ``goal_progress``, ``failed_attempt``, ``progress``, ``implicit_preference``,
+* user prompts: ``correction``, ``model_correction``, ``ban``, ``standing_decision``, ``standing_order``,
+  ``decision``, ``goal``, ``goal_progress``, ``failed_attempt``, ``progress``, ``implicit_preference``,
   ``domain_fact``
 * assistant text: ``self_correction``, ``decision``, ``failed_attempt``, ``progress``,
   ``truth_rhetoric``
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from extractors.assistant_decisions import assistant_decision
 from extractors.assistant_voice import failed_attempt, progress, self_correction
 from extractors.attempts import extract_user_failed
-from extractors.choices import CHOICE_PREFIX
+from extractors.choices import CHOICE_PREFIX, navigation_menu
 from extractors.confidence import KIND_CLASS, ClassModel, models
 from extractors.corrections import THRESHOLD as CORRECTION_THRESHOLD
 from extractors.corrections import correction_score, extract_corrections, pasted_failure
@@ -30,7 +30,7 @@ from extractors.decisions import user_decision
 from extractors.facts import extract_facts
 from extractors.features import assistant_features, offer_voice, short_step, user_features
 from extractors.goals import extract_goal, extract_user_progress
-from extractors.model import Extraction, Utterance
+from extractors.model import STANDING_KINDS, Extraction, Utterance
 from extractors.patterns import Hit, View, make_view
 from extractors.rules import extract_rules
 from extractors.truth import extract_truth
@@ -58,7 +58,7 @@ _MACHINE_OPEN = re.compile(
 # people's words, whatever instruction opens it.
 _PASTED_DIALOGUE = re.compile(r"^(?:user|human): .+\n(?:.*\n)*?(?:assistant|agent|claude|ai): ", re.M | re.I)
 # Kinds whose heuristics answer yes or no (a cue matched) rather than with a graded score.
-_BINARY = frozenset(("ban", "standing_decision", "implicit_preference", "domain_fact"))
+_BINARY = frozenset(("ban", *STANDING_KINDS, "implicit_preference", "domain_fact"))
 
 
 @dataclass(slots=True)
@@ -95,7 +95,7 @@ def _user(u: Utterance, v: View) -> Analysis:
         "failed_attempt": _raw(hits, "failed_attempt"),
         "progress": _raw(hits, "progress"),
         "ban": float(any(h.kind == "ban" for h in rules)),
-        "standing": float(any(h.kind == "standing_decision" for h in rules)),
+        "standing": float(any(h.kind in STANDING_KINDS for h in rules)),
         "preference": float(any(h.kind == "implicit_preference" for h in facts)),
         "fact": float(any(h.kind == "domain_fact" for h in facts)),
     }
@@ -103,6 +103,10 @@ def _user(u: Utterance, v: View) -> Analysis:
     if feats.get("act:approve_bare") and feats.get("act:approve&single"):
         # "yes" / "go ahead" to the one thing the assistant proposed chooses nothing (eval README
         # convention: a bare approval of a single proposal is not a decision; picking an option is).
+        hits = [h for h in hits if h.kind != "decision"]
+    if len(v.text.strip()) <= 2 and navigation_menu(v.prev_raw):
+        # "6" to "Reply with a number to view details, or q to exit" opens an entry of a listing; a pick
+        # among offered alternatives ("2" to "Which approach?") stays a decision.
         hits = [h for h in hits if h.kind != "decision"]
     if not feats.get(CHOICE_PREFIX + "offered"):
         # A decision no cue and no pick speaks for is kept on the model's word only where the assistant's

@@ -1,10 +1,13 @@
-"""Bans and standing decisions (X8, X9): instructions meant to hold beyond the current step.
+"""Bans, standing decisions and standing orders (X8, X9): instructions meant to hold beyond the current step.
 
 A *ban* is a standing prohibition ("never commit without signing", "stop adding emojis", "do not use
-mocks"). A *standing decision* is a standing rule or choice ("always run the hooks", "we use pnpm",
-"from now on ...", "while in beta we only do patch releases"); a reversal ("we moved from npm to
-pnpm", "no longer X, use Y") carries ``from`` / ``to`` / ``supersedes`` so the index can retire the
-older decision. Pasted code-review feedback ("PR feedback: ... avoid X") and fragments cut off by a
+mocks"). A *standing decision* is a standing choice between alternatives ("we use pnpm", "go with
+Postgres from now on", "prefer X over Y"); a *standing order* is a standing instruction that chooses
+nothing ("always run the hooks", "keep the commits small", "while in beta we only do patch releases").
+They are told apart by grammar (a pick verb or a named alternative), never by the words of a project:
+the eval counts a choice as a decision and an order as a rule only. A hedge ("maybe we should always
+...") is neither. A reversal ("we moved from npm to pnpm", "no longer X, use Y") is a standing decision
+carrying ``from`` / ``to`` / ``supersedes`` so the index can retire the older decision. Pasted code-review feedback ("PR feedback: ... avoid X") and fragments cut off by a
 hard-wrapped paste are not the user's standing instructions.
 """
 
@@ -91,6 +94,21 @@ _STANDING = table(
         r"\b(?:we|i) (?:use|prefer|standardi[sz]e on|stick (?:to|with)) [\w.@/-]+ (?:for|everywhere|across|in all)\b"
     ),
 )
+# What makes a standing instruction a choice: a pick verb ("use", "go with", "stick to", "switch to",
+# "standardise on") or an alternative it is chosen over ("prefer X over Y", "X instead of Y").
+_CHOICE = re.compile(
+    r"\b(?:use|using|go(?:ing)? with|went with|stick(?:ing)? (?:to|with)|switch(?:ed|ing)? to|"
+    r"standardi[sz]e on|opt for|settle on|choose|chose|pick)\b|"
+    r"\bprefer(?:red)? (?:[\w.@/-]+ ){1,3}(?:over|to)\b|\b(?:instead of|rather than)\b",
+    re.A,
+)
+# A hedge ("maybe we should always ...", "I think it might be good to ...") proposes; it does not stand.
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|might|probably|not sure|i (?:think|feel|guess|suppose|wonder)|"
+    r"it (?:could|would) be (?:good|nice|better))\b",
+    re.A,
+)
+
 _SUPERSEDE = table(
     Cue(
         r"\b(?:we|i)(?:'ve| have)? (?:moved|switched|migrated|changed|went|gone) (?:over )?from "
@@ -136,10 +154,13 @@ def extract_rules(v: View) -> list[Hit]:
             continue
         if _PURPOSE.search(low[max(0, m.start() - 40) : m.start()]):
             continue
-        if _ONE_OFF.search(sentence.lower()) or _HYPOTHETICAL.search(sentence.lower()):
+        lower = sentence.lower()
+        if _ONE_OFF.search(lower) or _HYPOTHETICAL.search(lower) or _HEDGE.search(lower):
             continue
         if hits and hits[0].context.get("statement") == sentence:
             break
-        hits.append(Hit("standing_decision", sentence, 0.65, {}))
+        hits.append(
+            Hit("standing_decision" if _CHOICE.search(lower) else "standing_order", sentence, 0.65, {})
+        )
         break
     return hits

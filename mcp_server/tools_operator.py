@@ -95,8 +95,9 @@ def list_standing_decisions(
     since: SinceArg = None,
     limit: LimitArg = 20,
 ) -> CallToolResult:
-    """Standing decisions: lasting choices such as "always use RQ for new jobs", with when they were
-    made and, for superseded ones, what replaced them. Call it before making an architectural or
+    """Standing decisions and orders: lasting choices such as "always use RQ for new jobs" and lasting
+    instructions such as "always run the tests before committing" (each item's `kind` says which), with
+    when they were made and, for superseded ones, what replaced them. Call it before making an architectural or
     tooling choice in this project."""
     meta: dict[str, Any] = {}
     n = rt.limit(limit, meta, 20)

@@ -11,6 +11,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from extractors.model import STANDING_KINDS
 from index.retrieval import (
     INTENTS,
     digest_markdown,
@@ -309,18 +310,24 @@ def find_user_preferences(
     limit: LimitArg = 10,
 ) -> CallToolResult:
     """Find how the user likes things done, about a topic (tools, libraries, style, process): stated
-    preferences, standing decisions, bans and corrections, plus preferences observed from what they
+    preferences, standing decisions and orders, bans and corrections, plus preferences observed from what they
     use. Call it before choosing between options the user may have an opinion on."""
     meta: dict[str, Any] = {}
     n = rt.limit(limit, meta)
-    kinds = ("implicit_preference", "standing_decision", "ban", "correction")
+    stated = ("implicit_preference", *STANDING_KINDS, "ban")
     conn = rt.conn()
     if topic.strip():
-        res = recall_kinds(conn, topic, kinds, scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n)
-    else:
-        res = latest_extractions(
-            conn, kinds[:3], scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n
+        res = recall_kinds(
+            conn,
+            topic,
+            (*stated, "correction"),
+            scope=scope,
+            cwd=rt.where(cwd),
+            since=rt.since(since),
+            limit=n,
         )
+    else:
+        res = latest_extractions(conn, stated, scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n)
     data, _ = profile(conn, "implicit_preferences")
     words = set(topic.lower().split())
     observed = [

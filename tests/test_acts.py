@@ -16,6 +16,7 @@ import pytest
 from fixtures.make import Session, slug, uid
 from test_hooks import context_of, hook
 
+from extractors.model import STANDING_KINDS
 from hooks.adaptive import report
 from index.briefing.staleness import check_all, refs
 from index.retrieval.rule_match import bans_for_action, command_shape, tool_action
@@ -243,7 +244,9 @@ def repo_world(tmp_path: Path) -> dict[str, Any]:
     db = tmp_path / "data" / "index.db"
     run_index(db, [root])
     conn = open_existing_writer(db)
-    (eid,) = conn.execute("SELECT id FROM extractions WHERE kind='standing_decision'").fetchone()
+    (eid,) = conn.execute(  # mined as an order ("always retry ..."); promoted as a standing decision
+        "SELECT id FROM extractions WHERE kind IN (?,?)", STANDING_KINDS
+    ).fetchone()
     promote(conn, db, "standing_decision", extraction_id=eid)
     conn.close()
     content = "from now on we always retry network calls with utils/retry.py::backoff"

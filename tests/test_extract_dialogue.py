@@ -11,7 +11,7 @@ from test_extract_families import _kinds, _prompts, _session
 from extractors.corrections import correction_score
 from extractors.cues import fails
 from extractors.dialogue import dialogue_features
-from extractors.model import Extraction, Utterance
+from extractors.model import STANDING_KINDS, Extraction, Utterance
 from extractors.patterns import make_view
 from extractors.pipeline import analyse, extract
 
@@ -109,8 +109,8 @@ def test_purpose_clauses_and_questions_state_no_standing_rule(tmp_path: Path) ->
     rule = "always run the linter before you commit"
     got = _after_shown(tmp_path, [*loose, rule], "purpose")
     for t in loose:
-        assert not _kinds(got[t]) & {"ban", "standing_decision"}, t
-    assert "standing_decision" in _kinds(got[rule])
+        assert not _kinds(got[t]) & {"ban", *STANDING_KINDS}, t
+    assert "standing_order" in _kinds(got[rule])
 
 
 def test_a_hypothesis_asked_as_a_question_is_not_a_correction(tmp_path: Path) -> None:

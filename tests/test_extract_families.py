@@ -10,7 +10,7 @@ import pytest
 from fixtures.make import Session, slug, uid
 
 from extractors.confidence import bundle_threshold, models
-from extractors.model import Extraction, ToolEvent, Utterance
+from extractors.model import STANDING_KINDS, Extraction, ToolEvent, Utterance
 from extractors.pipeline import extract
 from index.briefing.bundle import operator_context, operator_wide
 from index.briefing.continuation import continuation
@@ -192,7 +192,8 @@ def test_another_projects_rules_stay_there_unless_operator_wide(
 
 def _all_rules(conn: object) -> list[Extraction]:
     rows = conn.execute(  # type: ignore[attr-defined]
-        "SELECT kind, content, source_uuid, session_id, score FROM extractions WHERE kind IN ('ban','standing_decision')"
+        "SELECT kind, content, source_uuid, session_id, score FROM extractions WHERE kind IN (?,?,?)",
+        ("ban", *STANDING_KINDS),
     ).fetchall()
     return [
         Extraction(kind=k, content=c, source_uuid=s, session_id=sid, score=sc) for k, c, s, sid, sc in rows
@@ -385,5 +386,5 @@ def test_permissive_negated_or_hypothetical_always_is_not_a_standing_rule(tmp_pa
     )
     got = _prompts(tmp_path)
     for t in loose:
-        assert not _kinds(got[t]) & {"ban", "standing_decision"}, t
-    assert "standing_decision" in _kinds(got["always run the linter before you commit"])
+        assert not _kinds(got[t]) & {"ban", *STANDING_KINDS}, t
+    assert "standing_order" in _kinds(got["always run the linter before you commit"])

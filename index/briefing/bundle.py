@@ -3,7 +3,7 @@ project, read from the operator tables and rendered as compact text within a cha
 
 Used by the SessionStart hook and the MCP `get_operator_context` tool. Sections are fitted with
 `index.retrieval.budget.fit_fenced`: the least important lines go first (machines, voice, then identity
-and last sessions, then corrections; goal, bans and standing decisions last).
+and last sessions, then corrections; goal, bans and standing decisions and orders last).
 
 Recalled text is untrusted (issue 10 #15): the whole bundle is fenced with the total-recall marker
 (lib/injected.py), each item's text is quoted «like this» after `safe_text` removed what could end
@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from extractors.model import STANDING_KINDS
 from index.briefing.gate import Gate
 from index.briefing.items import HEADER as HEADER
 from index.briefing.items import Item as Item
@@ -133,29 +134,31 @@ def _rules(
     n_global: int,
     gate: Gate | None = None,
 ) -> list[Item]:
-    """Active bans or standing decisions above the injection threshold: this project's first, then
-    other projects' only when stated operator-wide."""
-    kind = "standing_decision" if table == "standing_decisions" else "ban"
+    """Active bans, or standing decisions and orders, above the injection threshold: this project's
+    first, then other projects' only when stated operator-wide. A row's kind is its latest mention's
+    (a standing decision and a standing order share one table)."""
+    kinds = STANDING_KINDS if table == "standing_decisions" else ("ban",)
     status = " AND t.status = 'active'" if table == "standing_decisions" else " AND t.active = 1"
     status += " AND coalesce(e.score, 0) >= ?"
     sql = f"""SELECT t.content, t.norm, t.last_ts, t.session_id, t.project_key, e.context, t.source_uuid,
-                     e.score, t.mentions FROM {table} t
+                     e.score, t.mentions, coalesce(e.kind, '{kinds[0]}') FROM {table} t
               LEFT JOIN extractions e ON e.id = t.extraction_id
               WHERE t.project_key {{}} {status} ORDER BY t.mentions DESC, t.last_ts DESC LIMIT ?"""
     gate = gate or Gate()
-    cut = gate.cut(kind)
-    label = kind.replace("_", " ")
+    cuts = {k: gate.cut(k) for k in kinds}
     out: list[Item] = []
     seen: set[str] = set()
     if key:
-        for content, norm, last, sid, project, _ctx, src, score, n in conn.execute(
-            sql.format("= ?"), (key, cut, n_project * 3)
+        for content, norm, last, sid, project, _ctx, src, score, n, kind in conn.execute(
+            sql.format("= ?"), (key, min(cuts.values()), n_project * 3)
         ):
+            if (score or 0) < cuts.get(kind, 1.0):
+                continue
             item_id = gate.admit(kind, project, content, project)
             if item_id is None or len(out) >= n_project:
                 continue
             seen.add(norm)
-            why = f"an active {label} of this project, mentioned {n}×"
+            why = f"an active {kind.replace('_', ' ')} of this project, mentioned {n}×"
             out.append(
                 Item(
                     safe_text(content),
@@ -166,10 +169,10 @@ def _rules(
                 )
             )
     n_here = len(out)
-    for content, norm, last, sid, project, ctx, src, score, n in conn.execute(
-        sql.format("IS NOT ?"), (key, cut, 200)
+    for content, norm, last, sid, project, ctx, src, score, n, kind in conn.execute(
+        sql.format("IS NOT ?"), (key, min(cuts.values()), 200)
     ):
-        if norm in seen or len(out) >= n_here + n_global:
+        if norm in seen or len(out) >= n_here + n_global or (score or 0) < cuts.get(kind, 1.0):
             continue
         if not operator_wide(content + " " + statement_of(ctx)):
             continue
@@ -178,14 +181,14 @@ def _rules(
             continue
         seen.add(norm)
         where = display_name(project) if project else "global"
+        why = f"an operator-wide {kind.replace('_', ' ')}, mentioned {n}×"
         out.append(
             Item(
                 safe_text(content, ITEM_CHARS - 20) + f" [{where}]",
                 day(last),
                 sid,
                 display_name(project),
-                {"scope": "global"}
-                | meta(item_id, kind, src, project, score, f"an operator-wide {label}, mentioned {n}×"),
+                {"scope": "global"} | meta(item_id, kind, src, project, score, why),
             )
         )
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from extractors.model import STANDING_KINDS
 from index.retrieval.memory_view import find_item
 from index.retrieval.rule_match import scope_bans
 from index.store.stale import stale_of
@@ -122,7 +123,7 @@ def explain(
 def _superseded(conn: sqlite.Connection, item: dict[str, Any]) -> dict[str, Any] | None:
     """A standing decision a later session reversed (index/store/operator.py folds the supersession):
     stale too, with the decision that replaced it as the evidence."""
-    if item.get("kind") != "standing_decision":
+    if item.get("kind") not in STANDING_KINDS:
         return None
     row = conn.execute(
         """SELECT n.content, n.last_ts, n.session_id FROM standing_decisions t

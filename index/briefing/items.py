@@ -17,7 +17,7 @@ MAX_ITEM_CHARS = 400  # no item is built longer; Item neutralises its text withi
 SECTIONS = (
     ("identity", "Operator", 3),
     ("goal", "Active goal (this project)", 1),
-    ("decisions", "Standing decisions", 1),
+    ("decisions", "Standing decisions and orders", 1),
     ("bans", "Bans (never do)", 1),
     ("voice", "Operator's voice", 4),
     ("corrections", "Recent corrections", 2),

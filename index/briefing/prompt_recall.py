@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from extractors.model import STANDING_KINDS
 from index.briefing.bundle import HEADER, operator_wide, quote, safe_text
 from index.briefing.gate import Gate
 from index.retrieval.budget import Section, fit_fenced
@@ -23,13 +24,17 @@ from lib.project import display_name, project_key
 from lib.text import STOPWORDS
 
 # Kinds about one project's work: from another project they are injected only when stated operator-wide.
-PROJECT_KINDS = frozenset(
-    ("ban", "standing_decision", "decision", "correction", "model_correction", "failed_attempt", "goal")
+_PROJECT_KINDS = (
+    "ban",
+    *STANDING_KINDS,
+    "decision",
+    "correction",
+    "model_correction",
+    "failed_attempt",
+    "goal",
 )
-RECALL_KINDS = (
-    "ban,standing_decision,decision,correction,model_correction,failed_attempt,goal,"
-    "domain_fact,implicit_preference"
-)
+PROJECT_KINDS = frozenset(_PROJECT_KINDS)
+RECALL_KINDS = ",".join((*_PROJECT_KINDS, "domain_fact", "implicit_preference"))
 SKIP_MESSAGE_KINDS = frozenset(
     (
         "meta",
@@ -44,6 +49,7 @@ SKIP_MESSAGE_KINDS = frozenset(
 )
 KIND_LABEL = {
     "standing_decision": "standing decision",
+    "standing_order": "standing order",
     "model_correction": "correction",
     "failed_attempt": "failed attempt",
     "domain_fact": "fact",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from extractors.confidence import bundle_threshold
-from extractors.model import SUMMARY_KIND
+from extractors.model import STANDING_KINDS, SUMMARY_KIND
 from index.store.verdicts import Wrong
 from lib import sqlite
 from lib.memid import memory_id
@@ -22,7 +22,7 @@ _NOT_FORGOTTEN = "{col} IS NULL OR {col} NOT IN (SELECT session_id FROM forgotte
 
 @dataclass(frozen=True, slots=True)
 class Shareable:
-    kind: str  # standing_decision | ban | failed_attempt | goal | correction | session
+    kind: str  # standing_decision | standing_order | ban | failed_attempt | goal | correction | session
     key: str  # stable per memory: the same memory gives the same key on every run
     title: str
     content: str
@@ -34,20 +34,24 @@ class Shareable:
 
 def _rules(conn: sqlite.Connection, key: str, wrong: Wrong) -> list[Shareable]:
     out = []
-    for table, kind, live in (
-        ("standing_decisions", "standing_decision", "t.status = 'active'"),
-        ("bans", "ban", "t.active = 1"),
+    for table, kinds, live in (
+        ("standing_decisions", STANDING_KINDS, "t.status = 'active'"),
+        ("bans", ("ban",), "t.active = 1"),
     ):
+        cuts = {k: wrong.cut(k, bundle_threshold(k)) for k in kinds}
         rows = conn.execute(
-            f"""SELECT t.norm, t.content, t.last_ts, t.session_id, coalesce(e.score, 0), t.mentions
+            f"""SELECT t.norm, t.content, t.last_ts, t.session_id, coalesce(e.score, 0), t.mentions,
+                       coalesce(e.kind, '{kinds[0]}')
                 FROM {table} t LEFT JOIN extractions e ON e.id = t.extraction_id
                 WHERE t.project_key = ? AND {live} AND coalesce(e.score, 0) >= ?
                   AND ({_NOT_FORGOTTEN.format(col="t.session_id")})
                 ORDER BY t.mentions DESC, t.last_ts DESC LIMIT 50""",
-            (key, wrong.cut(kind, bundle_threshold(kind))),
+            (key, min(cuts.values())),
         ).fetchall()
-        title = "Standing decision" if kind == "standing_decision" else "Ban"
-        for norm, content, ts, sid, score, mentions in rows:
+        for norm, content, ts, sid, score, mentions, kind in rows:
+            if score < cuts.get(kind, 1.0):
+                continue
+            title = kind.replace("_", " ").capitalize()
             out.append(
                 Shareable(kind, f"{kind}:{norm}", title, content, ts, sid, float(score), int(mentions or 1))
             )

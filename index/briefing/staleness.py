@@ -252,11 +252,14 @@ def _check(git: Git, item_id: str, head: str, found: list[Ref]) -> Mark:
     return Mark(item_id, head, False, str(found[0]))
 
 
+# Every live memory as (project, content, kind); a standing decisions row takes its kind (decision or
+# order) from its extraction.
 _ALL = (
-    ("standing_decision", "SELECT project_key, content FROM standing_decisions WHERE status = 'active'"),
-    ("ban", "SELECT project_key, content FROM bans WHERE active = 1"),
-    ("goal", "SELECT project_key, content FROM goal_stack WHERE status IN ('active','paused','blocked')"),
-    ("failed_attempt", "SELECT project_key, content FROM failed_attempts"),
+    """SELECT t.project_key, t.content, coalesce(e.kind, 'standing_decision') FROM standing_decisions t
+       LEFT JOIN extractions e ON e.id = t.extraction_id WHERE t.status = 'active'""",
+    "SELECT project_key, content, 'ban' FROM bans WHERE active = 1",
+    "SELECT project_key, content, 'goal' FROM goal_stack WHERE status IN ('active','paused','blocked')",
+    "SELECT project_key, content, 'failed_attempt' FROM failed_attempts",
 )
 
 
@@ -265,8 +268,8 @@ def check_all(conn: sqlite.Connection, budget_s: float = 60.0) -> dict[str, Any]
     that names code, store the marks on `conn` (a writer), and count them."""
     checker = Checker(conn, budget_s)
     stale = linked_n = 0
-    for kind, sql in _ALL:
-        for project, content in conn.execute(sql).fetchall():
+    for sql in _ALL:
+        for project, content, kind in conn.execute(sql).fetchall():
             mark = checker.mark(memory_id(kind, project, content), kind, content, project)
             linked_n += mark is not None
             stale += bool(mark and mark.stale)

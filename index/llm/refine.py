@@ -35,6 +35,7 @@ KIND_DEFINITIONS: dict[str, str] = {
     "model_correction": "the user corrects the assistant's understanding or approach (a rejection of its output)",
     "ban": "a standing prohibition from the user: something the assistant must never do",
     "standing_decision": "a lasting project decision the user expects to hold from now on",
+    "standing_order": "a lasting instruction from the user that chooses nothing (always do X, keep Y small)",
     "decision": "a choice made between options for the current work",
     "goal": "what the user wants achieved: a task or objective",
     "goal_progress": "a status change of a goal (done, paused, blocked, abandoned)",

@@ -25,7 +25,7 @@ def _decisions(conn: sqlite.Connection, project: str | None, limit: int) -> list
     rows = conn.execute(
         f"""SELECT t.id, t.content, t.status, t.superseded_by, t.first_ts, t.last_ts, t.mentions,
                    t.session_id, t.source_uuid, t.project_key, t.extraction_id, e.score, e.context,
-                   t.from_text, t.to_text
+                   t.from_text, t.to_text, coalesce(e.kind, 'standing_decision')
             FROM standing_decisions t LEFT JOIN extractions e ON e.id = t.extraction_id
             WHERE {where} ORDER BY t.status = 'superseded', t.last_ts DESC, t.id DESC LIMIT ?""",
         [*args, limit],
@@ -33,7 +33,7 @@ def _decisions(conn: sqlite.Connection, project: str | None, limit: int) -> list
     out = []
     for r in rows:
         item = _item(r[0], r[1], r[7], r[8], r[9], r[5], r[10], r[11], r[12])
-        item.update(status=r[2], first_ts=r[4], mentions=r[6], chain=_chain(conn, r[3]))
+        item.update(kind=r[15], status=r[2], first_ts=r[4], mentions=r[6], chain=_chain(conn, r[3]))
         if r[13] or r[14]:
             item["from"], item["to"] = r[13], r[14]
         out.append(item)
@@ -179,18 +179,20 @@ def memory_overview(
     return {**out, "profile": data, "profile_updated": updated}
 
 
-# The kind each section's short id is made of: the one the hooks inject it under (index.briefing.bundle)
+# The kind each section's short id is made of: the one the hooks inject it under (index.briefing.bundle;
+# a standing decisions row says itself whether it is a decision or an order)
 SECTION_KINDS = {
     "decisions": "standing_decision",
     "bans": "ban",
     "goals": "goal",
     "failed": "failed_attempt",
 }
+# (kind of a row, table, its date): a standing decisions row takes its kind from its extraction.
 _FIND = (
-    ("standing_decision", "standing_decisions t", "t.last_ts"),
-    ("ban", "bans t", "t.last_ts"),
-    ("goal", "goal_stack t", "coalesce(t.updated_ts, t.ts)"),
-    ("failed_attempt", "failed_attempts t", "t.ts"),
+    ("coalesce(e.kind, 'standing_decision')", "standing_decisions t", "t.last_ts"),
+    ("'ban'", "bans t", "t.last_ts"),
+    ("'goal'", "goal_stack t", "coalesce(t.updated_ts, t.ts)"),
+    ("'failed_attempt'", "failed_attempts t", "t.ts"),
 )
 
 
@@ -201,11 +203,11 @@ def find_item(conn: sqlite.Connection, item_id: str) -> dict[str, Any] | None:
     for kind, table, ts in _FIND:
         rows = conn.execute(
             f"""SELECT t.id, t.content, t.session_id, t.source_uuid, t.project_key, {ts}, t.extraction_id,
-                       e.score, e.context FROM {table} LEFT JOIN extractions e ON e.id = t.extraction_id"""
+                       e.score, e.context, {kind} FROM {table} LEFT JOIN extractions e ON e.id = t.extraction_id"""
         )
         for r in rows:
-            if memory_id(kind, r[4], r[1]) == item_id:
-                return {**_item(*r), "kind": kind}
+            if memory_id(r[9], r[4], r[1]) == item_id:
+                return {**_item(*r[:9]), "kind": r[9]}
     marks = ",".join("?" * len(CORRECTION_KINDS))
     for r in conn.execute(
         f"""SELECT id, content, session_id, source_uuid, project_key, ts, id, score, context, kind

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from extractors.model import STANDING_KINDS
 from index.retrieval.search import search_messages
 from index.store.filters import Filters
 from index.store.labels import Label, project_labeller
@@ -16,6 +17,9 @@ from lib import sqlite
 from lib.project import display_name, project_key
 
 _SEP = re.compile(r"[/\\]")
+
+# Extraction kinds that can state what a term means in this project.
+_TERM_KINDS = ("domain_fact", "implicit_preference", *STANDING_KINDS, "decision", "ban")
 
 
 def profile(conn: sqlite.Connection, name: str) -> tuple[dict[str, Any], str | None]:
@@ -208,12 +212,11 @@ def define_term(conn: sqlite.Connection, term: str, *, limit: int) -> dict[str, 
     phrase = '"' + t.replace('"', "") + '"'
     try:
         for content, sid, src, proj, ts in conn.execute(
-            """SELECT e.content, e.session_id, e.source_uuid, e.project_key, e.ts
+            f"""SELECT e.content, e.session_id, e.source_uuid, e.project_key, e.ts
                    FROM extractions_fts f JOIN extractions e ON e.id = f.rowid
-                   WHERE extractions_fts MATCH ? AND e.kind IN ('domain_fact','implicit_preference',
-                         'standing_decision','decision','ban')
+                   WHERE extractions_fts MATCH ? AND e.kind IN ({",".join("?" * len(_TERM_KINDS))})
                    ORDER BY e.ts DESC LIMIT ?""",
-            (phrase, limit),
+            (phrase, *_TERM_KINDS, limit),
         ):
             facts.append(
                 {

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from extractors.model import STANDING_KINDS
 from extractors.truth import CATEGORIES
 from index.retrieval.recall import recall
 from index.retrieval.rule_match import BANNED_AT, ban_matches, match_score, tokens
@@ -162,7 +163,7 @@ def _rule_rows(
         "e.context"
     )
     if table == "standing_decisions":
-        cols += ", t.status, t.superseded_by, t.from_text, t.to_text"
+        cols += ", t.status, t.superseded_by, t.from_text, t.to_text, coalesce(e.kind, 'standing_decision')"
     label = project_labeller(conn)
 
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:
@@ -189,15 +190,15 @@ def _rule_rows(
             }
             if ctx.get("statement") and ctx["statement"] != r[1]:
                 item["statement"] = ctx["statement"]
+            kind = "ban"
             if table == "standing_decisions":
+                kind = item["kind"] = r[13]  # a standing decision or a standing order
                 item["status"] = r[9]
                 if r[10]:
                     item["superseded_by"] = r[10]
                 if r[11] or r[12]:
                     item["from"], item["to"] = r[11], r[12]
-            item["id"] = memory_id(
-                "standing_decision" if table == "standing_decisions" else "ban", r[7], r[1]
-            )
+            item["id"] = memory_id(kind, r[7], r[1])
             kept = keep(item) if keep else item
             if kept is not None:
                 out.append(kept)
@@ -268,7 +269,7 @@ def decision_for_topic(
     standing = sorted(rules.items, key=lambda d: (d["status"] != "active", -d["match"]))[:limit]
     _name_successors(conn, standing)
     decisions = recall_kinds(
-        conn, topic, ("decision", "standing_decision"), scope=scope, cwd=cwd, since=since, limit=limit
+        conn, topic, ("decision", *STANDING_KINDS), scope=scope, cwd=cwd, since=since, limit=limit
     )
     scope_used = rules.scope if standing else decisions.scope
     note = rules.note if standing else decisions.note

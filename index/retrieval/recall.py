@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from extractors.model import STANDING_KINDS
 from index.store.filters import recency
 from index.store.fts_query import bounded, parse
 from index.store.plugins import require_vectors
@@ -19,7 +20,7 @@ from lib import sqlite
 # Durable knowledge ranks above one-off observations.
 KIND_WEIGHT = {
     "ban": 1.3,
-    "standing_decision": 1.3,
+    **dict.fromkeys(STANDING_KINDS, 1.3),
     "correction": 1.15,
     "model_correction": 1.15,
     "decision": 1.1,
@@ -211,7 +212,7 @@ def _fuse(
 
 def _mark_stale(conn: sqlite.Connection, hits: list[RecallHit]) -> None:
     for h in hits:
-        if h.kind == "standing_decision":
+        if h.kind in STANDING_KINDS:
             row = conn.execute(
                 "SELECT status FROM standing_decisions WHERE extraction_id=? OR source_uuid=?",
                 (h.id, h.source_uuid),

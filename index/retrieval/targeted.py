@@ -11,6 +11,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
+from extractors.model import STANDING_KINDS
 from index.retrieval.operator_queries import recall_kinds
 from index.retrieval.rule_match import tokens
 from index.retrieval.scoped import Scoped, search_scoped
@@ -36,20 +37,20 @@ INTENTS: dict[str, tuple[tuple[str, ...], str | None, str]] = {
         "",
     ),
     "why_did_we_choose": (
-        ("standing_decision", "decision", "correction", "model_correction", "implicit_preference"),
+        (*STANDING_KINDS, "decision", "correction", "model_correction", "implicit_preference"),
         None,
         "",
     ),
     "what_failed": (("failed_attempt", "model_correction", "correction", "self_correction"), None, ""),
-    "what_does_user_prefer": (("implicit_preference", "standing_decision", "ban", "correction"), None, ""),
-    "what_is_the_rule": (("ban", "standing_decision", "correction"), None, ""),
+    "what_does_user_prefer": (("implicit_preference", *STANDING_KINDS, "ban", "correction"), None, ""),
+    "what_is_the_rule": (("ban", *STANDING_KINDS, "correction"), None, ""),
     "where_is": (("domain_fact", "decision", "progress"), "tool_use", ""),
-    "what_was_decided": (("standing_decision", "decision"), None, ""),
+    "what_was_decided": ((*STANDING_KINDS, "decision"), None, ""),
 }
 KIND_TRUST = {
     "fix": 0.6,
     "ban": 0.85,
-    "standing_decision": 0.85,
+    **dict.fromkeys(STANDING_KINDS, 0.85),
     "correction": 0.7,
     "model_correction": 0.7,
     "decision": 0.65,
@@ -234,7 +235,7 @@ def recall_targeted(
         text = it["content"]
         if it["kind"] in ("ban", "failed_attempt"):
             avoid.append(text)
-        elif it.get("stale") and it["kind"] == "standing_decision":
+        elif it.get("stale") and it["kind"] in STANDING_KINDS:
             avoid.append(f"superseded: {text}")
         elif it.get("paths"):
             use.extend(it["paths"])

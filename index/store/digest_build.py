@@ -61,6 +61,7 @@ _EXTRACTED = {
     "failed_attempt": ("learned", "failed"),
     "decision": ("decisions", "decision"),
     "standing_decision": ("decisions", "decision"),
+    "standing_order": ("rules", "rule"),  # an order settles no choice: it is a rule, as bans are
     "correction": ("corrections", "correction"),
     "model_correction": ("corrections", "correction"),
     "ban": ("rules", "rule"),

@@ -6,7 +6,8 @@ give exactly what one full index gives. A project whose extractions change is ma
 inside the writer's transaction and re-folded whole by `refold_pending` when the run finalises (a
 killed run leaves the mark, and the next run honours it).
 
-bans and standing_decisions are de-duplicated per project by a normalised key; a standing decision
+bans and standing_decisions (standing decisions and standing orders, one table: the kind of a row is
+its latest mention's extraction) are de-duplicated per project by a normalised key; a standing decision
 that says "we moved from X to Y" supersedes the active ones about X. failed_attempts and goal_stack
 keep one row per extraction; a new goal pauses the active one; a goal_progress row moves the goal
 that was current when it was said. Every row keeps the source message uuid.
@@ -22,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from extractors.model import STANDING_KINDS
 from index.store.filters import parse_ts
 from lib import sqlite
 
@@ -30,7 +32,7 @@ GOAL_STATES = ("active", "paused", "blocked", "done", "abandoned")
 OPEN_GOAL = ("active", "paused", "blocked")
 PAUSE_AFTER_DAYS = 14  # an untouched active goal reads as paused after this
 ABANDON_AFTER_DAYS = 60  # an untouched open goal reads as abandoned after this
-KINDS = ("ban", "standing_decision", "failed_attempt", "goal", "goal_progress")
+KINDS = ("ban", *STANDING_KINDS, "failed_attempt", "goal", "goal_progress")
 _KINDS_SQL = "('" + "','".join(KINDS) + "')"
 TABLES = ("bans", "standing_decisions", "failed_attempts", "goal_stack")
 
@@ -149,7 +151,7 @@ def refold(conn: sqlite.Connection, projects: Iterable[str | None]) -> None:
             ctx: dict[str, Any] = orjson.loads(context) if context else {}
             if kind == "ban":
                 _mention(p.bans, eid, content, sid, src, ts)
-            elif kind == "standing_decision":
+            elif kind in STANDING_KINDS:
                 _decision(p.decisions, eid, content, ctx, sid, src, ts)
             elif kind == "failed_attempt":
                 p.failed.append(

@@ -35,11 +35,12 @@ from typing import Any
 
 import orjson
 
+from extractors.model import STANDING_KINDS
 from index.store.db import IndexError_
 from lib import sqlite
 
 VERSION = 1
-PROMOTABLE = ("ban", "standing_decision", "goal", "implicit_preference", "domain_fact")
+PROMOTABLE = ("ban", *STANDING_KINDS, "goal", "implicit_preference", "domain_fact")
 LEAF = "leaf:"  # prefix of `forgotten` rows that name a summary leaf rather than a session
 
 

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from extractors.model import STANDING_KINDS
 from extractors.scrubber import scrub_obj, scrub_text
 from index.briefing import Shareable
 from lib.content import strip_private
@@ -25,7 +26,7 @@ SUMMARY_CHARS = 4000  # well under the server's limit: one long memory must not 
 # Base relevance of each kind: what a teammate most needs first (bans and decisions), least (recaps).
 BASE = {
     "ban": 7.0,
-    "standing_decision": 7.0,
+    **dict.fromkeys(STANDING_KINDS, 7.0),
     "failed_attempt": 6.0,
     "goal": 5.5,
     "correction": 5.0,
