@@ -57,6 +57,7 @@ def status(obj: Any, fmt: str | None, as_json: bool) -> None:
         ("compactions", number(d["compactions"])),
         ("transcripts", f"{plural(d['files'], 'file')}, {size(d['raw_bytes'])}, {d['files_missing']:,} missing on disk"),
         ("bad lines skipped", number(d["bad_lines"])),
+        ("files skipped", _skipped(d["skipped_files"])),
         ("activity", f"{(d['first_ts'] or '')[:10]} → {(d['last_ts'] or '')[:10]}" if d["first_ts"] else "none yet"),
         ("vectors", _vectors(vec)),
         ("last index run", "never" if run is None else
@@ -64,6 +65,13 @@ def status(obj: Any, fmt: str | None, as_json: bool) -> None:
          f"+{plural(run['messages_added'] or 0, 'message')} in {duration(run['elapsed_s'])}"),
     ]  # fmt: skip
     emit_rows([Col("", key="item"), Col("", key="value", wrap=True, fold=True)], rows, fmt)
+
+
+def _skipped(files: list[dict[str, Any]]) -> str:
+    """Files the parser failed on twice: how many, and the first one's reason."""
+    if not files:
+        return "none"
+    return f"{number(len(files))} (the parser failed on them; read again when they change), e.g. {files[0]['reason']}"
 
 
 def _vectors(v: dict[str, Any]) -> str:
