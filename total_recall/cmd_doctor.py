@@ -77,7 +77,8 @@ def _skipped(files: list[dict[str, Any]]) -> str:
 def _vectors(v: dict[str, Any]) -> str:
     if not v.get("exists"):
         return "none (optional: `total-recall vec backfill`)"
-    return f"{number(v.get('vectors'))} ({v.get('model')})"
+    old = "; old float32 layout: run `total-recall vec backfill` to upgrade it" if v.get("fix") else ""
+    return f"{number(v.get('vectors'))} ({v.get('model')}){old}"
 
 
 @click.command()
@@ -131,6 +132,7 @@ def _install_checks(db: Path, settings: Settings) -> list[dict[str, Any]]:
     )
     out.append(_hooks_check(db))
     out += _vector_checks(settings)
+    out += _vector_store_check(db)
     out.append(_disk_check(db))
     return out
 
@@ -191,6 +193,28 @@ def _vector_checks(settings: Settings) -> list[dict[str, Any]]:
     else:
         status = _check("embedding model", "ok", f"{cfg.name} in {where}")
     return [_check("vector extras", "ok", "sqlite-vec, fastembed and onnx installed"), status]
+
+
+def _vector_store_check(db: Path) -> list[dict[str, Any]]:
+    """A vector store an older total-recall wrote (float32 layout) is searched, but slower: say how to
+    move it (no check without a store: vectors are optional)."""
+    from index.store import IndexError_, open_reader
+    from vec.store import OLD_LAYOUT, UPGRADE, old_layout, read_stamp
+
+    if not db.exists():
+        return []
+    try:
+        conn = open_reader(db)
+    except IndexError_:
+        return []  # the index checks say what is wrong with it
+    try:
+        if read_stamp(conn) is None:
+            return []
+        if old_layout(conn):
+            return [_check("vector store", "warn", OLD_LAYOUT, UPGRADE)]
+        return [_check("vector store", "ok", "current layout")]
+    finally:
+        conn.close()
 
 
 def _disk_check(db: Path) -> dict[str, Any]:
