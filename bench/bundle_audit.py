@@ -33,7 +33,7 @@ from extractors.model import STANDING_KINDS  # noqa: E402
 from index.briefing.bundle import operator_context, operator_wide  # noqa: E402
 from index.store.db import open_reader  # noqa: E402
 from index.store.ingest import run_index  # noqa: E402
-from lib.project import display_name  # noqa: E402
+from index.store.labels import project_labeller  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 CLASS_OF = {
@@ -67,18 +67,19 @@ def _source(conn: Any, section: str, item: Any) -> str | None:
 
 def audit(conn: Any, labels: dict[str, list[str]], sessions: list[tuple[str, str, str]]) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
+    name = project_labeller(conn)  # the bundle's items name projects by these labels
     for sid, cwd, project in sessions:
         ctx = operator_context(conn, cwd, session_id=sid)
         for section, items in ctx.sections.items():
             for item in items:
                 row: dict[str, Any] = {
                     "session": sid[:8],
-                    "project": display_name(project),
+                    "project": name(project),
                     "section": section,
                     "item": item.content[:110],
                     "from": item.project or "-",
                 }
-                foreign = bool(item.project) and item.project != display_name(project)
+                foreign = bool(item.project) and item.project != name(project)
                 if section in CLASS_OF:
                     uuid = _source(conn, section, item)
                     got = labels.get(uuid or "")

@@ -117,7 +117,7 @@ def main() -> None:
     db = fresh(work / "prof.db")
     raw = open_writer(db)
     with transaction(raw):
-        tasks, _, _ = plan(raw, canonical_roots([a.projects]), True)
+        tasks, _, _, _ = plan(raw, canonical_roots([a.projects]), True)
     mb = sum(t.size for t in tasks) / 1e6
     for mod, name, label in WORKER + WRITER:
         setattr(mod, name, timed(label, getattr(mod, name)))

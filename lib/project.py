@@ -54,13 +54,6 @@ def _git_root(cwd: str) -> str | None:
     return None
 
 
-def display_name(key: str | None) -> str:
-    """Short project name for humans: the last path component."""
-    if not key:
-        return "?"
-    return re.split(r"[/\\]", key.rstrip("/\\"))[-1] or key
-
-
 def project_labels(keys: Iterable[str | None]) -> dict[str, str]:
     """Unique short labels for project keys: the last path part, with as many parent parts as it takes
     to tell two projects apart (`work/api`, `home/api`); a key with no name of its own (`C:`) whole.

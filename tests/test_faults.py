@@ -192,7 +192,11 @@ def test_a_parser_process_that_dies_is_reported_not_waited_for(tmp_path: Path) -
     assert p.stdout.split() == ["1", "5"]
     conn = sqlite.connect(tmp_path / "i.db")
     assert conn.execute("SELECT count(*) FROM ingest_state WHERE offset > 0").fetchone()[0] == 4
-    assert run_index(tmp_path / "i.db", [root]).errors == []  # the next run reads it
+    again = run_index(tmp_path / "i.db", [root])  # it died twice: left alone while it is unchanged
+    assert again.errors == [] and again.files_skipped == 1
+    os.utime(victim, ns=(time.time_ns(), time.time_ns()))  # changed: the next run reads it
+    again = run_index(tmp_path / "i.db", [root])
+    assert again.errors == [] and again.files_skipped == 0
     assert_equal_to_clean(tmp_path / "i.db", root, tmp_path)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from test_vec import cfg, current, model_dir, registered, vec_env, write_session  # noqa: F401  (fixtures)
+from test_vec_old_store import to_float32_layout
 
 from index.store.db import open_existing_writer, open_reader
 from index.store.ingest import run_index
@@ -122,38 +123,13 @@ def test_a_shared_vector_lives_while_any_row_uses_it(
     assert not {ids["first"], ids["again"]} & _message_sessions(db, "backup failed, disk quota full")
 
 
-def _to_old_layout(db: Path) -> None:
-    """Rewrite a store into the layout before sharing: floats in a vec0 table `vec_index` whose rowid is
-    vec_items.id, no vec_id/hash columns, no vec_floats/vec_bits."""
-    conn = _vec(db)
-    with conn:
-        rows = conn.execute(
-            "SELECT i.id, f.embedding, i.ref_kind FROM vec_items i JOIN vec_floats f ON f.id = i.vec_id"
-        ).fetchall()
-        conn.execute(
-            "CREATE VIRTUAL TABLE vec_index USING vec0(embedding float[384] distance_metric=cosine, ref_kind text)"
-        )
-        conn.executemany("INSERT INTO vec_index(rowid, embedding, ref_kind) VALUES(?,?,?)", rows)
-        conn.execute("DROP TABLE vec_bits")
-        conn.execute("DROP TABLE vec_floats")
-        conn.execute("CREATE TABLE old AS SELECT id, ref_kind, ref_id, chunk, sig FROM vec_items")
-        conn.execute("DROP TABLE vec_items")
-        conn.execute(
-            """CREATE TABLE vec_items(id INTEGER PRIMARY KEY, ref_kind TEXT NOT NULL,
-               ref_id NOT NULL, chunk INTEGER NOT NULL DEFAULT 0, sig TEXT)"""
-        )
-        conn.execute("INSERT INTO vec_items SELECT * FROM old")
-        conn.execute("DROP TABLE old")
-    conn.close()
-
-
 @pytest.mark.usefixtures("vec_env")
 def test_a_store_from_before_sharing_is_searched_then_upgraded(
     repeated: tuple[Path, Path, dict[str, str]],
 ) -> None:
     db, root, ids = repeated
     backfill(db, cfg())
-    _to_old_layout(db)
+    to_float32_layout(db, "before sharing")
     conn = _vec(db)
     assert not Store(conn).shares_vectors()
     conn.close()

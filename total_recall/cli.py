@@ -200,10 +200,15 @@ def index(
         return
     bad = sum(report.bad_lines.values())
     say(
-        f"indexed {plural(report.files - report.files_unchanged, 'changed file')} "
+        f"indexed {plural(report.files - report.files_unchanged - report.files_skipped, 'changed file')} "
         f"({report.files_unchanged:,} unchanged), {plural(report.records, 'record')}, "
         f"+{plural(report.messages_added, 'message')}, +{plural(report.extractions_added, 'extraction')}, "
         f"{plural(bad, 'bad line')} skipped, {size(report.bytes_read)} in {duration(report.elapsed_s)}"
+        + (
+            f"; {plural(report.files_skipped, 'file')} left unread (parser failed)"
+            if report.files_skipped
+            else ""
+        )
     )
     for err in report.errors[:5]:
         click.echo(f"warning: {err}", err=True)

@@ -57,6 +57,7 @@ def status(obj: Any, fmt: str | None, as_json: bool) -> None:
         ("compactions", number(d["compactions"])),
         ("transcripts", f"{plural(d['files'], 'file')}, {size(d['raw_bytes'])}, {d['files_missing']:,} missing on disk"),
         ("bad lines skipped", number(d["bad_lines"])),
+        ("files skipped", _skipped(d["skipped_files"])),
         ("activity", f"{(d['first_ts'] or '')[:10]} → {(d['last_ts'] or '')[:10]}" if d["first_ts"] else "none yet"),
         ("vectors", _vectors(vec)),
         ("last index run", "never" if run is None else
@@ -66,10 +67,18 @@ def status(obj: Any, fmt: str | None, as_json: bool) -> None:
     emit_rows([Col("", key="item"), Col("", key="value", wrap=True, fold=True)], rows, fmt)
 
 
+def _skipped(files: list[dict[str, Any]]) -> str:
+    """Files the parser failed on twice: how many, and the first one's reason."""
+    if not files:
+        return "none"
+    return f"{number(len(files))} (the parser failed on them; read again when they change), e.g. {files[0]['reason']}"
+
+
 def _vectors(v: dict[str, Any]) -> str:
     if not v.get("exists"):
         return "none (optional: `total-recall vec backfill`)"
-    return f"{number(v.get('vectors'))} ({v.get('model')})"
+    old = "; old float32 layout: run `total-recall vec backfill` to upgrade it" if v.get("fix") else ""
+    return f"{number(v.get('vectors'))} ({v.get('model')}){old}"
 
 
 @click.command()
@@ -123,6 +132,7 @@ def _install_checks(db: Path, settings: Settings) -> list[dict[str, Any]]:
     )
     out.append(_hooks_check(db))
     out += _vector_checks(settings)
+    out += _vector_store_check(db)
     out.append(_disk_check(db))
     return out
 
@@ -183,6 +193,28 @@ def _vector_checks(settings: Settings) -> list[dict[str, Any]]:
     else:
         status = _check("embedding model", "ok", f"{cfg.name} in {where}")
     return [_check("vector extras", "ok", "sqlite-vec, fastembed and onnx installed"), status]
+
+
+def _vector_store_check(db: Path) -> list[dict[str, Any]]:
+    """A vector store an older total-recall wrote (float32 layout) is searched, but slower: say how to
+    move it (no check without a store: vectors are optional)."""
+    from index.store import IndexError_, open_reader
+    from vec.store import OLD_LAYOUT, UPGRADE, old_layout, read_stamp
+
+    if not db.exists():
+        return []
+    try:
+        conn = open_reader(db)
+    except IndexError_:
+        return []  # the index checks say what is wrong with it
+    try:
+        if read_stamp(conn) is None:
+            return []
+        if old_layout(conn):
+            return [_check("vector store", "warn", OLD_LAYOUT, UPGRADE)]
+        return [_check("vector store", "ok", "current layout")]
+    finally:
+        conn.close()
 
 
 def _disk_check(db: Path) -> dict[str, Any]:

@@ -62,6 +62,7 @@ def _report(report: Any, as_json: bool, verb: str) -> None:
         f"{plural(report.extractions, 'extraction')}, {plural(report.sessions, 'session title')}), "
         f"-{report.vectors_removed:,} stale, model {report.model}, {duration(report.elapsed_s)}"
         + (f", {report.texts_per_s:.0f} texts/s" if report.vectors_added else "")
+        + ("; the store was moved from an older version's float32 layout" if report.upgraded else "")
     )
 
 
@@ -104,6 +105,8 @@ def status(obj: Any, as_json: bool) -> None:
         data["fix"] = "run `total-recall vec backfill` to embed the index"
     elif not data["stamp_ok"]:
         data["fix"] = f"the store was embedded with {store['model']}; run `{REBUILD}`"
+    elif store.get("fix"):  # an older version's layout: searched, but slower until upgraded
+        data["fix"] = f"{store['problem']}: {store['fix']}"
     if as_json:
         emit_json(data)
         return
@@ -119,6 +122,8 @@ def status(obj: Any, as_json: bool) -> None:
     )
     if not data["stamp_ok"]:
         click.echo(f"warning: configured model is {cfg.name} — {data['fix']}", err=True)
+    elif data.get("fix"):
+        click.echo(f"warning: {data['fix']}", err=True)
 
 
 @vec_group.command()

@@ -39,6 +39,7 @@ class BackfillReport:
     model: str = ""
     dim: int = 0
     created: bool = False
+    upgraded: bool = False  # an older version's float32 store moved to the current layout
     messages: int = 0  # source rows embedded
     extractions: int = 0
     sessions: int = 0
@@ -213,7 +214,7 @@ def backfill(
             store.create(stamp)
             report.created = True
         check_stamp(stamp, cfg.name)
-        store.upgrade()
+        report.upgraded = store.upgrade()
         report.dim = stamp.dim
         _repair(store, "message")
         _repair(store, "extraction")
@@ -315,6 +316,7 @@ def prune_deleted(db: Path) -> int:
         return -1
     try:
         conn.execute("PRAGMA secure_delete=ON")
+        Store(conn).upgrade()  # an older version's layout: moved first, so the deletes find their tables
         with transaction(conn):
             n = Store(conn).prune()
     finally:

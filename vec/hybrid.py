@@ -30,7 +30,18 @@ from index.store import embeddable as rows_of
 from lib.settings import Settings
 from vec.driver import connect, unavailable_reason
 from vec.embed import chunk_text, embedder, model_config
-from vec.store import KINDS, NoStore, Store, VecError, VectorsUnavailable, check_stamp, read_stamp
+from vec.store import (
+    KINDS,
+    OLD_LAYOUT,
+    UPGRADE,
+    NoStore,
+    Store,
+    VecError,
+    VectorsUnavailable,
+    check_stamp,
+    old_layout,
+    read_stamp,
+)
 
 log = logging.getLogger("total_recall.vec")
 log.addHandler(logging.NullHandler())  # silent unless the application configures logging
@@ -98,6 +109,8 @@ def _search(
     cfg = model_config(settings)
     with _lock:
         check_stamp(read_stamp(vconn), cfg.name)
+        if old_layout(vconn):  # searched all the same, exactly; say once how to make it fast
+            _log_once(f"{OLD_LAYOUT}: {UPGRADE}")
     query = embedder(cfg).embed_query(text)
     with _lock:
         return Store(vconn).knn(query, k, kinds)

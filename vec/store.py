@@ -17,9 +17,13 @@ Tables (created here, never by index/store/schema.py, so an FTS-only install nev
   scan costs ~50 ms per 67 k vectors) for its nearest candidates, then re-ranks them by the exact
   distance read from `vec_floats`.
 
-Stores made before sharing (`vec_items` without `vec_id`, floats in a `vec0` table `vec_index`, rowid =
-vec_items.id) are still searched as they are, and `Store.upgrade()` (run by the next backfill) moves
-them to this layout in place, each old item keeping its own vector.
+Stores written by older versions keep their float32 vectors in a `vec0` table `vec_index` (no
+`vec_floats`, no `vec_bits`): before sharing, rowid = vec_items.id and `vec_items` has no `vec_id`;
+with sharing but before the one-bit scan, rowid = vec_items.vec_id. `old_layout` tells them apart on
+open (plain tables, any driver): they are searched exactly as they are (a full float scan: slower,
+same answers), `describe` says so with the fix (`vec status`, hybrid search logs it once), and
+`Store.upgrade()` (run by the next backfill, and before any write) moves them to this layout in
+place, each item keeping its vector: nothing is re-embedded.
 
 `vec_meta` and `vec_items` are plain tables: a stdlib connection (no extension) can read the stamp.
 The main tables (messages, extractions, sessions) are read only through index/store/embeddable.py.
@@ -37,6 +41,15 @@ from vec.embed import MESSAGE_KINDS
 
 REBUILD = "total-recall vec rebuild"
 KINDS = ("message", "extraction", "session")
+OLD_LAYOUT = (
+    "the vector store is in the float32 layout of an older total-recall (searched by a slower full scan)"
+)
+UPGRADE = "run `total-recall vec backfill` to move it to the current layout in place (nothing is re-embedded)"
+
+
+def old_layout(conn: Any) -> bool:
+    """Are the vectors still in an older version's float32 `vec0` table `vec_index`? (any driver)"""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_index'").fetchone() is not None
 
 
 class VecError(Exception):
@@ -145,16 +158,18 @@ class Store:
         """Is this store in the current layout (vec_items.vec_id -> vec_floats, vec_bits)?"""
         return any(r[1] == "vec_id" for r in self.conn.execute("PRAGMA table_info(vec_items)"))
 
-    def upgrade(self) -> None:
-        """Additive migration of a store made before vectors were shared: each old item keeps its vector
-        (vec_id = id), copied from `vec_index` into `vec_floats` and `vec_bits`."""
+    def upgrade(self) -> bool:
+        """Move a store from an older version's layout (`old_layout`) to this one, in place and in one
+        transaction; returns whether there was anything to move. Items made before sharing get their
+        own vector (vec_id = id); every float32 vector is copied to `vec_floats` and `vec_bits`."""
         stamp = self.stamp()
-        if stamp is None or self.shares_vectors():
-            return
+        if stamp is None or not old_layout(self.conn):
+            return False
         with transaction(self.conn):
-            self.conn.execute("ALTER TABLE vec_items ADD COLUMN vec_id INTEGER")
-            self.conn.execute("ALTER TABLE vec_items ADD COLUMN hash TEXT")
-            self.conn.execute("UPDATE vec_items SET vec_id = id")
+            if not self.shares_vectors():
+                self.conn.execute("ALTER TABLE vec_items ADD COLUMN vec_id INTEGER")
+                self.conn.execute("ALTER TABLE vec_items ADD COLUMN hash TEXT")
+                self.conn.execute("UPDATE vec_items SET vec_id = id")
             self._indexes()
             self._vector_tables(stamp.dim)
             self.conn.execute("INSERT INTO vec_floats(id, embedding) SELECT rowid, embedding FROM vec_index")
@@ -163,6 +178,7 @@ class Store:
                    SELECT rowid, vec_quantize_binary(embedding), ref_kind FROM vec_index"""
             )
             self.conn.execute("DROP TABLE vec_index")
+        return True
 
     def drop(self) -> None:
         """Remove every vec table (the rest of the index is untouched)."""
@@ -260,12 +276,13 @@ class Store:
         kinds = [kd for kd in kinds if kd in KINDS]
         marks = ",".join("?" * len(kinds))
         k, blob = min(k, 4096), query.tobytes()
-        if not self.shares_vectors():  # a store from before sharing, not yet upgraded: float scan
+        if old_layout(self.conn):  # an older version's store, not yet upgraded: exact float scan
+            key = "vec_id" if self.shares_vectors() else "id"
             sql = f"""WITH nn AS (SELECT rowid, distance FROM vec_index
                                   WHERE embedding MATCH ? AND k = ? AND ref_kind IN ({marks}))
-                      SELECT i.ref_kind, i.ref_id, i.chunk, nn.distance FROM nn JOIN vec_items i ON i.id = nn.rowid
-                      ORDER BY nn.distance, i.id"""
-            return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(sql, [blob, k, *kinds])]
+                      SELECT i.ref_kind, i.ref_id, i.chunk, nn.distance FROM nn JOIN vec_items i ON i.{key} = nn.rowid
+                      ORDER BY nn.distance, i.id LIMIT ?"""
+            return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(sql, [blob, k, *kinds, k])]
         sql = f"""WITH cand AS (SELECT rowid FROM vec_bits
                                 WHERE embedding MATCH vec_quantize_binary(?) AND k = ? AND ref_kind IN ({marks})),
                        nn AS (SELECT f.id, vec_distance_cosine(f.embedding, ?) AS distance
@@ -313,8 +330,11 @@ def describe(conn: Any) -> dict[str, Any]:
     pending_m, pending_e = rows_of.count_after(conn, last_m, last_e, MESSAGE_KINDS)
     shared = Store(conn).shares_vectors()
     distinct = conn.execute("SELECT count(DISTINCT vec_id) FROM vec_items").fetchone()[0] if shared else None
+    old = old_layout(conn)
     return {
         "exists": True,
+        "layout": "old float32" if old else "current",
+        **({"problem": OLD_LAYOUT, "fix": UPGRADE} if old else {}),
         "model": stamp.model,
         "dim": stamp.dim,
         "metric": stamp.metric,

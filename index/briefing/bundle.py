@@ -33,12 +33,13 @@ from index.briefing.quoting import quote as quote
 from index.briefing.quoting import safe_text as safe_text
 from index.retrieval.rule_match import operator_wide as operator_wide
 from index.retrieval.rule_match import statement_of
+from index.store.labels import Label, project_labeller
 from index.store.operator import decayed_status
 from index.store.scope import stored_cwd
 from index.store.verdicts import Wrong
 from lib import sqlite
 from lib.memid import memory_id
-from lib.project import display_name, project_key
+from lib.project import project_key
 
 _MODEL = re.compile(r"^claude-|-\d{8}$")
 
@@ -88,7 +89,10 @@ def identity(conn: sqlite.Connection) -> list[Item]:
     return items
 
 
-def goals(conn: sqlite.Connection, key: str | None, now: datetime, gate: Gate | None = None) -> list[Item]:
+def goals(
+    conn: sqlite.Connection, key: str | None, now: datetime, label: Label, gate: Gate | None = None
+) -> list[Item]:
+    """The project's latest active goal (else its latest paused or blocked one), named by `label`."""
     gate = gate or Gate()
     if not key:
         return []
@@ -114,7 +118,7 @@ def goals(conn: sqlite.Connection, key: str | None, now: datetime, gate: Gate | 
             safe_text(content),
             day(touch),
             sid,
-            display_name(project),
+            label(project),
             {"status": eff, "recorded_status": status}
             | meta(item_id, "goal", src, project, score, f"the latest {eff} goal of this project"),
         )
@@ -132,6 +136,7 @@ def _rules(
     key: str | None,
     n_project: int,
     n_global: int,
+    label: Label,
     gate: Gate | None = None,
 ) -> list[Item]:
     """Active bans, or standing decisions and orders, above the injection threshold: this project's
@@ -164,7 +169,7 @@ def _rules(
                     safe_text(content),
                     day(last),
                     sid,
-                    display_name(project),
+                    label(project),
                     {"scope": "project"} | meta(item_id, kind, src, project, score, why),
                 )
             )
@@ -180,14 +185,14 @@ def _rules(
         if item_id is None:
             continue
         seen.add(norm)
-        where = display_name(project) if project else "global"
+        where = label(project) if project else "global"
         why = f"an operator-wide {kind.replace('_', ' ')}, mentioned {n}×"
         out.append(
             Item(
                 safe_text(content, ITEM_CHARS - 20) + f" [{where}]",
                 day(last),
                 sid,
-                display_name(project),
+                label(project),
                 {"scope": "global"} | meta(item_id, kind, src, project, score, why),
             )
         )
@@ -195,7 +200,12 @@ def _rules(
 
 
 def corrections(
-    conn: sqlite.Connection, key: str | None, n_project: int = 4, n_global: int = 2, gate: Gate | None = None
+    conn: sqlite.Connection,
+    key: str | None,
+    label: Label,
+    n_project: int = 4,
+    n_global: int = 2,
+    gate: Gate | None = None,
 ) -> list[Item]:
     gate = gate or Gate()
     out: list[Item] = []
@@ -226,7 +236,7 @@ def corrections(
                 "in this project" if scope == "project" else "stated operator-wide"
             )
             extra = {"scope": scope} | meta(item_id, kind, src, project, score, why)
-            out.append(Item(text, day(ts), sid, display_name(project), extra))
+            out.append(Item(text, day(ts), sid, label(project), extra))
             n += 1
 
     q = """SELECT content, context, ts, session_id, source_uuid, project_key, kind, score FROM extractions
@@ -285,7 +295,7 @@ def machines(conn: sqlite.Connection, n: int = 3) -> list[Item]:
 
 
 def last_sessions(
-    conn: sqlite.Connection, key: str | None, n: int = 4, exclude: str | None = None
+    conn: sqlite.Connection, key: str | None, label: Label, n: int = 4, exclude: str | None = None
 ) -> list[Item]:
     if not key:
         return []
@@ -308,7 +318,7 @@ def last_sessions(
                 text,
                 day(last),
                 sid,
-                display_name(project),
+                label(project),
                 meta(memory_id("session", sid, ""), "session", None, project, None, why),
             )
         )
@@ -336,19 +346,21 @@ def operator_context(
     cwd = stored_cwd(cwd)
     key = project_key(cwd) if cwd else None
     gate = Gate.open(conn, wrong, stale_budget_s)
+    label = project_labeller(conn)  # `work/api` and `home/api`, as every other surface names them
     sections: dict[str, list[Item]] = {
         "identity": identity(conn),
-        "goal": goals(conn, key, now, gate),
-        "decisions": _rules(conn, "standing_decisions", key, 5, 2, gate),
-        "bans": _rules(conn, "bans", key, 5, 2, gate),
+        "goal": goals(conn, key, now, label, gate),
+        "decisions": _rules(conn, "standing_decisions", key, 5, 2, label, gate),
+        "bans": _rules(conn, "bans", key, 5, 2, label, gate),
         "voice": voice(conn),
-        "corrections": corrections(conn, key, gate=gate),
+        "corrections": corrections(conn, key, label, gate=gate),
         "machines": machines(conn),
-        "sessions": last_sessions(conn, key, exclude=session_id),
+        "sessions": last_sessions(conn, key, label, exclude=session_id),
         "team": list(team or []),
     }
     also = ", ".join(f"{n} {why}" for why, n in gate.counts().items())
     text, dropped, tokens = render(sections, budget, f"left out: {also}" if also else "")
     ctx = OperatorContext(text, sections, cwd, key, budget, dropped, tokens, gate.left_out)
+    ctx.project = label(key) if key else None
     ctx.new_marks = gate.checker.new if gate.checker else []
     return ctx

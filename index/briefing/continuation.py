@@ -15,6 +15,7 @@ from extractors.confidence import bundle_threshold
 from extractors.patterns import make_view
 from index.briefing.bundle import goals, quote, safe_text
 from index.retrieval.budget import Section, fit_fenced
+from index.store.labels import project_labeller
 from index.store.scope import stored_cwd
 from index.store.textstore import unpack
 from lib import sqlite
@@ -143,7 +144,7 @@ def session_goal(conn: sqlite.Connection, session_id: str, cwd: str | None, now:
     ).fetchone()
     if row:
         return str(row[0])
-    found = goals(conn, project_key(cwd), now) if cwd else []
+    found = goals(conn, project_key(cwd), now, project_labeller(conn)) if cwd else []
     if found and found[0].extra.get("status") == "active":
         return found[0].content
     return None

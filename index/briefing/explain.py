@@ -14,6 +14,7 @@ from typing import Any
 from extractors.model import STANDING_KINDS
 from index.retrieval.memory_view import find_item
 from index.retrieval.rule_match import scope_bans
+from index.store.labels import project_labeller
 from index.store.stale import stale_of
 from index.store.textstore import unpack
 from index.store.userstate import load
@@ -21,7 +22,6 @@ from index.store.verdicts import record_feedback
 from lib import sqlite
 from lib.events import LEDGER, read_events
 from lib.paths import state_dir
-from lib.project import display_name
 from lib.text import clip
 
 SOURCE_CHARS = 800
@@ -51,7 +51,6 @@ def _from_ledger(entries: list[dict[str, Any]]) -> dict[str, Any]:
         k: last.get(k)
         for k in ("id", "kind", "section", "content", "date", "session_id", "confidence", "reason")
     }
-    out["project"] = display_name(last["project_key"]) if last.get("project_key") else None
     out["project_key"] = last.get("project_key")
     out["source_uuid"] = last.get("source_uuid")
     out["injected"] = [
@@ -79,7 +78,6 @@ def _from_bans(conn: sqlite.Connection, item_id: str) -> dict[str, Any] | None:
         "session_id": ban.session_id,
         "confidence": round(float(src[1]), 3) if src and src[1] is not None else None,
         "reason": "a ban of this project (or stated operator-wide) that PreToolUse checks tool calls against",
-        "project": display_name(ban.project_key) if ban.project_key else None,
         "project_key": ban.project_key,
         "source_uuid": src[0] if src else None,
         "injected": [],
@@ -99,7 +97,6 @@ def _from_memory(conn: sqlite.Connection, item_id: str) -> dict[str, Any] | None
         "session_id": it["session_id"],
         "confidence": it["confidence"],
         "reason": "not injected yet: listed by the viewer's Memory page",
-        "project": display_name(it["project_key"]) if it["project_key"] else None,
         "project_key": it["project_key"],
         "source_uuid": it["uuid"],
         "injected": [],
@@ -114,6 +111,8 @@ def explain(
     out = _from_ledger(entries) if entries else _from_bans(conn, item_id) or _from_memory(conn, item_id)
     if out is None:
         return None
+    key = out.get("project_key")
+    out["project"] = project_labeller(conn)(key) if key else None  # the index's unique label
     out["source_message"] = _source(conn, out.get("source_uuid"))
     out["stale"] = stale_of(conn, [item_id]).get(item_id) or _superseded(conn, out)
     out["feedback"] = feedback

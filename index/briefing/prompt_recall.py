@@ -18,9 +18,10 @@ from index.retrieval.recall import recall
 from index.retrieval.search import search_messages
 from index.store.db import limit_to
 from index.store.filters import Filters
+from index.store.labels import project_labeller
 from index.store.scope import stored_cwd
 from lib import sqlite
-from lib.project import display_name, project_key
+from lib.project import project_key
 from lib.text import STOPWORDS
 
 # Kinds about one project's work: from another project they are injected only when stated operator-wide.
@@ -185,6 +186,7 @@ def gather(
             raise  # the hook's deadline: stop here
         mem = []  # one bad query must not cost the message hits
     here = project_key(cwd) if cwd else None
+    where = project_labeller(conn) if mem else None  # the index's unique labels: `work/api`, `home/api`
     for h in mem:
         norm = " ".join(h.content.lower().split())[:160]
         if (h.session_id and h.session_id == session_id) or norm in same or h.source_uuid in same:
@@ -198,10 +200,8 @@ def gather(
             continue  # marked wrong, or names code that is gone
         same.update((norm, h.source_uuid))
         label = KIND_LABEL.get(h.kind, h.kind) + (", superseded" if h.stale else "")
-        line = (
-            f"[{_tags(label, h.ts, safe_text(display_name(h.project), 40) if h.project else '', h.session_id)}] "
-            f"{quote(h.content, 220)} #{item_id}"
-        )
+        project = safe_text(where(h.project), 40) if where and h.project else ""
+        line = f"[{_tags(label, h.ts, project, h.session_id)}] {quote(h.content, 220)} #{item_id}"
         why = f"{KIND_LABEL.get(h.kind, h.kind)} matching the prompt's words ({query}), score {h.score:.2f}"
         out.append(
             Recalled(

@@ -17,8 +17,8 @@ from typing import Any
 
 from index.retrieval.budget import Section, fit_sections
 from index.retrieval.digest import session_digest
+from index.store.labels import project_labeller
 from lib import sqlite
-from lib.project import display_name
 from lib.text import STOPWORDS, clip
 
 MASTER_BUDGET = 8192
@@ -231,7 +231,7 @@ def master_markdown(conn: sqlite.Connection, key: str, budget: int = MASTER_BUDG
         for text, _, ts in _items(conn, key, unresolved, 5)
         if text not in {a[0] for a in asked}
     ]
-    header = f"# Project memory: {display_name(key)}\n\n_Synthesised by total-recall from the index; historical data, not instructions._\n"
+    header = f"# Project memory: {project_labeller(conn)(key)}\n\n_Synthesised by total-recall from the index; historical data, not instructions._\n"
     footer = (
         f"\n---\nSources: {n} conversations ({(first or '?')[:10]} – {(last or '?')[:10]}) in conversations/ · "
         f"synthesised {(last or '?')[:10]}\n"

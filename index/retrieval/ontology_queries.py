@@ -14,7 +14,7 @@ from index.store.filters import Filters
 from index.store.labels import Label, project_labeller
 from index.store.profiles import PROFILE_NAMES
 from lib import sqlite
-from lib.project import display_name, project_key
+from lib.project import project_key
 
 _SEP = re.compile(r"[/\\]")
 
@@ -72,16 +72,7 @@ def project_graph(conn: sqlite.Connection, *, focus: str | None, limit: int) -> 
         for r in rows
     ]
     keys = [n["project_key"] for n in nodes if n["project_key"]]
-    focus_key = None
-    if focus:
-        focus_key = (
-            next((k for k in keys if k == focus), None)
-            or next((k for k in keys if label(k) == focus), None)
-            or next((k for k in keys if display_name(k) == focus), None)
-            or project_key(focus)
-        )
-        if focus_key not in keys:
-            focus_key = next((k for k in keys if focus in k), None)
+    focus_key, candidates = _focus(keys, focus, label) if focus else (None, [])
     edges: list[dict[str, Any]] = []
     for a in keys:
         for b in keys:
@@ -115,10 +106,26 @@ def project_graph(conn: sqlite.Connection, *, focus: str | None, limit: int) -> 
     return {
         "focus": label(focus_key) if focus_key else None,
         "focus_key": focus_key,
+        **({"focus_ambiguous": candidates} if candidates else {}),
         "projects_total": len(nodes),
         "nodes": nodes[:limit],
         "edges": edges[: limit * 3],
     }
+
+
+def _focus(keys: list[str], focus: str, label: Label) -> tuple[str | None, list[str]]:
+    """The project `focus` names — a key, its unique label (`work/api`), a bare name that only one
+    project ends with (`api`), a path inside one — and, when a bare name fits several, their labels
+    (no focus then: picking one of two `api`s would answer about the wrong project)."""
+    if focus in keys:
+        return focus, []
+    fits = [k for k in keys if label(k) == focus or label(k).endswith("/" + focus)]
+    if len(fits) > 1:
+        return None, sorted(label(k) for k in fits)
+    found = fits[0] if fits else project_key(focus)
+    if found in keys:
+        return found, []
+    return next((k for k in keys if focus in k), None), []
 
 
 REFERENCE_SESSIONS = 12

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from index.store.filters import parse_ts
+from index.store.skips import skipped_files
 from lib import sqlite
 from lib.events import read_events
 
@@ -122,6 +123,7 @@ def health(
             "bad_lines": bad_lines,
             "files": n_files,
             "files_missing": n_missing,
+            "files_skipped": len(skipped_files(conn)),
         },
         "hooks": hook_stats(db.parent, since),
     }
@@ -152,6 +154,8 @@ def _pending(conn: sqlite.Connection) -> dict[str, Any]:
         p: (size, mtime)
         for p, size, mtime in conn.execute("SELECT path, size, mtime_ns FROM ingest_state WHERE missing = 0")
     }
+    # a file left unread since its parser failed (index/store/skips.py) waits for no run
+    skipped = {f["path"]: (f["size"], f["mtime_ns"]) for f in skipped_files(conn)}
     roots = [
         Path(r) for (r,) in conn.execute("SELECT DISTINCT root FROM ingest_state WHERE root IS NOT NULL")
     ]
@@ -159,7 +163,7 @@ def _pending(conn: sqlite.Connection) -> dict[str, Any]:
     newest = 0
     for f in discover([r for r in roots if r.is_dir()]):
         newest = max(newest, f.mtime_ns)
-        if state.get(f.path) != (f.size, f.mtime_ns):
+        if (f.size, f.mtime_ns) not in (state.get(f.path), skipped.get(f.path)):
             pending += 1
     return {
         "roots": [str(r) for r in roots],

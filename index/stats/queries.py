@@ -9,6 +9,7 @@ from typing import Any
 from index.store.filters import MAX_KEY_CHARS, Filters
 from index.store.plugins import vectors
 from index.store.schema import SCHEMA_VERSION, current_version
+from index.store.skips import skipped_files
 from index.store.textstore import unpack
 from lib import sqlite
 from lib.discovery import key_path
@@ -44,6 +45,7 @@ def status(conn: sqlite.Connection, db: Path) -> dict[str, Any]:
         "files_missing": one("SELECT count(*) FROM ingest_state WHERE missing=1"),
         "raw_bytes": one("SELECT coalesce(sum(size), 0) FROM ingest_state"),
         "bad_lines": one("SELECT coalesce(sum(bad_lines), 0) FROM ingest_state"),
+        "skipped_files": skipped_files(conn),  # their parser failed twice: unread until they change
         "first_ts": one("SELECT min(first_ts) FROM sessions"),
         "last_ts": one("SELECT max(last_ts) FROM sessions"),
         "vectors": _describe_vectors(conn),

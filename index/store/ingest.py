@@ -19,6 +19,7 @@ from index.store.lock import IndexBusy, writer_lock
 from index.store.parsers import Unread, parse_all
 from index.store.plugins import vectors
 from index.store.resets import drop_duplicates, reset_files
+from index.store.skips import SKIPPED, Parsing, left_unread, record_skips
 from index.store.tasks import Task, fingerprint_matches
 from index.store.tx import rollback, transaction
 from index.store.userstate import sync_tombstones
@@ -43,6 +44,7 @@ class IndexReport:
     bytes_read: int = 0
     elapsed_s: float = 0.0
     files_missing: int = 0
+    files_skipped: int = 0  # left unread: their parser failed twice, in this run or an earlier one
     errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -56,14 +58,16 @@ class IndexReport:
             "bytes_read": self.bytes_read,
             "elapsed_s": round(self.elapsed_s, 3),
             "files_missing": self.files_missing,
+            "files_skipped": self.files_skipped,
             "errors": self.errors,
         }
 
 
 def plan(
     conn: sqlite.Connection, roots: list[Path], full: bool, agents: AgentRoots | None = None
-) -> tuple[list[Task], int, set[str]]:
-    """Compare the disk with ingest_state; return (tasks, unchanged count, paths seen).
+) -> tuple[list[Task], int, set[str], int]:
+    """Compare the disk with ingest_state; return (tasks, unchanged count, paths seen, files left
+    unread because their parser failed on them as they are now: index/store/skips.py).
 
     A file is re-read from the start when it shrank (truncated), got a new inode (rotated), or no
     longer holds the bytes that were indexed (its fingerprint, head and tail, changed: rewritten);
@@ -79,10 +83,13 @@ def plan(
     for f in _discover(roots, agents):
         found.setdefault(f.path, f)  # nested roots reach a file twice: one key, one task
     tasks: dict[str, Task] = {}
+    unread = left_unread(conn, found, full)
     dups = drop_duplicates(conn, state, found)
     resets: set[int] = set(dups)
     for key, f in found.items():
         st = state.get(key)
+        if key in unread:
+            continue
         if st is not None and full:
             resets.add(st[8])
         if st is None or st[1] is None or full:
@@ -114,7 +121,8 @@ def plan(
         t.forgotten = forgotten
     # Big files first so workers stay busy.
     out.sort(key=lambda t: t.size - t.start, reverse=True)
-    return out, len(found) - len(out), set(found)
+    left = unread - set(tasks)  # a reset of a session it shares reads it again all the same
+    return out, len(found) - len(out) - len(left), set(found), len(left)
 
 
 def _discover(roots: list[Path], agents: AgentRoots | None) -> Iterator[Found]:
@@ -170,15 +178,22 @@ def _run_index(
     sync_tombstones(conn, db)  # forgotten sessions stay forgotten, even in a new database file
     report = IndexReport()
     try:
+        note = Parsing(db)
         with transaction(conn):  # planning may drop rows (resets): all or nothing
-            tasks, report.files_unchanged, seen = plan(conn, roots, full, agents)
-        report.files = len(tasks) + report.files_unchanged
+            died = note.take(conn)  # the file a crash in the parser killed the last run on, if any
+            tasks, report.files_unchanged, seen, report.files_skipped = plan(conn, roots, full, agents)
+        report.errors += [died] if died else []
+        report.files = len(tasks) + report.files_unchanged + report.files_skipped
         total = sum(t.size - t.start for t in tasks)
         done = 0
         batch = _Batch(conn)
-        for item in parse_all(tasks, jobs):
+        failed: list[Unread] = []
+        for item in parse_all(tasks, jobs, note):
             if isinstance(item, Unread):
-                report.errors.append(item.reason)
+                report.errors.append(
+                    f"{item.reason} (failed twice; {SKIPPED})" if item.failed else item.reason
+                )
+                failed += [item] if item.failed else []
                 continue
             c = item.chunk
             m_added, e_added = batch.write(item)
@@ -191,6 +206,9 @@ def _run_index(
             if progress:
                 progress(done, total, c.path)
         batch.close()
+        with transaction(conn):
+            record_skips(conn, failed)
+        report.files_skipped += len(failed)
         every = roots + [r for paths in (agents or {}).values() for r in canonical_roots(paths)]
         report.files_missing = _mark_missing(conn, every, seen)
         finalize(conn)

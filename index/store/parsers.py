@@ -8,7 +8,7 @@ import multiprocessing as mp
 import os
 import signal
 from collections import deque
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple
@@ -18,30 +18,71 @@ from index.store.writer import Prepared
 
 
 class Unread(NamedTuple):
-    """A task whose file could not be read this run, and why (one line for the run's report)."""
+    """A task whose file could not be read this run, and why (one line for the run's report).
+    `failed`: its parser raised or died, not the file unreadable (I/O): `parse_all` tries such a file
+    once more, and hands it on as failed only when the second try fails too."""
 
     task: Task
     reason: str
+    failed: bool = False
 
 
 Outcome = Prepared | Unread  # a parsed chunk, or the file that could not be read
+Note = Callable[[Task | None], None]  # the file being parsed in this process now (None: none)
 
 
-def parse_all(tasks: list[Task], jobs: int) -> Iterator[Outcome]:
-    """Parse the tasks, in `jobs` processes when there are several. A parser process that dies (a
-    crash, the OOM killer) never stalls the run: the files it may have held are retried one at a
-    time in a fresh process, so the one that kills its parser is reported and the rest are read."""
+def parse_all(tasks: list[Task], jobs: int, note: Note | None = None) -> Iterator[Outcome]:
+    """Parse the tasks, in `jobs` processes when there are several. A parser that raises on a file,
+    or a parser process that dies (a crash, the OOM killer), never stalls or stops the run: each file
+    it held is tried once more, alone (in a fresh process when there are several), and one that fails
+    again comes out as `Unread(failed=True)`, so the rest are read. Parsed here, in the one process,
+    each file is `note`d while it is parsed: if a crash kills the run, the next one knows the file."""
     if jobs <= 1 or len(tasks) < 2:
         for t in tasks:
-            yield _safe_prepare(t)
+            out = _noted(t, note)
+            yield _noted(t, note) if isinstance(out, Unread) and out.failed else out
         return
     importlib.import_module("index.store.prepare")  # the extractors load once, before the parsers fork
     queue = deque(tasks)
+    again: list[Unread] = []
     while queue:
-        suspects = yield from _pooled(queue, jobs)
-        for t in suspects:
-            if (yield from _pooled(deque([t]), 1)):
-                yield Unread(t, f"{t.path}: its parser process died; the file is skipped this run")
+        for t in (yield from _sift(_pooled(queue, jobs), again)):
+            again.append(Unread(t, f"{t.path}: its parser process died", failed=True))
+    for first in again:
+        late: list[Unread] = []
+        if (yield from _sift(_pooled(deque([first.task]), 1), late)):
+            late.append(Unread(first.task, f"{first.task.path}: its parser process died", failed=True))
+        yield from late
+
+
+def _noted(t: Task, note: Note | None) -> Outcome:
+    if note is None:
+        return _safe_prepare(t)
+    note(t)
+    try:
+        return _safe_prepare(t)
+    finally:  # Ctrl-C too: only a crash that kills the process leaves the note behind
+        note(None)
+
+
+def _sift(
+    run: Generator[Outcome, None, list[Task]], failed: list[Unread]
+) -> Generator[Outcome, None, list[Task]]:
+    """`run`'s outcomes, with the parser failures set aside in `failed`; returns what `run` returns
+    (the tasks in flight when its pool broke)."""
+    try:
+        while True:
+            try:
+                out = next(run)
+            except StopIteration as stop:
+                died: list[Task] = stop.value
+                return died
+            if isinstance(out, Unread) and out.failed:
+                failed.append(out)
+            else:
+                yield out
+    finally:
+        run.close()
 
 
 # Bytes of transcript in flight (queued, being parsed, or parsed and waiting for the writer) beyond
@@ -61,9 +102,11 @@ def _pooled(queue: deque[Task], jobs: int) -> Generator[Outcome, None, list[Task
     try:
         while queue or running:
             while queue and (len(running) < 2 * jobs or held + _bytes(queue[0]) <= IN_FLIGHT_BYTES):
-                t = queue.popleft()
-                running[pool.submit(_safe_prepare, t)] = t
-                held += _bytes(t)
+                try:
+                    running[pool.submit(_safe_prepare, queue[0])] = queue[0]
+                except BrokenProcessPool:  # a parser died since the last wait: this one never ran
+                    return (yield from _salvage(running))
+                held += _bytes(queue.popleft())
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for fut in done:
                 try:
@@ -79,7 +122,7 @@ def _pooled(queue: deque[Task], jobs: int) -> Generator[Outcome, None, list[Task
 
 def _salvage(running: dict[Future[Outcome], Task]) -> Generator[Outcome, None, list[Task]]:
     """The pool broke: the files parsed already are written; the rest (the one whose parser died and
-    those queued behind it, up to IN_FLIGHT_BYTES of them) are returned as suspects."""
+    those queued behind it, up to IN_FLIGHT_BYTES of them) are returned as suspects, to try alone."""
     suspects = []
     for fut, t in running.items():
         if fut.done() and not fut.cancelled() and fut.exception() is None:
@@ -106,5 +149,5 @@ def _safe_prepare(t: Task) -> Outcome:
         return prepare(t)
     except OSError as exc:  # unreadable or vanished mid-run: report, never abort the run
         return Unread(t, f"{t.path}: {exc.strerror or exc}")
-    except Exception as exc:  # one file's failure never stops the others; it is retried next run
-        return Unread(t, f"{t.path}: {type(exc).__name__}: {str(exc)[:200]}")
+    except Exception as exc:  # one file's failure never stops the others
+        return Unread(t, f"{t.path}: {type(exc).__name__}: {str(exc)[:200]}", failed=True)

@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 
 from extractors.profiles import KNOWN_TYPOS
+from index.store.labels import Label, project_labeller
 from lib import sqlite
-from lib.project import display_name
 
 PROFILE_NAMES = (
     "operator_profile",
@@ -43,8 +43,9 @@ def _ratio(a: float, b: float) -> float:
 def materialise(conn: sqlite.Connection) -> None:
     """Rebuild the profiles, projects, machines and vocabulary tables (inside the caller's transaction)."""
     c = _counters(conn)
+    label = project_labeller(conn)  # the projects' unique labels: `work/api` and `home/api`
     profiles = {
-        "operator_profile": _operator(conn, c),
+        "operator_profile": _operator(conn, c, label),
         "voice_profile": _voice(c),
         "workflow_profile": _workflow(conn, c),
         "satisfaction_profile": _satisfaction(conn, c),
@@ -55,12 +56,12 @@ def materialise(conn: sqlite.Connection) -> None:
            ON CONFLICT(name) DO UPDATE SET data=excluded.data, updated_at=excluded.updated_at""",
         [(k, orjson.dumps(v).decode()) for k, v in profiles.items()],
     )
-    _projects(conn)
+    _projects(conn, label)
     _machines(conn, c)
-    _vocabulary(conn, c)
+    _vocabulary(conn, c, label)
 
 
-def _operator(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> dict[str, Any]:
+def _operator(conn: sqlite.Connection, c: dict[str, dict[str, float]], label: Label) -> dict[str, Any]:
     sessions, projects, first, last = conn.execute(
         "SELECT count(*), count(DISTINCT project_key), min(first_ts), max(last_ts) FROM sessions"
     ).fetchone()
@@ -73,7 +74,7 @@ def _operator(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> dict[s
     for key, n in c.get("machine", {}).items():
         users[key.split("|", 1)[1]] += n
     top_projects = [
-        (display_name(p), n)
+        (label(p), n)
         for p, n in conn.execute(
             """SELECT project_key, count(*) n FROM sessions WHERE project_key IS NOT NULL
            GROUP BY project_key ORDER BY n DESC LIMIT 5"""
@@ -222,7 +223,7 @@ def _implicit(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> list[d
     return items
 
 
-def _projects(conn: sqlite.Connection) -> None:
+def _projects(conn: sqlite.Connection, label: Label) -> None:
     conn.execute("DELETE FROM projects")
     rows = conn.execute(
         """SELECT project_key, group_concat(DISTINCT cwd), count(*), sum(n_prompts), min(first_ts), max(last_ts),
@@ -233,7 +234,7 @@ def _projects(conn: sqlite.Connection) -> None:
         """INSERT INTO projects(project_key, name, cwds, sessions, prompts, first_ts, last_ts, branches, models)
            VALUES(?,?,?,?,?,?,?,?,?)""",
         [
-            (p, display_name(p), _uniq(cw, 8), n, pr or 0, f, last, _uniq(br, 10), _uniq(md, 6))
+            (p, label(p), _uniq(cw, 8), n, pr or 0, f, last, _uniq(br, 10), _uniq(md, 6))
             for p, cw, n, pr, f, last, br, md in rows
         ],
     )
@@ -274,7 +275,7 @@ def _machines(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> None:
     )
 
 
-def _vocabulary(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> None:
+def _vocabulary(conn: sqlite.Connection, c: dict[str, dict[str, float]], label: Label) -> None:
     conn.execute("DELETE FROM vocabulary")
     terms = _top(c.get("vocab", {}), 300, 2)
     # which projects use a term: counters are per file, and a main file's sessions name its project
@@ -285,7 +286,7 @@ def _vocabulary(conn: sqlite.Connection, c: dict[str, dict[str, float]]) -> None
         """SELECT DISTINCT pc.key, s.project_key FROM sessions s CROSS JOIN profile_counters pc
                ON pc.file_id = s.file_id AND pc.profile = 'vocab' WHERE s.project_key IS NOT NULL"""
     ):
-        where[key].add(display_name(project))
+        where[key].add(label(project))
     rows = []
     for term, uses in terms:
         d = conn.execute(

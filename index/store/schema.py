@@ -12,7 +12,7 @@ from index.store.textstore import unpack
 from index.store.tx import transaction
 from lib import sqlite
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT);
@@ -278,6 +278,13 @@ CREATE TABLE IF NOT EXISTS stale_marks(
   commit_sha TEXT, commit_date TEXT, checked_at TEXT NOT NULL
 );
 """
+# v11: files whose parser failed (index/store/skips.py): after `tries` 2, left unread until they change.
+_V11 = """
+CREATE TABLE IF NOT EXISTS skipped_files(
+  path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, version TEXT, reason TEXT, at TEXT,
+  tries INTEGER NOT NULL DEFAULT 2
+);
+"""
 
 
 def session_token(session_id: str) -> str:
@@ -332,6 +339,7 @@ MIGRATIONS: dict[int, Migration] = {
     8: _V8,
     9: _V9,
     10: _v10,
+    11: _V11,
 }
 
 

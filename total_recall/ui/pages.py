@@ -21,7 +21,7 @@ from index.retrieval import (
     session_thread,
 )
 from index.stats import hook_stats, load_catalog, session_costs, usage_series
-from index.store import PROMOTABLE, Filters, listing, load, stale_of, wrong_items
+from index.store import PROMOTABLE, Filters, listing, load, project_labeller, stale_of, wrong_items
 from lib import sqlite
 from lib.paths import state_dir
 
@@ -37,7 +37,7 @@ def sessions_page(conn: sqlite.Connection, f: SessionFilter, page: int) -> dict[
     for r in data["rows"]:
         r["cost"] = costs.get(r["session_id"])
         r["has_errors"] = r["session_id"] in errors
-    return {"data": data, "filter": f, "facets": facets(conn)}
+    return {"data": data, "filter": f, "facets": facets(conn), "label": project_labeller(conn)}
 
 
 def resume_line(session_id: str, cwd: str | None) -> str:
@@ -64,6 +64,7 @@ def session_page(conn: sqlite.Connection, session_id: str, db: Path | None = Non
         "extractions": extractions,
         "marked": db is not None,
         "resume": resume_line(session_id, thread.get("cwd")),
+        "label": project_labeller(conn),
     }
 
 
@@ -91,6 +92,7 @@ def search_page(conn: sqlite.Connection, query: str, project: str | None, by_ses
         else:
             ctx["hits"] = search_messages(conn, query, f, SEARCH_LIMIT)
     ctx["facets"] = facets(conn)
+    ctx["label"] = project_labeller(conn)
     return ctx
 
 
@@ -105,6 +107,7 @@ def memory_page(conn: sqlite.Connection, db: Path, project: str | None) -> dict[
         "promotable": PROMOTABLE,
         "demoted": user["demoted"],
         "forgotten": user["forgotten_sessions"],
+        "label": project_labeller(conn),
     }
 
 
@@ -140,5 +143,16 @@ def why_page(conn: sqlite.Connection, db: Path, item_id: str) -> dict[str, Any] 
 
 def usage_page(conn: sqlite.Connection, db: Path, by: str, since: str | None) -> dict[str, Any]:
     series = usage_series(conn, load_catalog(), by if by in PERIODS else "day", since)
+    label = project_labeller(conn)
+    for line in (line for lines in series["project"].values() for line in lines):
+        if line["label"] not in ("?", "other"):  # a project key: its label, as the tables show it
+            line["label"] = label(line["label"])
     hooks = hook_stats(state_dir(db), since)
-    return {"u": series, "hooks": hooks, "by": series["by"], "since": since, "periods": PERIODS}
+    return {
+        "u": series,
+        "hooks": hooks,
+        "by": series["by"],
+        "since": since,
+        "periods": PERIODS,
+        "label": label,
+    }

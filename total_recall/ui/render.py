@@ -12,7 +12,8 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader, pass_context, select_autoescape
+from jinja2.runtime import Context
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 from pygments import highlight as pyg_highlight
@@ -21,7 +22,6 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from lib.project import display_name
 from total_recall.render import compact as tokens  # the CLI's token counts: 45.6 k, 1.23 M
 
 HIGHLIGHT_MAX = 40_000  # chars of one code block worth highlighting; longer ones stay plain (and fast)
@@ -127,6 +127,13 @@ def clipped(text: str | None, limit: int = CLIP_TOOL) -> str:
     return t if len(t) <= limit else t[:limit] + f"\n… ({len(t) - limit:,} more characters)"
 
 
+@pass_context
+def project(ctx: Context, key: str | None) -> str:
+    """A project key as the page's `label` (index.store.project_labeller, built once per page from
+    its connection) names it: `work/api` and `home/api`, as the CLI and the MCP tools do."""
+    return str(ctx["label"](key)) if key else ""
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     """The Jinja environment of every page and export: autoescape on for all templates."""
@@ -143,7 +150,7 @@ def environment() -> Environment:
         usd=usd,
         tokens=tokens,
         clipped=clipped,
-        project=lambda k: display_name(k) if k else "",
+        project=project,
     )
     env.globals["duration"] = duration
     return env
