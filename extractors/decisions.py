@@ -137,6 +137,10 @@ _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
 # Words that name nothing offered: the shared function words plus the verbs of wanting.
 _STOP = STOPWORDS | frozenset(("like", "want", "need", "sure"))
 
+# An order or a suggestion that ends on "instead" swaps the course in hand for the one it names ("have the
+# other reviewer check the plan instead", "replace them with one link instead?"); read on the whole text,
+# since the head's cut could fall right after the word.
+_SWAP_END = Cue(r"\binstead *(?:[.!?]+(?:\s|$)|$)")
 _CHOSEN = Cue(r"\b(?:use|go with|switch to) (.{2,60}?) instead of (.{2,60}?)(?:[.,;!?\n]|$)")
 # A pick among offered alternatives is a decision by the eval conventions, whatever words it uses.
 # A choice is stated at the head of a reply ("let's go with B, and also ..."); the same cues deep in a
@@ -180,6 +184,9 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
     if not low:
         return []
     score, pos = weigh(_USER, low[:_HEAD], v.tok)
+    swap = _SWAP_END.search(low, v.tok)
+    if swap and swap.start() < _HEAD:
+        score += 0.6
     prev_tail = tail(v.prev, 900)
     # Only a short reply, or one that already sounds like a choice, can be a pick from a list.
     offers = bool(prev_tail) and (v.words <= 25 or score > 0) and offers_choice(prev_tail, v.prev_tok)
