@@ -89,6 +89,13 @@ _USER = cues(
     ),
     (r"\bi think (?:we|the|it|they)\b[^.?\n]{0,60}?\b(?:should|want|need|needs|has to|have to)\b", 0.8),
     (r"\b(?:we|you) don'?t need (?:to )?\b|\bno need (?:to|for)\b|\bnot needed\b", 0.8),
+    # Ruling one course out: "I don't like the idea of caching it", "there's no reason to keep the flag",
+    # "so we might not need to rebuild" (the same as "we don't need to", hedged).
+    (
+        r"\b(?:don'?t|dont|do not) (?:really )?like the idea of\b|\bnot a fan of\b|"
+        r"\bno reason to (?:have|keep|use|add|ship|do|go)\b|\b(?:might|may|probably) not need (?:to|it|that|this)\b",
+        0.8,
+    ),
     (r"\bnot doing\b|\bwe're not\b|\bwe won'?t\b|\bwon'?t be (?:doing|using)\b|\bwe explicitly\b", 0.8),
     (r"\bjust (?:pick|use|launch|do|go|keep|take|picking|using)\b", 0.6),
     (r"\b(?:option|approach|choice|path|plan|variant) (?:[a-h]|\d+)\b", 1.0),

@@ -23,3 +23,18 @@ def test_an_order_that_ends_on_instead_swaps_the_course() -> None:
     # "instead" opening the next clause of a wrapped line is no sentence end.
     wrapped = "keep the retry loop but do not block on the flush —\ninstead queue it and log failures"
     assert _evidence(wrapped) < swapped
+
+
+def test_ruling_one_course_out_is_a_choice() -> None:
+    """ "I don't like the idea of caching it", "there's no reason to keep the flag", "so we might not need to
+    rebuild": one of the courses on the table is dropped, like "we don't need to ..."."""
+    for said, plain in (
+        ("i don't like the idea of caching the tokens. let's look at other ways", "let's look at other ways"),
+        ("the parser is fast now, there's no reason to keep the old flag", "the parser is fast now"),
+        (
+            "i can change the limits in the console, so we might not need to rebuild.",
+            "i can change the limits",
+        ),
+        ("honestly not a fan of a second config file", "honestly a second config file"),
+    ):
+        assert _evidence(said) >= _evidence(plain) + 0.8, said
