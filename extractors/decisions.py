@@ -89,6 +89,13 @@ _USER = cues(
     ),
     (r"\bi think (?:we|the|it|they)\b[^.?\n]{0,60}?\b(?:should|want|need|needs|has to|have to)\b", 0.8),
     (r"\b(?:we|you) don'?t need (?:to )?\b|\bno need (?:to|for)\b|\bnot needed\b", 0.8),
+    # Ruling one course out: "I don't like the idea of caching it", "there's no reason to keep the flag",
+    # "so we might not need to rebuild" (the same as "we don't need to", hedged).
+    (
+        r"\b(?:don'?t|dont|do not) (?:really )?like the idea of\b|\bnot a fan of\b|"
+        r"\bno reason to (?:have|keep|use|add|ship|do|go)\b|\b(?:might|may|probably) not need (?:to|it|that|this)\b",
+        0.8,
+    ),
     (r"\bnot doing\b|\bwe're not\b|\bwe won'?t\b|\bwon'?t be (?:doing|using)\b|\bwe explicitly\b", 0.8),
     (r"\bjust (?:pick|use|launch|do|go|keep|take|picking|using)\b", 0.6),
     (r"\b(?:option|approach|choice|path|plan|variant) (?:[a-h]|\d+)\b", 1.0),
@@ -137,6 +144,10 @@ _WORD = re.compile(r"[a-z][a-z0-9_\-]{3,}")
 # Words that name nothing offered: the shared function words plus the verbs of wanting.
 _STOP = STOPWORDS | frozenset(("like", "want", "need", "sure"))
 
+# An order or a suggestion that ends on "instead" swaps the course in hand for the one it names ("have the
+# other reviewer check the plan instead", "replace them with one link instead?"); read on the whole text,
+# since the head's cut could fall right after the word.
+_SWAP_END = Cue(r"\binstead *(?:[.!?]+(?:\s|$)|$)")
 _CHOSEN = Cue(r"\b(?:use|go with|switch to) (.{2,60}?) instead of (.{2,60}?)(?:[.,;!?\n]|$)")
 # A pick among offered alternatives is a decision by the eval conventions, whatever words it uses.
 # A choice is stated at the head of a reply ("let's go with B, and also ..."); the same cues deep in a
@@ -180,6 +191,9 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
     if not low:
         return []
     score, pos = weigh(_USER, low[:_HEAD], v.tok)
+    swap = _SWAP_END.search(low, v.tok)
+    if swap and swap.start() < _HEAD:
+        score += 0.6
     prev_tail = tail(v.prev, 900)
     # Only a short reply, or one that already sounds like a choice, can be a pick from a list.
     offers = bool(prev_tail) and (v.words <= 25 or score > 0) and offers_choice(prev_tail, v.prev_tok)
