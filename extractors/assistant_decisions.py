@@ -107,8 +107,17 @@ _SWITCH = cues(
     # Restructuring announced as settled: "There's already a folder with similar tests. I'll merge them."
     (
         r"(?:^|[.!:]\s+)i'?ll (?:merge|spawn|split|fold|rewrite|replace|drop|remove|keep|move)\b",
-        0.6,
+        1.0,
         "merge spawn split fold rewrite replace drop remove keep move",
+    ),
+    # The user's alternative taken: "your version is better, and ...", "Approved and recorded. Updating
+    # the design ..." (not a verdict on the user's claim: "you're right that ...").
+    (
+        r"\byour (?:\w+ )?(?:version|idea|approach|framing|suggestion|proposal|plan|design|direction|solution)"
+        r"(?: is|'s) (?:\w+ )?(?:better|cleaner|simpler|stronger)\b|"
+        r"^\W{0,4}(?:approved|agreed)(?: and| -|,)? (?:recorded|noted|locked)\b",
+        1.0,
+        "your approved agreed",
     ),
 )
 # ... and why.

@@ -5,6 +5,7 @@ family's shape."""
 
 from __future__ import annotations
 
+from extractors.assistant_decisions import assistant_decision
 from extractors.assistant_voice import self_correction
 from extractors.patterns import make_view
 
@@ -44,3 +45,33 @@ def test_owning_an_earlier_fault_is_a_self_correction() -> None:
         ),
     ):
         assert _self(said) >= _self(plain) + 1.0, said
+
+
+def _decision(text: str, prev_user: str | None = None) -> float:
+    hits = assistant_decision(make_view(text, None, human=False), prev_user, float("-inf"))
+    return max((h.raw for h in hits), default=0.0)
+
+
+def test_restructuring_announced_after_its_reason_is_a_decision() -> None:
+    """ "There's a folder for these already. I'll merge them.": the course settled after the finding that
+    decides it, as strong as the other settled-course cues."""
+    said = "The new fixtures overlap the old ones, and there's a shared folder already. I'll merge them."
+    plain = "The new fixtures overlap the old ones, and there's a shared folder already. Looking at them."
+    assert _decision(said) >= _decision(plain) + 1.0
+    assert _decision(said) >= 1.0
+
+
+def test_taking_the_users_alternative_is_a_decision() -> None:
+    """ "Your framing is cleaner, and ...", "Approved and recorded. Moving ...": the assistant drops its own
+    course for the one the user put forward."""
+    for said, plain in (
+        (
+            "The sidebar was cramped, and your framing is cleaner: it keeps the filters in one place.",
+            "The sidebar was cramped, and the layout keeps the filters in one place.",
+        ),
+        (
+            "Approved and recorded. Moving the schema note into the same change, since it says the opposite.",
+            "Moving the schema note into the same change, since it says the opposite.",
+        ),
+    ):
+        assert _decision(said) >= _decision(plain) + 0.9, said
