@@ -219,6 +219,15 @@ _PROGRESS = cues(
         1.2,
         "done complete completed finished succeeded dispatched clean green successfully",
     ),
+    # A status head before a colon or a comma: "Build fixed, tests pushed.", "PR opened and merged: <link>",
+    # "Review complete, fixes applied ...", "All green: ..." (a line of what stands, then the detail).
+    (
+        r"^\W{0,4}(?:[\w-]+ ){0,3}(?:created|complete|completed|applied|landed|reviewed|merged|shipped|pushed|"
+        r"committed|done|green|fixed|passed|passing|finished)(?:[:,]| -)",
+        1.0,
+        "created complete completed applied landed reviewed merged shipped pushed committed done green fixed "
+        "passed passing finished",
+    ),
     (r"\b(?:is|are) (?:now working|working now)\b", 0.3),
     # Opening with what was done ("I've added margin-bottom to ...") reports it rather than narrating a plan.
     (

@@ -6,7 +6,7 @@ family's shape."""
 from __future__ import annotations
 
 from extractors.assistant_decisions import assistant_decision
-from extractors.assistant_voice import self_correction
+from extractors.assistant_voice import progress, self_correction
 from extractors.patterns import make_view
 
 
@@ -75,3 +75,23 @@ def test_taking_the_users_alternative_is_a_decision() -> None:
         ),
     ):
         assert _decision(said) >= _decision(plain) + 0.9, said
+
+
+def _progress(text: str) -> float:
+    return max((h.raw for h in progress(make_view(text, None, human=False), float("-inf"))), default=0.0)
+
+
+def test_a_status_head_before_its_detail_is_progress() -> None:
+    """ "Migration reviewed, fixes applied: ...", "Release notes merged, ...": a line of what stands, then
+    the detail; the same words as a plan are not."""
+    for said, plain in (
+        (
+            "Migration reviewed, two fixes applied to the index step. The rollback script is untouched.",
+            "Looking at the migration next; two fixes may apply to the index step.",
+        ),
+        (
+            "Docs page merged: the install section now lists both platforms.",
+            "The docs page needs both platforms.",
+        ),
+    ):
+        assert _progress(said) >= _progress(plain) + 1.0, said
