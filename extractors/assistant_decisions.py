@@ -110,6 +110,14 @@ _SWITCH = cues(
         1.0,
         "merge spawn split fold rewrite replace drop remove keep move",
     ),
+    # The plainer course taken: "let me just restart the service and proceed", "I'll just amend it" (not
+    # "let me just check ...": the verbs are courses of action, not looking).
+    (
+        r"\b(?:let me|i'?ll|i'?m going to) just (?:\w+ )?(?:restart|use|go with|drop|skip|keep|amend|switch|revert|"
+        r"merge|stick|rebuild|reinstall|delete|remove|hardcode|inline|disable|pin)\b",
+        0.6,
+        "just",
+    ),
     # The user's alternative taken: "your version is better, and ...", "Approved and recorded. Updating
     # the design ..." (not a verdict on the user's claim: "you're right that ...").
     (

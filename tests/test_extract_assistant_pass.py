@@ -95,3 +95,13 @@ def test_a_status_head_before_its_detail_is_progress() -> None:
         ),
     ):
         assert _progress(said) >= _progress(plain) + 1.0, said
+
+
+def test_the_plainer_course_taken_is_a_decision() -> None:
+    """ "the queue is already up, let me just restart the worker": the simpler of the courses at hand."""
+    said = (
+        "The queue is already up, so the container is not needed. Let me just restart the worker and go on."
+    )
+    plain = "The queue is already up, so the container is not needed. Let me check the worker and go on."
+    assert _decision(said) >= _decision(plain) + 0.6
+    assert _decision("Let me just check the worker logs.") == 0.0
