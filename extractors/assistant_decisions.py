@@ -107,8 +107,25 @@ _SWITCH = cues(
     # Restructuring announced as settled: "There's already a folder with similar tests. I'll merge them."
     (
         r"(?:^|[.!:]\s+)i'?ll (?:merge|spawn|split|fold|rewrite|replace|drop|remove|keep|move)\b",
-        0.6,
+        1.0,
         "merge spawn split fold rewrite replace drop remove keep move",
+    ),
+    # The plainer course taken: "let me just restart the service and proceed", "I'll just amend it" (not
+    # "let me just check ...": the verbs are courses of action, not looking).
+    (
+        r"\b(?:let me|i'?ll|i'?m going to) just (?:\w+ )?(?:restart|use|go with|drop|skip|keep|amend|switch|revert|"
+        r"merge|stick|rebuild|reinstall|delete|remove|hardcode|inline|disable|pin)\b",
+        0.6,
+        "just",
+    ),
+    # The user's alternative taken: "your version is better, and ...", "Approved and recorded. Updating
+    # the design ..." (not a verdict on the user's claim: "you're right that ...").
+    (
+        r"\byour (?:\w+ )?(?:version|idea|approach|framing|suggestion|proposal|plan|design|direction|solution)"
+        r"(?: is|'s) (?:\w+ )?(?:better|cleaner|simpler|stronger)\b|"
+        r"^\W{0,4}(?:approved|agreed)(?: and| -|,)? (?:recorded|noted|locked)\b",
+        1.0,
+        "your approved agreed",
     ),
 )
 # ... and why.

@@ -43,6 +43,18 @@ _SELF = cues(
     ),
     (r"\bhonestly,?\b|\bto be (?:honest|fair|clear)\b|\boverly (?:cautious|tentative|optimistic)\b", 0.4),
     (r"\bi (?:claimed|said|stated|told you)\b[^.\n]{0,80}?\bbut\b", 0.8),
+    # Owning an earlier fault without the stock phrases: "a tracking miss of my own", "two real bugs in
+    # my own fixes", "the fix is simpler than I thought", "I was conflating tools", "the line, which I
+    # added, is deleted", "I'd written X without saying why".
+    (
+        r"\b(?:miss|mistake|mistakes|bug|bugs|error|errors|slip|oversight) of my own\b|"
+        r"\bin my own (?:\w+ )?(?:fix|fixes|change|changes|code|edit|edits|work)\b|"
+        r"\bthan i (?:first |originally |initially )?(?:thought|expected|assumed)\b|"
+        r"\bi was (?:conflating|confusing|mixing up|misreading|overcomplicating|overthinking)\b|"
+        r"\bwhich i (?:added|wrote|introduced)\b|\bi'?d written\b",
+        1.0,
+        "own than conflating confusing mixing misreading overcomplicating overthinking which written",
+    ),
 )
 # "You're right" that merely agrees with the user's own claim about the world.
 _MERE_AGREEMENT = re.compile(
@@ -206,6 +218,15 @@ _PROGRESS = cues(
         r"complete|completed|finished|succeeded|dispatched|clean|green|\w+ed successfully)[.!]",
         1.2,
         "done complete completed finished succeeded dispatched clean green successfully",
+    ),
+    # A status head before a colon or a comma: "Build fixed, tests pushed.", "PR opened and merged: <link>",
+    # "Review complete, fixes applied ...", "All green: ..." (a line of what stands, then the detail).
+    (
+        r"^\W{0,4}(?:[\w-]+ ){0,3}(?:created|complete|completed|applied|landed|reviewed|merged|shipped|pushed|"
+        r"committed|done|green|fixed|passed|passing|finished)(?:[:,]| -)",
+        1.0,
+        "created complete completed applied landed reviewed merged shipped pushed committed done green fixed "
+        "passed passing finished",
     ),
     (r"\b(?:is|are) (?:now working|working now)\b", 0.3),
     # Opening with what was done ("I've added margin-bottom to ...") reports it rather than narrating a plan.
