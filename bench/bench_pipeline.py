@@ -2,7 +2,8 @@
 with the CPU seconds of this process (the writer: unpickling, SQLite, finalisation) and of its parser
 processes, the batches committed, and how often the main thread and the parsers were asleep (state S
 or D in /proc, sampled every 20 ms while the parsers live): a parser asleep waits for a file to
-parse, the main thread asleep waits for a parsed file.
+parse, the main thread asleep waits for a parsed file. Finalisation (after the last file, with the
+parsers gone; serial wall time) is timed on its own: its wall and the writer's CPU in it.
 
 Usage: python bench/bench_pipeline.py [--projects DIR] [--jobs 2] [--work DIR]
 """
@@ -71,6 +72,18 @@ def main() -> None:
         close(self)
 
     ingest._Batch.close = counted  # type: ignore[method-assign]
+    final = ingest.finalize
+    spent = [0.0, 0.0]  # finalize: wall, CPU of this process
+
+    def timed(*args: Any) -> bool:
+        w, c = time.perf_counter(), time.process_time()
+        try:
+            return final(*args)
+        finally:
+            spent[0] += time.perf_counter() - w
+            spent[1] += time.process_time() - c
+
+    ingest.finalize = timed  # type: ignore[assignment]
     sampler = Sampler()
     sampler.start()
     t = time.perf_counter()
@@ -81,7 +94,8 @@ def main() -> None:
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(
         f"{report.bytes_read / 1e6:.1f} MB, --jobs {a.jobs}: wall {wall:.2f} s, CPU writer (this process) "
-        f"{me.ru_utime + me.ru_stime:.2f} s, parsers {kids.ru_utime + kids.ru_stime:.2f} s; "
+        f"{me.ru_utime + me.ru_stime:.2f} s (finalize {spent[1]:.2f} s CPU, {spent[0]:.2f} s wall), "
+        f"parsers and helpers {kids.ru_utime + kids.ru_stime:.2f} s; "
         f"{commits[0]} batches; asleep: main thread {100 * sampler.asleep('main'):.0f} %, "
         f"parsers {100 * sampler.asleep('parser'):.0f} %; peak RSS of this process "
         f"{me.ru_maxrss // 1024} MB; load {os.getloadavg()[0]:.1f}"
