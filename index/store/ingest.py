@@ -193,7 +193,7 @@ def _run_index(
         batch.close()
         every = roots + [r for paths in (agents or {}).values() for r in canonical_roots(paths)]
         report.files_missing = _mark_missing(conn, every, seen)
-        finalize(conn)
+        finalize(conn, jobs)
         report.elapsed_s = time.perf_counter() - started
         _record_run(conn, report, jobs, "full" if full else "incremental")
     finally:
