@@ -244,10 +244,10 @@ class _Batch:
     """Group a few files per transaction: each file's rows and cursor still commit together,
     and FTS5 flushes its pending terms once per batch instead of once per file. Larger batches
     mean fewer FTS segments to merge and fewer checkpoints (at 736 MB, 32 MB batches spend 1.2 s
-    less in the writer than 8 MB ones; 96 MB ones less again, docs/benchmarks.md); readers see a
-    batch when it commits, within 2 s, which bounds a batch on a fast machine before its size does."""
+    less in the writer than 8 MB ones; 96 MB ones measured no less again, docs/benchmarks.md);
+    readers see a batch when it commits, within 2 s."""
 
-    MAX_BYTES = 96 << 20
+    MAX_BYTES = 32 << 20
     MAX_SECONDS = 2.0
 
     def __init__(self, conn: sqlite.Connection) -> None:
