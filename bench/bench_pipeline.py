@@ -2,7 +2,8 @@
 with the CPU seconds of this process (the writer: unpickling, SQLite, finalisation) and of its parser
 processes, the batches committed, and how often the main thread and the parsers were asleep (state S
 or D in /proc, sampled every 20 ms while the parsers live): a parser asleep waits for a file to
-parse, the main thread asleep waits for a parsed file.
+parse, the main thread asleep waits for a parsed file. Finalisation (after the last file, with the
+parsers gone; serial wall time) is timed on its own: its wall and the writer's CPU in it.
 
 Usage: python bench/bench_pipeline.py [--projects DIR] [--jobs 2] [--work DIR]
 """
@@ -32,6 +33,16 @@ def _state(path: str) -> str | None:
             return f.read().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return None
+
+
+def _cpu(pid: int | None) -> float:
+    """User + system CPU seconds of a child, read before it is reaped (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Sampler(threading.Thread):
@@ -71,6 +82,28 @@ def main() -> None:
         close(self)
 
     ingest._Batch.close = counted  # type: ignore[method-assign]
+    final = vars(ingest)["finalize"]  # imported there by name: patched there
+    spent = [0.0, 0.0]  # finalize: wall, CPU of this process
+
+    def timed(*args: Any) -> bool:
+        w, c = time.perf_counter(), time.process_time()
+        try:
+            return bool(final(*args))
+        finally:
+            spent[0] += time.perf_counter() - w
+            spent[1] += time.process_time() - c
+
+    vars(ingest)["finalize"] = timed
+    helper_cpu = [0.0]
+    share = sys.modules.get("index.store.digest_share")  # absent from trees before the helper
+    if share is not None:
+        stop = share.Helper.stop
+
+        def stopped(self: Any) -> None:
+            helper_cpu[0] += _cpu(self.proc.pid)
+            stop(self)
+
+        share.Helper.stop = stopped
     sampler = Sampler()
     sampler.start()
     t = time.perf_counter()
@@ -81,7 +114,8 @@ def main() -> None:
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(
         f"{report.bytes_read / 1e6:.1f} MB, --jobs {a.jobs}: wall {wall:.2f} s, CPU writer (this process) "
-        f"{me.ru_utime + me.ru_stime:.2f} s, parsers {kids.ru_utime + kids.ru_stime:.2f} s; "
+        f"{me.ru_utime + me.ru_stime:.2f} s (finalize {spent[1]:.2f} s CPU, {spent[0]:.2f} s wall), "
+        f"parsers and helpers {kids.ru_utime + kids.ru_stime:.2f} s (the digest helper {helper_cpu[0]:.2f}); "
         f"{commits[0]} batches; asleep: main thread {100 * sampler.asleep('main'):.0f} %, "
         f"parsers {100 * sampler.asleep('parser'):.0f} %; peak RSS of this process "
         f"{me.ru_maxrss // 1024} MB; load {os.getloadavg()[0]:.1f}"

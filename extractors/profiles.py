@@ -69,6 +69,13 @@ _PM_RE = re.compile(
     + r")\s+(?:install|add|sync|run|remove|update|upgrade|i|build|test)\b"
 )
 _TEST_RE = re.compile("|".join(re.escape(t) for t in TEST_RUNNERS))
+_TEST_WORDS = (
+    "test",
+    "jest",
+    "mocha",
+    "rspec",
+    "phpunit",
+)  # one is in every runner's name: cheaper than the regex
 _GIT_RE = re.compile(
     r"\bgit\s+(commit|push|rebase|merge|checkout|switch|stash|cherry-pick|worktree|pull|reset)\b"
 )
@@ -222,8 +229,9 @@ def chunk_counters(
             if m.tool_name == "Bash":
                 for pm in _PM_RE.findall(target):
                     c[("pkg", pm)] += 1
-                for tr in _TEST_RE.findall(target):
-                    c[("test_runner", tr)] += 1
+                if any(w in target for w in _TEST_WORDS):
+                    for tr in _TEST_RE.findall(target):
+                        c[("test_runner", tr)] += 1
                 for g in _GIT_RE.findall(target):
                     c[("git", g)] += 1
                 for host in _SSH.findall(target):

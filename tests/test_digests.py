@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from fixtures import make
 
 from index.retrieval import session_digest
-from index.store.digest_rules import command_key, commit_subject, is_test_pass
+from index.store.digest_rules import TEST_COMMAND, command_key, commit_subject, is_test_pass, runs_tests
 from index.store.ingest import run_index
 from index.store.schema import SCHEMA_VERSION, migrate
 from lib import sqlite
@@ -312,3 +312,28 @@ def test_a_changed_main_branch_rebuilds_the_digest(tmp_path: Path) -> None:
     update_main_branch(conn, s.session_id)
     finalize(conn)
     assert [r[2] for r in items(db, s.session_id) if r[0] == "ending"] == ["Switched to opaque cursors."]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest -q",
+        "tox -e py311",
+        "nox -s lint",
+        "make check",
+        "go test ./...",
+        "npx jest",
+        "bun test",
+        "./scripts/test.sh",
+        "mocha",
+        "bundle exec rspec",
+        "vendor/bin/phpunit",
+        "ls -la",
+        "git commit -m x",
+        "latest build",
+        "attest",
+        "pytestx",
+    ],
+)
+def test_the_word_check_never_hides_a_test_command(command: str) -> None:
+    assert runs_tests(command) == (TEST_COMMAND.search(command) is not None)

@@ -37,3 +37,10 @@ def test_typos_are_learned_from_the_words_the_assistant_used() -> None:
         ("configuraton", "configuration"),
     ]
     assert learned_typos("teh dispatcher", None) == [("teh", "the")]
+
+
+def test_every_test_runner_holds_a_checked_word() -> None:
+    """The word check before the runner regex never hides a runner."""
+    from extractors.profiles import _TEST_WORDS, TEST_RUNNERS
+
+    assert all(any(w in runner for w in _TEST_WORDS) for runner in TEST_RUNNERS)

@@ -20,12 +20,12 @@ import orjson
 
 from index.store.digest_rules import (
     GIT_COMMIT,
-    TEST_COMMAND,
     command_key,
     commit_subject,
     observation_type,
     passing_run,
     relative,
+    runs_tests,
 )
 from index.store.textstore import unpack
 from lib import sqlite
@@ -160,9 +160,7 @@ def _group(groups: dict[tuple[str, str], Item], key: tuple[str, str], make: Item
 def _run_kinds(command: str) -> tuple[bool, bool]:
     """(a `git commit`, a test run): "commit" is in every command GIT_COMMIT matches, and most
     commands are neither, so the cheap test spares most regex searches."""
-    return "commit" in command and GIT_COMMIT.search(command) is not None, TEST_COMMAND.search(
-        command
-    ) is not None
+    return "commit" in command and GIT_COMMIT.search(command) is not None, runs_tests(command)
 
 
 def _tools(conn: sqlite.Connection, d: Digest, msgs: list[tuple[Any, ...]], cwd: str | None) -> None:

@@ -14,6 +14,9 @@ TEST_COMMAND = re.compile(
     r"|\b(?:npm|pnpm|yarn|bun|deno)\s+(?:run\s+)?test\b|\b(?:cargo|go|dotnet|mvn|gradle|mix)\s+test\b"
     r"|\bmake\s+(?:test|check)\b|\btest\.sh\b"
 )
+# Every match of TEST_COMMAND holds one of these words; most commands hold none, and testing for
+# them is cheaper than the regex search it spares.
+_TEST_WORDS = ("test", "tox", "nox", "jest", "mocha", "rspec", "phpunit", "check")
 NOT_A_RUN = re.compile(r"--(?:collect-only|co|markers|help|version|fixtures)\b")
 GIT_COMMIT = re.compile(r"\bgit\s+(?:-[Cc]\s+\S+\s+)*commit\b")
 TEST_FAILED = re.compile(
@@ -92,6 +95,11 @@ def command_key(command: str) -> str:
     return head[:40]
 
 
+def runs_tests(command: str) -> bool:
+    """Whether a shell command runs a test runner (TEST_COMMAND)."""
+    return any(w in command for w in _TEST_WORDS) and TEST_COMMAND.search(command) is not None
+
+
 def is_test_pass(command: str, is_error: bool, result: str) -> bool:
     """A test run that reports success: a test runner, exit 0, no failure in the output, and a count
     of passed tests. (Stored tool results keep their first 2,000 chars: a long run whose summary was
@@ -101,7 +109,7 @@ def is_test_pass(command: str, is_error: bool, result: str) -> bool:
 
 def passing_run(command: str, is_error: bool, result: str) -> re.Match[str] | None:
     """`is_test_pass`, with the passed count it found in the output (None: not a passing run)."""
-    if is_error or not TEST_COMMAND.search(command) or NOT_A_RUN.search(command):
+    if is_error or not runs_tests(command) or NOT_A_RUN.search(command):
         return None
     passed = TEST_PASSED.search(result)  # first: most runs' output has no count to search for failures
     return None if passed is None or TEST_FAILED.search(result) else passed

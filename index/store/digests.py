@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from index.store.digest_build import Digest, Item, build
+from index.store.digest_share import Built
 from index.store.filters import parse_ts
 from index.store.tx import transaction
 from lib import sqlite
@@ -28,13 +29,23 @@ _SIG = """s.n_messages || '|' || coalesce(s.last_ts, '') || '|' || coalesce(s.ti
 ITEM_COLUMNS = "section, kind, text, detail, obs_type, n, source_uuid, ts"
 
 
-def refresh(conn: sqlite.Connection) -> int:
-    """Rebuild the digests of sessions whose signature changed and drop orphans, in one transaction;
-    returns how many were rebuilt. Cheap when nothing changed (one pass over sessions)."""
-    stale = conn.execute(
+def stale(conn: sqlite.Connection) -> list[tuple[str, str]]:
+    """(session id, signature) of every session whose digest must be built: its signature changed,
+    or a chunk marked it (`pending`)."""
+    return conn.execute(
         f"""SELECT s.session_id, {_SIG} FROM sessions s LEFT JOIN digests d ON d.session_id = s.session_id
             WHERE d.sig IS NOT {_SIG} OR s.session_id IN (SELECT key FROM pending WHERE what = 'digest')"""
     ).fetchall()
+
+
+def refresh(
+    conn: sqlite.Connection, rows: list[tuple[str, str]] | None = None, built: Built | None = None
+) -> int:
+    """Rebuild the digests of sessions whose signature changed and drop orphans, in one transaction;
+    returns how many were rebuilt. Cheap when nothing changed (one pass over sessions). `rows` are
+    `stale(conn)` when the caller listed them already, `built` their digests built already (by a
+    helper, `index/store/digest_share.py`); any not there is built here."""
+    rows = stale(conn) if rows is None else rows
     marked = conn.execute("SELECT 1 FROM pending WHERE what = 'digest' LIMIT 1").fetchone() is not None
     orphans = [
         r[0]
@@ -42,18 +53,18 @@ def refresh(conn: sqlite.Connection) -> int:
             "SELECT session_id FROM digests d WHERE NOT EXISTS(SELECT 1 FROM sessions s WHERE s.session_id = d.session_id)"
         )
     ]
-    if not stale and not orphans and not marked:
+    if not rows and not orphans and not marked:
         return 0
     with transaction(conn):
         conn.execute("DELETE FROM pending WHERE what = 'digest'")
         for sid in orphans:
             _delete(conn, sid)
-        for sid, sig in stale:
-            digest = build(conn, sid)
+        for sid, sig in rows:
+            digest = built[sid] if built is not None and sid in built else build(conn, sid)
             _delete(conn, sid)
             if digest is not None:
                 _store(conn, digest, sig)
-    return len(stale)
+    return len(rows)
 
 
 def _delete(conn: sqlite.Connection, sid: str) -> None:

@@ -8,7 +8,9 @@ the next one, even when that one finds no file to read.
 
 from __future__ import annotations
 
+from index.store.digest_share import start as share_digests
 from index.store.digests import refresh as refresh_digests
+from index.store.digests import stale as stale_digests
 from index.store.memories import reapply_memories
 from index.store.operator import refold_pending
 from index.store.profiles import materialise
@@ -17,8 +19,10 @@ from index.store.tx import transaction
 from lib import sqlite
 
 
-def finalize(conn: sqlite.Connection) -> bool:
-    """Finalise if anything was written since the last finalisation; returns whether it did."""
+def finalize(conn: sqlite.Connection, jobs: int = 1) -> bool:
+    """Finalise if anything was written since the last finalisation; returns whether it did. With
+    `jobs` > 1 (the run's parsers are gone by now) a helper process builds most stale digests while
+    this one does the rest (`index/store/digest_share.py`)."""
     if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
         refresh_session_docs(conn)  # nothing new; builds the documents an index from before v6 lacks
         refresh_digests(conn)  # and the digests an index from before v7 lacks
@@ -30,9 +34,17 @@ def finalize(conn: sqlite.Connection) -> bool:
         materialise(conn)
         conn.execute("DELETE FROM pending WHERE what='finalize'")
         reapply_memories(conn)  # promoted memories missing from a new file, demoted ones that came back
-    refresh_session_docs(conn)  # after the titles: a session's document holds its title
-    refresh_digests(conn)  # after the titles and the goal stack, which digests read
-    merge_message_index(conn)
+    # digests after the titles and the goal stack, which they read; nothing below changes what they read
+    rows = stale_digests(conn)
+    helper = share_digests(conn, [sid for sid, _ in rows], jobs)
+    try:
+        refresh_session_docs(conn)  # after the titles: a session's document holds its title
+        merge_message_index(conn)
+        built = helper.finish(conn) if helper else None
+    finally:
+        if helper:
+            helper.stop()
+    refresh_digests(conn, rows, built)
     return True
 
 

@@ -211,7 +211,7 @@ def _run_index(
         report.files_skipped += len(failed)
         every = roots + [r for paths in (agents or {}).values() for r in canonical_roots(paths)]
         report.files_missing = _mark_missing(conn, every, seen)
-        finalize(conn)
+        finalize(conn, jobs)
         report.elapsed_s = time.perf_counter() - started
         _record_run(conn, report, jobs, "full" if full else "incremental")
     finally:
@@ -262,7 +262,8 @@ class _Batch:
     """Group a few files per transaction: each file's rows and cursor still commit together,
     and FTS5 flushes its pending terms once per batch instead of once per file. Larger batches
     mean fewer FTS segments to merge and fewer checkpoints (at 736 MB, 32 MB batches spend 1.2 s
-    less in the writer than 8 MB ones); readers see a batch when it commits, within 2 s."""
+    less in the writer than 8 MB ones; 96 MB ones measured no less again, docs/benchmarks.md);
+    readers see a batch when it commits, within 2 s."""
 
     MAX_BYTES = 32 << 20
     MAX_SECONDS = 2.0

@@ -20,7 +20,7 @@ from extractors.pipeline import extract
 from extractors.profiles import chunk_counters
 from extractors.scrubber import scrub_obj, scrub_text
 from extractors.summaries import extract_summary
-from index.store.record_rows import turn_row
+from index.store.record_rows import fold_turns, turn_row
 from index.store.tasks import Task, head_hash
 from index.store.userstate import LEAF
 from index.store.writer import Prepared, fts_fields, message_row
@@ -45,7 +45,7 @@ def prepare(task: Task) -> Prepared:
         (i, m.parent_uuid, m.fallback_parent) for i, m in enumerate(chunk.messages) if m.parent_external
     ]
     aliases = [(a.uuid, a.parent_uuid) for a in chunk.aliases]
-    turns = [turn_row(t) for t in chunk.turns]
+    turns = fold_turns([turn_row(t) for t in chunk.turns])
     chunk.messages, chunk.aliases, chunk.turns = [], [], []  # they travel as the rows above
     return Prepared(
         chunk=chunk,

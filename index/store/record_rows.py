@@ -30,6 +30,28 @@ def turn_row(t: Turn) -> tuple[Any, ...]:
     )
 
 
+def _billed(row: tuple[Any, ...]) -> int:
+    """The tokens the upsert compares (input, output, cache read, cache creation)."""
+    return int(row[6] + row[7] + row[11] + row[8])
+
+
+def fold_turns(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The chunk's `turn_row`s with each API response once, as `write_record_rows`' upsert would
+    leave it (an assistant message is written once per content block, each with the response's
+    usage): the first row's identity (session, model, side chain, agent) with the uuid, time and
+    usage of the last row billing the most. Built in the worker, so the repeats are neither pickled
+    nor upserted one by one; the upsert still folds them into the turns stored already."""
+    out: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for r in rows:
+        key = (r[0], r[1])
+        have = out.get(key)
+        if have is None:
+            out[key] = r
+        elif _billed(r) >= _billed(have):
+            out[key] = (*have[:3], r[3], r[4], have[5], *r[6:13], *have[13:])
+    return list(out.values())
+
+
 def write_record_rows(conn: sqlite.Connection, c: FileChunk, turns: list[tuple[Any, ...]], fid: int) -> None:
     """Insert the chunk's rows of the per-record tables (`turns`: its `turn_row`s); a turn seen again
     keeps its largest usage."""
