@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fixtures.make import Session, slug, uid
@@ -152,29 +153,31 @@ def _project_session(root: Path, name: str, cwd: str, prompts: list[str]) -> Pat
     return s.write(path)
 
 
+def _two_projects(tmp_path: Path, other_prompts: list[str]) -> tuple[Any, str]:
+    """An index of another project's session (these prompts) and one here; (reader, this cwd)."""
+    root = tmp_path / "projects"
+    here = str(tmp_path / "work" / "here")
+    _project_session(root, "other", str(tmp_path / "work" / "other"), other_prompts)
+    _project_session(root, "here", here, ["Please add retries to the HTTP client with exponential backoff."])
+    db = tmp_path / "data" / "index.db"
+    run_index(db, [root])
+    return open_reader(db), here
+
+
 def test_another_projects_rules_stay_there_unless_operator_wide(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import index.briefing.gate
 
     monkeypatch.setattr(index.briefing.gate, "bundle_threshold", lambda kind: 0.0)  # scope alone decides here
-    root = tmp_path / "projects"
-    other = str(tmp_path / "work" / "other")
-    here = str(tmp_path / "work" / "here")
-    _project_session(
-        root,
-        "other",
-        other,
+    conn, here = _two_projects(
+        tmp_path,
         [
             "Please set up the release pipeline for this service with signed tags.",
             "Never commit the generated protobuf files in this repo.",
             "In every repo, never push directly to main; always open a pull request.",
         ],
     )
-    _project_session(root, "here", here, ["Please add retries to the HTTP client with exponential backoff."])
-    db = tmp_path / "data" / "index.db"
-    run_index(db, [root])
-    conn = open_reader(db)
     try:
         rules = {e.content: e.score for e in _all_rules(conn)}
         ctx = operator_context(conn, here)
@@ -388,3 +391,31 @@ def test_permissive_negated_or_hypothetical_always_is_not_a_standing_rule(tmp_pa
     for t in loose:
         assert not _kinds(got[t]) & {"ban", *STANDING_KINDS}, t
     assert "standing_order" in _kinds(got["always run the linter before you commit"])
+
+
+def test_a_reaction_to_another_projects_work_stays_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An "I like the X, but ..." reacts to what is at hand in one project; "I like small commits" is a
+    taste for every project. Only the taste reaches another project's bundle."""
+    import index.briefing.gate
+
+    monkeypatch.setattr(index.briefing.gate, "bundle_threshold", lambda kind: 0.0)
+    conn, here = _two_projects(
+        tmp_path,
+        [
+            "Please render the coastline with softer shading.",
+            "No, i like the islands but the water got a lot darker than it used to be, undo that.",
+        ],
+    )
+    try:
+        kinds = {k for (k,) in conn.execute("SELECT kind FROM extractions WHERE content LIKE '%islands%'")}
+        ctx = operator_context(conn, here)
+    finally:
+        conn.close()
+    assert "correction" in kinds
+    assert "islands" not in ctx.text
+    assert not operator_wide("i like the islands but the water got darker")
+    assert not operator_wide("I prefer this one, go with it")
+    assert operator_wide("I like small commits with one change each")
+    assert operator_wide("I prefer squash merges")
