@@ -75,6 +75,26 @@ def test_requests_about_review_comments_are_not_corrections(tmp_path: Path) -> N
         assert "correction" not in _kinds(got[ask]), ask
 
 
+def test_a_never_that_orders_nothing_by_itself_keeps_its_sentence(tmp_path: Path) -> None:
+    """A ban is shown alone in the bundle: the words after a "never" said of a thing, before a past
+    participle or a preposition would read as a rule they are not ("repeats again")."""
+    said = {
+        "please log it in the notes and ensure this never repeats again": "ensure this never repeats",
+        "decide it case by case, never assumed, never inferred from your end": "case by case",
+        "only add it to the website build, and never in the artifacts we ship": "website build",
+        "Never commit the generated protobuf files.": None,
+    }
+    _session(tmp_path, [(CLAIM, p) for p in said], "never")
+    got = _prompts(tmp_path)
+    for prompt, whole in said.items():
+        bans = [e.content for e in got[prompt] if e.kind == "ban"]
+        assert bans, prompt
+        if whole:
+            assert whole in bans[0], bans
+        else:
+            assert bans[0] == "commit the generated protobuf files", bans
+
+
 def test_corrections_without_cue_words_are_found(tmp_path: Path) -> None:
     pushback = [
         "umm, we have changes in our working copy",
