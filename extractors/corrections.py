@@ -352,6 +352,21 @@ def pasted_failure(v: View) -> bool:
     return v.paste_fail == 1
 
 
+_RELAY = re.compile(REVIEW_RELAY, re.A)
+
+
+def _past_mention(v: View, content: str) -> str:
+    """A sentence that only says review feedback exists ("some valid points raised by X on the PR") tells
+    a later session nothing, and reads as if the reviewer's words were the user's: what the user says
+    of it follows, so the correction is that (the whole prompt when little follows)."""
+    m = _RELAY.search(content.lower())
+    if m is None or len(content) - m.end() > 20:
+        return content  # "the reviewer flagged that the cache key ignores the locale" says what
+    at = v.prose.find(content)
+    rest = v.prose[at + len(content) :].lstrip(" .!?\n") if at >= 0 else ""
+    return clip(rest) if len(rest) >= 40 else clip(v.prose or v.text)
+
+
 def rejected_approach(v: View) -> str | None:
     for rx in _REJECTED_IN_PROMPT:
         m = rx.search(v.low)
@@ -376,6 +391,7 @@ def extract_corrections(
     if score < floor:
         return []
     content = sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose or v.text)
+    content = _past_mention(v, content)
     if len(content) < 40:
         # "No, that's wrong." alone says nothing a later session can use: keep what follows it.
         content = clip(v.prose or v.text)

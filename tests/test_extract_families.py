@@ -95,6 +95,21 @@ def test_a_never_that_orders_nothing_by_itself_keeps_its_sentence(tmp_path: Path
             assert bans[0] == "commit the generated protobuf files", bans
 
 
+def test_a_relayed_review_is_kept_as_what_the_user_says_of_it(tmp_path: Path) -> None:
+    """A "valid points raised by X on the PR" only says that feedback exists; the correction a later
+    session needs is what the user goes on to say."""
+    said = {
+        "some fair points raised by the-bot on the pr. Please keep the docs consistent: "
+        "the archived schema must never be edited, it is a snapshot.": "Please keep the docs consistent",
+        "the reviewer flagged that the cache key ignores the locale, fix that": "the reviewer flagged",
+    }
+    _session(tmp_path, [(CLAIM, p) for p in said], "relay")
+    got = _prompts(tmp_path)
+    for prompt, start in said.items():
+        found = [e.content for e in got[prompt] if e.kind == "correction"]
+        assert found and found[0].startswith(start), found
+
+
 def test_corrections_without_cue_words_are_found(tmp_path: Path) -> None:
     pushback = [
         "umm, we have changes in our working copy",
