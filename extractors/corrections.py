@@ -28,7 +28,7 @@ from extractors.cues import (
     fails,
     weigh,
 )
-from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
+from extractors.patterns import Hit, View, clip, says_nothing, sentence_at, squash, tail
 from extractors.pushback import DELEGATED, TRY_IT, pushback_score
 
 THRESHOLD = 1.0
@@ -367,6 +367,17 @@ def _past_mention(v: View, content: str) -> str:
     return clip(rest) if len(rest) >= 40 else clip(v.prose or v.text)
 
 
+def _paste_named(v: View, content: str) -> str:
+    """When the user's only words are the command whose failing output they pasted ("npm run start" and
+    its log), the correction is that failure, said to be pasted: the command line is no one's words."""
+    if len(content.split()) > 5 or not says_nothing(content) or not pasted_failure(v):
+        return content
+    for line in v.text.splitlines():
+        if _PASTE_FAIL.search(line.lower()):
+            return clip("pasted output: " + line.strip())
+    return content
+
+
 def rejected_approach(v: View) -> str | None:
     for rx in _REJECTED_IN_PROMPT:
         m = rx.search(v.low)
@@ -395,6 +406,7 @@ def extract_corrections(
     if len(content) < 40:
         # "No, that's wrong." alone says nothing a later session can use: keep what follows it.
         content = clip(v.prose or v.text)
+    content = _paste_named(v, content)
     ctx: dict[str, object] = {}
     if v.prev_raw:
         ctx["rejected"] = clip(tail(v.prev_raw, 400), 200)

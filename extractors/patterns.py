@@ -172,6 +172,11 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
     return False
 
 
+def says_nothing(line: str) -> bool:
+    """No function word at all: a command or a header, not a sentence someone said."""
+    return _FUNCTION_WORDS.isdisjoint(line.lower().split())
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENT_SPLIT.split(text) if s and s.strip()]
 

@@ -110,6 +110,18 @@ def test_a_relayed_review_is_kept_as_what_the_user_says_of_it(tmp_path: Path) ->
         assert found and found[0].startswith(start), found
 
 
+def test_a_command_line_over_its_pasted_failure_is_not_the_users_words(tmp_path: Path) -> None:
+    """The user's only words are the command, then its log: the correction is the failure, marked pasted."""
+    paste = (
+        "pnpm serve\n\n> site@1.0.0 serve\n> node scripts/serve.js --port 8080\n\n"
+        "[ERROR] Error: plugin: missing generated/index.json. Run the generator first\n"
+        "    at load (scripts/plugins.js:12:11)\n    at async Promise.all (index 3)\n"
+    )
+    _session(tmp_path, [(CLAIM + " Try it with pnpm serve.", paste)], "paste")
+    found = [e.content for e in _prompts(tmp_path)[paste] if e.kind == "correction"]
+    assert found and found[0].startswith("pasted output: [ERROR] Error: plugin: missing"), found
+
+
 def test_corrections_without_cue_words_are_found(tmp_path: Path) -> None:
     pushback = [
         "umm, we have changes in our working copy",
