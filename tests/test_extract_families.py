@@ -266,6 +266,25 @@ def test_compaction_goal_is_not_an_opening_question(tmp_path: Path) -> None:
     assert p.goal is not None and "how does" not in p.goal and "merge the user and project" in p.goal
 
 
+def test_compaction_directive_is_not_a_background_agents_report(tmp_path: Path) -> None:
+    """A background agent's completion notice arrives as a user turn; it is no directive of the user's."""
+    root = tmp_path / "projects"
+    cwd = str(tmp_path / "work" / "alpha")
+    notice = (
+        "<task-notification>\n<task-id>a1b2</task-id>\n<output-file>/tmp/tasks/a1b2.output</output-file>\n"
+        '<status>completed</status>\n<summary>Agent "Verify the cache" finished</summary>\n'
+        "<result>Confirmed: the cache misses on every call.</result>\n</task-notification>"
+    )
+    path = _project_session(
+        root,
+        "bg",
+        cwd,
+        ["make the loader merge the user and project files with the project one winning", notice],
+    )
+    p = continuation(None, uid("bg"), cwd=cwd, transcript_path=str(path))
+    assert p.last_directive is not None and "merge the user and project" in p.last_directive
+
+
 def test_compaction_goal_is_not_a_question_title(tmp_path: Path) -> None:
     """When every prompt is a question, the packet falls back to the session title, unless the title is
     a question too (then it names no objective, and the packet has no goal)."""
@@ -329,7 +348,7 @@ def test_background_agent_reports_are_not_user_voice(tmp_path: Path) -> None:
     )
     _session(tmp_path, [(CLAIM, report)], "notify")
     got = _prompts(tmp_path)
-    assert got[report] == []
+    assert not got.get(report)  # not read as a prompt at all, and nothing extracted from it
 
 
 def test_eval_extractors_scores_several_label_sets_per_source(tmp_path: Path) -> None:
