@@ -122,6 +122,18 @@ def test_a_command_line_over_its_pasted_failure_is_not_the_users_words(tmp_path:
     assert found and found[0].startswith("pasted output: [ERROR] Error: plugin: missing"), found
 
 
+def test_a_code_line_pasted_after_the_users_words_is_not_theirs(tmp_path: Path) -> None:
+    """A lone code fragment ("ffect=mock_query_one):", cut from pasted test output) after the user's own
+    line is part of the paste, not of what the user said."""
+    paste = (
+        "A couple of tests are failing again now\n\n____________ test_row_expansion ____________\n\n"
+        "    @pytest.mark.tui\n    def test_row_expansion():\nffect=mock_query_one):\nE   assert 2 == 3\n"
+    )
+    _session(tmp_path, [(CLAIM, paste)], "codeline")
+    found = [e.content for e in _prompts(tmp_path)[paste] if e.kind == "correction"]
+    assert found and all("mock_query_one" not in c for c in found), found
+
+
 def test_corrections_without_cue_words_are_found(tmp_path: Path) -> None:
     pushback = [
         "umm, we have changes in our working copy",
