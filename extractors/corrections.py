@@ -28,7 +28,7 @@ from extractors.cues import (
     fails,
     weigh,
 )
-from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
+from extractors.patterns import Hit, View, clip, says_nothing, sentence_at, squash, tail
 from extractors.pushback import DELEGATED, TRY_IT, pushback_score
 
 THRESHOLD = 1.0
@@ -352,6 +352,32 @@ def pasted_failure(v: View) -> bool:
     return v.paste_fail == 1
 
 
+_RELAY = re.compile(REVIEW_RELAY, re.A)
+
+
+def _past_mention(v: View, content: str) -> str:
+    """A sentence that only says review feedback exists ("some valid points raised by X on the PR") tells
+    a later session nothing, and reads as if the reviewer's words were the user's: what the user says
+    of it follows, so the correction is that (the whole prompt when little follows)."""
+    m = _RELAY.search(content.lower())
+    if m is None or len(content) - m.end() > 20:
+        return content  # "the reviewer flagged that the cache key ignores the locale" says what
+    at = v.prose.find(content)
+    rest = v.prose[at + len(content) :].lstrip(" .!?\n") if at >= 0 else ""
+    return clip(rest) if len(rest) >= 40 else clip(v.prose or v.text)
+
+
+def _paste_named(v: View, content: str) -> str:
+    """When the user's only words are the command whose failing output they pasted ("npm run start" and
+    its log), the correction is that failure, said to be pasted: the command line is no one's words."""
+    if len(content.split()) > 5 or not says_nothing(content) or not pasted_failure(v):
+        return content
+    for line in v.text.splitlines():
+        if _PASTE_FAIL.search(line.lower()):
+            return clip("pasted output: " + line.strip())
+    return content
+
+
 def rejected_approach(v: View) -> str | None:
     for rx in _REJECTED_IN_PROMPT:
         m = rx.search(v.low)
@@ -376,9 +402,11 @@ def extract_corrections(
     if score < floor:
         return []
     content = sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose or v.text)
+    content = _past_mention(v, content)
     if len(content) < 40:
         # "No, that's wrong." alone says nothing a later session can use: keep what follows it.
         content = clip(v.prose or v.text)
+    content = _paste_named(v, content)
     ctx: dict[str, object] = {}
     if v.prev_raw:
         ctx["rejected"] = clip(tail(v.prev_raw, 400), 200)

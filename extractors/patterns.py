@@ -168,11 +168,17 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
         # A quoted transcript ("User: ...", "Agent: ...") is material, not the sender's own words.
         return True
     if len(words) <= 3 and (words[0].endswith(":") or "=" in words[0]) and stripped[-1] not in ".?!":
-        return len(words) > 1
+        # "key: value" output; a lone "x=1" is a terse reply, but after the user's words it is pasted code.
+        return len(words) > 1 or (after_prose and "=" in words[0])
     if after_prose and len(words) > 1 and stripped[-1] not in ".?!":
         # Log lines, headers and "key: value" output have no function words.
         return _FUNCTION_WORDS.isdisjoint(stripped.lower().split())
     return False
+
+
+def says_nothing(line: str) -> bool:
+    """No function word at all: a command or a header, not a sentence someone said."""
+    return _FUNCTION_WORDS.isdisjoint(line.lower().split())
 
 
 def sentences(text: str) -> list[str]:

@@ -31,6 +31,15 @@ _DANGLING = frozenset(
     "than into onto when if".split()
 )
 
+# A "never" whose following words are no rule on their own, so the ban is the whole sentence: said of a
+# thing ("ensure this never repeats" would leave "repeats again"), before a past participle ("never
+# assumed, never inferred": how something is to be, not a thing not to do) or before a preposition whose
+# verb sits in an earlier clause ("..., and never in the artifacts").
+_NOT_ORDERED = re.compile(r"\b(?:this|that|it|which|there|they|he|she)\s+$", re.A)
+_NEVER_DESCRIBES = re.compile(
+    r"^(?!\w*(?:eed|embed)\b)\w{2,}ed\b|^(?:in|on|at|from|for|with|into|by|within|inside|under)\b", re.A
+)
+
 # A hypothetical ("the easiest would be to ... and we always ...") proposes; it does not rule.
 _HYPOTHETICAL = re.compile(r"\b(?:would be (?:to|if)|theoretically|in theory|hypothetically|what if)\b", re.A)
 
@@ -145,6 +154,11 @@ def extract_rules(v: View) -> list[Hit]:
         thing = m.groupdict().get("x")
         if thing and len(thing) < 120 and thing.split()[-1] in _DANGLING:
             continue
+        if low.startswith("never", m.start()) and (
+            _NOT_ORDERED.search(low[max(0, m.start() - 12) : m.start()])
+            or _NEVER_DESCRIBES.match(thing or "")
+        ):
+            thing = None  # what follows "never" is no rule on its own: the sentence says what it is about
         content = clip(thing, 160) if thing else sentence
         hits.append(Hit("ban", content, 0.75, {"statement": sentence}))
         break

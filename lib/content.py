@@ -67,7 +67,11 @@ def classify_user_text(text: str, *, is_meta: bool, is_compact: bool) -> tuple[s
         if not rest:
             return "system_reminder", text
         text = rest
-    if head.startswith("<user-prompt-submit-hook>") or head.startswith("Caveat: The messages below"):
+    if (
+        head.startswith("<user-prompt-submit-hook>")
+        or head.startswith("Caveat: The messages below")
+        or head.lstrip().startswith("<task-notification>")  # a background agent's report, sent as a turn
+    ):
         return "meta", text
     return "prompt", text
 

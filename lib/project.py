@@ -12,6 +12,9 @@ from functools import lru_cache
 _WORKTREE_RE = re.compile(
     r"^(?P<repo>.+?)(?:[/\\]\.claude[/\\]worktrees|[/\\]\.worktrees|[/\\]worktrees|-worktrees)[/\\][^/\\]+"
 )
+# The desktop app's `~/.claude-worktrees/<repo name>/<worktree>`: the repo is the folder under it (read
+# as `<repo>-worktrees/<name>`, every repo's worktrees would share one project, `~/.claude`).
+_APP_WORKTREE_RE = re.compile(r"^(?P<repo>.+?[/\\]\.claude-worktrees[/\\][^/\\]+)[/\\][^/\\]+")
 
 
 @lru_cache(maxsize=4096)
@@ -23,7 +26,7 @@ def project_key(cwd: str | None) -> str | None:
     root = _git_root(cwd)
     if root is not None:
         return root
-    m = _WORKTREE_RE.match(cwd)
+    m = _APP_WORKTREE_RE.match(cwd) or _WORKTREE_RE.match(cwd)
     if m:
         return m.group("repo")
     return cwd

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fixtures.make import Session, slug, uid
@@ -72,6 +73,65 @@ def test_requests_about_review_comments_are_not_corrections(tmp_path: Path) -> N
     got = _prompts(tmp_path)
     for ask in asks:
         assert "correction" not in _kinds(got[ask]), ask
+
+
+def test_a_never_that_orders_nothing_by_itself_keeps_its_sentence(tmp_path: Path) -> None:
+    """A ban is shown alone in the bundle: the words after a "never" said of a thing, before a past
+    participle or a preposition would read as a rule they are not ("repeats again")."""
+    said = {
+        "please log it in the notes and ensure this never repeats again": "ensure this never repeats",
+        "decide it case by case, never assumed, never inferred from your end": "case by case",
+        "only add it to the website build, and never in the artifacts we ship": "website build",
+        "Never commit the generated protobuf files.": None,
+    }
+    _session(tmp_path, [(CLAIM, p) for p in said], "never")
+    got = _prompts(tmp_path)
+    for prompt, whole in said.items():
+        bans = [e.content for e in got[prompt] if e.kind == "ban"]
+        assert bans, prompt
+        if whole:
+            assert whole in bans[0], bans
+        else:
+            assert bans[0] == "commit the generated protobuf files", bans
+
+
+def test_a_relayed_review_is_kept_as_what_the_user_says_of_it(tmp_path: Path) -> None:
+    """A "valid points raised by X on the PR" only says that feedback exists; the correction a later
+    session needs is what the user goes on to say."""
+    said = {
+        "some fair points raised by the-bot on the pr. Please keep the docs consistent: "
+        "the archived schema must never be edited, it is a snapshot.": "Please keep the docs consistent",
+        "the reviewer flagged that the cache key ignores the locale, fix that": "the reviewer flagged",
+    }
+    _session(tmp_path, [(CLAIM, p) for p in said], "relay")
+    got = _prompts(tmp_path)
+    for prompt, start in said.items():
+        found = [e.content for e in got[prompt] if e.kind == "correction"]
+        assert found and found[0].startswith(start), found
+
+
+def test_a_command_line_over_its_pasted_failure_is_not_the_users_words(tmp_path: Path) -> None:
+    """The user's only words are the command, then its log: the correction is the failure, marked pasted."""
+    paste = (
+        "pnpm serve\n\n> site@1.0.0 serve\n> node scripts/serve.js --port 8080\n\n"
+        "[ERROR] Error: plugin: missing generated/index.json. Run the generator first\n"
+        "    at load (scripts/plugins.js:12:11)\n    at async Promise.all (index 3)\n"
+    )
+    _session(tmp_path, [(CLAIM + " Try it with pnpm serve.", paste)], "paste")
+    found = [e.content for e in _prompts(tmp_path)[paste] if e.kind == "correction"]
+    assert found and found[0].startswith("pasted output: [ERROR] Error: plugin: missing"), found
+
+
+def test_a_code_line_pasted_after_the_users_words_is_not_theirs(tmp_path: Path) -> None:
+    """A lone code fragment ("ffect=mock_query_one):", cut from pasted test output) after the user's own
+    line is part of the paste, not of what the user said."""
+    paste = (
+        "A couple of tests are failing again now\n\n____________ test_row_expansion ____________\n\n"
+        "    @pytest.mark.tui\n    def test_row_expansion():\nffect=mock_query_one):\nE   assert 2 == 3\n"
+    )
+    _session(tmp_path, [(CLAIM, paste)], "codeline")
+    found = [e.content for e in _prompts(tmp_path)[paste] if e.kind == "correction"]
+    assert found and all("mock_query_one" not in c for c in found), found
 
 
 def test_corrections_without_cue_words_are_found(tmp_path: Path) -> None:
@@ -152,29 +212,31 @@ def _project_session(root: Path, name: str, cwd: str, prompts: list[str]) -> Pat
     return s.write(path)
 
 
+def _two_projects(tmp_path: Path, other_prompts: list[str]) -> tuple[Any, str]:
+    """An index of another project's session (these prompts) and one here; (reader, this cwd)."""
+    root = tmp_path / "projects"
+    here = str(tmp_path / "work" / "here")
+    _project_session(root, "other", str(tmp_path / "work" / "other"), other_prompts)
+    _project_session(root, "here", here, ["Please add retries to the HTTP client with exponential backoff."])
+    db = tmp_path / "data" / "index.db"
+    run_index(db, [root])
+    return open_reader(db), here
+
+
 def test_another_projects_rules_stay_there_unless_operator_wide(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import index.briefing.gate
 
     monkeypatch.setattr(index.briefing.gate, "bundle_threshold", lambda kind: 0.0)  # scope alone decides here
-    root = tmp_path / "projects"
-    other = str(tmp_path / "work" / "other")
-    here = str(tmp_path / "work" / "here")
-    _project_session(
-        root,
-        "other",
-        other,
+    conn, here = _two_projects(
+        tmp_path,
         [
             "Please set up the release pipeline for this service with signed tags.",
             "Never commit the generated protobuf files in this repo.",
             "In every repo, never push directly to main; always open a pull request.",
         ],
     )
-    _project_session(root, "here", here, ["Please add retries to the HTTP client with exponential backoff."])
-    db = tmp_path / "data" / "index.db"
-    run_index(db, [root])
-    conn = open_reader(db)
     try:
         rules = {e.content: e.score for e in _all_rules(conn)}
         ctx = operator_context(conn, here)
@@ -214,6 +276,25 @@ def test_compaction_goal_is_not_an_opening_question(tmp_path: Path) -> None:
     )
     p = continuation(None, uid("q"), cwd=cwd, transcript_path=str(path))
     assert p.goal is not None and "how does" not in p.goal and "merge the user and project" in p.goal
+
+
+def test_compaction_directive_is_not_a_background_agents_report(tmp_path: Path) -> None:
+    """A background agent's completion notice arrives as a user turn; it is no directive of the user's."""
+    root = tmp_path / "projects"
+    cwd = str(tmp_path / "work" / "alpha")
+    notice = (
+        "<task-notification>\n<task-id>a1b2</task-id>\n<output-file>/tmp/tasks/a1b2.output</output-file>\n"
+        '<status>completed</status>\n<summary>Agent "Verify the cache" finished</summary>\n'
+        "<result>Confirmed: the cache misses on every call.</result>\n</task-notification>"
+    )
+    path = _project_session(
+        root,
+        "bg",
+        cwd,
+        ["make the loader merge the user and project files with the project one winning", notice],
+    )
+    p = continuation(None, uid("bg"), cwd=cwd, transcript_path=str(path))
+    assert p.last_directive is not None and "merge the user and project" in p.last_directive
 
 
 def test_compaction_goal_is_not_a_question_title(tmp_path: Path) -> None:
@@ -279,7 +360,7 @@ def test_background_agent_reports_are_not_user_voice(tmp_path: Path) -> None:
     )
     _session(tmp_path, [(CLAIM, report)], "notify")
     got = _prompts(tmp_path)
-    assert got[report] == []
+    assert not got.get(report)  # not read as a prompt at all, and nothing extracted from it
 
 
 def test_eval_extractors_scores_several_label_sets_per_source(tmp_path: Path) -> None:
@@ -388,3 +469,31 @@ def test_permissive_negated_or_hypothetical_always_is_not_a_standing_rule(tmp_pa
     for t in loose:
         assert not _kinds(got[t]) & {"ban", *STANDING_KINDS}, t
     assert "standing_order" in _kinds(got["always run the linter before you commit"])
+
+
+def test_a_reaction_to_another_projects_work_stays_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An "I like the X, but ..." reacts to what is at hand in one project; "I like small commits" is a
+    taste for every project. Only the taste reaches another project's bundle."""
+    import index.briefing.gate
+
+    monkeypatch.setattr(index.briefing.gate, "bundle_threshold", lambda kind: 0.0)
+    conn, here = _two_projects(
+        tmp_path,
+        [
+            "Please render the coastline with softer shading.",
+            "No, i like the islands but the water got a lot darker than it used to be, undo that.",
+        ],
+    )
+    try:
+        kinds = {k for (k,) in conn.execute("SELECT kind FROM extractions WHERE content LIKE '%islands%'")}
+        ctx = operator_context(conn, here)
+    finally:
+        conn.close()
+    assert "correction" in kinds
+    assert "islands" not in ctx.text
+    assert not operator_wide("i like the islands but the water got darker")
+    assert not operator_wide("I prefer this one, go with it")
+    assert operator_wide("I like small commits with one change each")
+    assert operator_wide("I prefer squash merges")

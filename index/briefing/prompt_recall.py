@@ -57,6 +57,15 @@ KIND_LABEL = {
     "implicit_preference": "preference",
 }
 ROLE_LABEL = {"user": "you", "assistant": "assistant", "system": "system"}
+# A tool's output is stored under the user role (the API sends it in a user turn); it is no one's words.
+OUTPUT_KINDS = frozenset(("tool_result", "command_output"))
+
+
+def speaker(role: str, kind: str) -> str:
+    """Who a recalled message is from, as the injected line names it."""
+    return "tool output" if kind in OUTPUT_KINDS else ROLE_LABEL.get(role, role)
+
+
 _WORD = re.compile(r"[A-Za-z][\w'-]{2,}")
 MAX_TERMS = 5  # each OR term widens the candidate set; 5 keeps the message search near 20 ms (p50)
 MAX_IDENTS = 3
@@ -251,7 +260,7 @@ def gather(
             continue
         seen.add(m.uuid)
         title = titles.get(m.session_id)
-        tags = _tags(ROLE_LABEL.get(m.role, m.role), m.ts, quote(title, 50) if title else "", m.session_id)
+        tags = _tags(speaker(m.role, m.kind), m.ts, quote(title, 50) if title else "", m.session_id)
         out.append(
             Recalled(
                 m.uuid,

@@ -26,11 +26,14 @@ POSSIBLE_AT = 0.3
 
 # A rule from another project reaches this one only when it is stated as the operator's own, for
 # every project ("in every repo ...", "I never ...", or a bare "always ..." that names nothing of one
-# project); a project's decisions stay there.
+# project); a project's decisions stay there. "I like / I prefer" is a taste only when it is not about
+# something at hand: "I like the islands", "I prefer this one" react to one project's work.
+_AT_HAND = r"(?!\s+(?:the|this|that|these|those|it|its|your|both|how|what|where|when)\b)"
 OPERATOR_WIDE = re.compile(
     r"\b(?:in|for|across|on) (?:every|all|any|each) (?:of my )?(?:repos?|repositor(?:y|ies)|projects?|"
     r"codebases?|sessions?)\b|\b(?:everywhere|globally|in general|as a rule)\b|"
-    r"\bi (?:always|never|prefer|use|like)\b|\bmy (?:machines?|laptop|setup|shell|editor|terminal)\b",
+    rf"\bi (?:always|never|use|prefer{_AT_HAND}|like{_AT_HAND})\b|"
+    r"\bmy (?:machines?|laptop|setup|shell|editor|terminal)\b",
     re.I,
 )
 _GENERAL_OPENER = re.compile(r"^(?:please )?(?:always|never)\b", re.I)
