@@ -98,6 +98,11 @@ def db(tmp_path: Path) -> Path:
         "SELECT source_uuid FROM extractions WHERE kind='truth_rhetoric' ORDER BY id"
     ).fetchone()[0]
     conn.execute("UPDATE messages SET body=? WHERE uuid=?", (pack(f"You're right, token {TOKEN} works"), src))
+    # One goal in the uncertain band whatever the shipped confidence model gives it, so that the fake's
+    # `confirm` is exercised too (its `doubt` goes to the truth_rhetoric items).
+    conn.execute(
+        "UPDATE extractions SET score=0.6 WHERE id=(SELECT min(id) FROM extractions WHERE kind='goal')"
+    )
     conn.commit()
     conn.close()
     return path
