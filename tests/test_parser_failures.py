@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from fixtures import make
 from test_faults import REPO, good_session
 
+import index.store.parsers as parsers
 import index.store.prepare as prepare_module
 from index.stats import health, status
 from index.store.db import open_reader
@@ -164,3 +165,42 @@ def test_a_crash_that_kills_a_one_process_run_costs_that_file_after_two_runs(tmp
     [skipped] = status(conn, db)["skipped_files"]
     assert skipped["path"] == str(victim) and "died while parsing it" in skipped["reason"]
     assert run().stdout.split() == ["1", "0"]  # and it stays unread, quietly, while unchanged
+
+
+@pytest.mark.parametrize("where", ["main", "worker"])
+def test_jobs_two_parses_in_both_processes_and_a_failure_in_either_is_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """With `--jobs 2` the writer's process parses files itself while the parser process is busy;
+    a file whose parse fails there (or in the parser process) is retried, and the index is the same
+    as `--jobs 1` makes."""
+    root, tries = tmp_path / "projects", tmp_path / "tries"
+    for i in range(8):
+        good_session(root / "-p", f"both{i}")
+    monkeypatch.setattr(parsers, "IN_FLIGHT_BYTES", 0)  # 2 files in flight: the rest wait in the queue
+    main, real = os.getpid(), prepare_module.prepare
+
+    def flaky(t: Task) -> Prepared:
+        here = "main" if os.getpid() == main else "worker"
+        with tries.open("a") as f:
+            f.write(f"{here}\n")
+        if here == where and tries.read_text().splitlines().count(here) == 1:
+            raise ValueError("the first file parsed here fails")
+        return real(t)
+
+    monkeypatch.setattr(prepare_module, "prepare", flaky)
+    two = run_index(tmp_path / "two.db", [root], jobs=2)
+    places = set(tries.read_text().splitlines())
+    assert places == {"main", "worker"}
+    assert two.errors == [] and two.files_skipped == 0
+    monkeypatch.undo()
+    one = run_index(tmp_path / "one.db", [root], jobs=1)
+    assert (one.records, one.messages_added, one.extractions_added) == (
+        two.records,
+        two.messages_added,
+        two.extractions_added,
+    )
+    q = "SELECT session_id, uuid, body FROM messages ORDER BY session_id, uuid"
+    assert open_reader(tmp_path / "one.db").execute(q).fetchall() == (
+        open_reader(tmp_path / "two.db").execute(q).fetchall()
+    )

@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 from typing import NamedTuple
 
 from index.store.tasks import Task
@@ -46,7 +47,7 @@ def parse_all(tasks: list[Task], jobs: int, note: Note | None = None) -> Iterato
     queue = deque(tasks)
     again: list[Unread] = []
     while queue:
-        for t in (yield from _sift(_pooled(queue, jobs), again)):
+        for t in (yield from _sift(_pooled(queue, jobs - 1, partial(_noted, note=note)), again)):
             again.append(Unread(t, f"{t.path}: its parser process died", failed=True))
     for first in again:
         late: list[Unread] = []
@@ -92,9 +93,12 @@ def _sift(
 IN_FLIGHT_BYTES = 64 << 20
 
 
-def _pooled(queue: deque[Task], jobs: int) -> Generator[Outcome, None, list[Task]]:
+def _pooled(
+    queue: deque[Task], jobs: int, local: Callable[[Task], Outcome] | None = None
+) -> Generator[Outcome, None, list[Task]]:
     """Run tasks from `queue` (at least 2×jobs in flight, more while they hold under IN_FLIGHT_BYTES);
-    returns the in-flight tasks if the pool breaks."""
+    returns the in-flight tasks if the pool breaks. With `local`, whenever no parsed file is waiting
+    the caller's process parses the smallest queued file itself (no pickling), so its core never idles."""
     ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
     pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_ignore_sigint)
     running: dict[Future[Outcome], Task] = {}
@@ -107,7 +111,11 @@ def _pooled(queue: deque[Task], jobs: int) -> Generator[Outcome, None, list[Task
                 except BrokenProcessPool:  # a parser died since the last wait: this one never ran
                     return (yield from _salvage(running))
                 held += _bytes(queue.popleft())
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            done, _ = wait(running, timeout=0 if local and queue else None, return_when=FIRST_COMPLETED)
+            if not done and local and queue:
+                t = queue.pop()
+                yield local(t)
+                continue
             for fut in done:
                 try:
                     result = fut.result()
