@@ -142,7 +142,8 @@ def cli(ctx: click.Context, db: str | None, verbose: bool) -> None:
     "-j",
     default=None,
     type=click.IntRange(1, 64),
-    help="Parser processes (default: the CPU count, at most 4; runs with one changed file stay in-process).",
+    help="Processes that parse: the writer and N − 1 parser processes (default: the CPU count, at most 4;"
+    " runs with one changed file stay in-process).",
 )
 @click.option(
     "--wait",
