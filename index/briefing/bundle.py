@@ -34,7 +34,7 @@ from index.briefing.quoting import safe_text as safe_text
 from index.retrieval.rule_match import operator_wide as operator_wide
 from index.retrieval.rule_match import statement_of
 from index.store.labels import Label, project_labeller
-from index.store.operator import decayed_status
+from index.store.operator import decayed_status, row_kind
 from index.store.scope import stored_cwd
 from index.store.verdicts import Wrong
 from lib import sqlite
@@ -146,7 +146,7 @@ def _rules(
     status = " AND t.status = 'active'" if table == "standing_decisions" else " AND t.active = 1"
     status += " AND coalesce(e.score, 0) >= ?"
     sql = f"""SELECT t.content, t.norm, t.last_ts, t.session_id, t.project_key, e.context, t.source_uuid,
-                     e.score, t.mentions, coalesce(e.kind, '{kinds[0]}') FROM {table} t
+                     e.score, t.mentions, {row_kind(kinds[0])} FROM {table} t
               LEFT JOIN extractions e ON e.id = t.extraction_id
               WHERE t.project_key {{}} {status} ORDER BY t.mentions DESC, t.last_ts DESC LIMIT ?"""
     gate = gate or Gate()

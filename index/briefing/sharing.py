@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from extractors.confidence import bundle_threshold
 from extractors.model import STANDING_KINDS, SUMMARY_KIND
+from index.store.operator import row_kind
 from index.store.verdicts import Wrong
 from lib import sqlite
 from lib.memid import memory_id
@@ -41,7 +42,7 @@ def _rules(conn: sqlite.Connection, key: str, wrong: Wrong) -> list[Shareable]:
         cuts = {k: wrong.cut(k, bundle_threshold(k)) for k in kinds}
         rows = conn.execute(
             f"""SELECT t.norm, t.content, t.last_ts, t.session_id, coalesce(e.score, 0), t.mentions,
-                       coalesce(e.kind, '{kinds[0]}')
+                       {row_kind(kinds[0])}
                 FROM {table} t LEFT JOIN extractions e ON e.id = t.extraction_id
                 WHERE t.project_key = ? AND {live} AND coalesce(e.score, 0) >= ?
                   AND ({_NOT_FORGOTTEN.format(col="t.session_id")})

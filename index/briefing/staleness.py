@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from index.store.operator import row_kind
 from index.store.stale import Mark, read_marks, write_marks
 from lib import sqlite
 from lib.memid import memory_id
@@ -255,7 +256,7 @@ def _check(git: Git, item_id: str, head: str, found: list[Ref]) -> Mark:
 # Every live memory as (project, content, kind); a standing decisions row takes its kind (decision or
 # order) from its extraction.
 _ALL = (
-    """SELECT t.project_key, t.content, coalesce(e.kind, 'standing_decision') FROM standing_decisions t
+    f"""SELECT t.project_key, t.content, {row_kind()} FROM standing_decisions t
        LEFT JOIN extractions e ON e.id = t.extraction_id WHERE t.status = 'active'""",
     "SELECT project_key, content, 'ban' FROM bans WHERE active = 1",
     "SELECT project_key, content, 'goal' FROM goal_stack WHERE status IN ('active','paused','blocked')",

@@ -9,7 +9,7 @@ from typing import Any
 
 from index.retrieval.ontology_queries import profile
 from index.stats.metrics import CORRECTION_KINDS
-from index.store.operator import decayed_status
+from index.store.operator import decayed_status, row_kind
 from lib import sqlite
 from lib.memid import memory_id
 
@@ -25,7 +25,7 @@ def _decisions(conn: sqlite.Connection, project: str | None, limit: int) -> list
     rows = conn.execute(
         f"""SELECT t.id, t.content, t.status, t.superseded_by, t.first_ts, t.last_ts, t.mentions,
                    t.session_id, t.source_uuid, t.project_key, t.extraction_id, e.score, e.context,
-                   t.from_text, t.to_text, coalesce(e.kind, 'standing_decision')
+                   t.from_text, t.to_text, {row_kind()}
             FROM standing_decisions t LEFT JOIN extractions e ON e.id = t.extraction_id
             WHERE {where} ORDER BY t.status = 'superseded', t.last_ts DESC, t.id DESC LIMIT ?""",
         [*args, limit],
@@ -189,7 +189,7 @@ SECTION_KINDS = {
 }
 # (kind of a row, table, its date): a standing decisions row takes its kind from its extraction.
 _FIND = (
-    ("coalesce(e.kind, 'standing_decision')", "standing_decisions t", "t.last_ts"),
+    (row_kind(), "standing_decisions t", "t.last_ts"),
     ("'ban'", "bans t", "t.last_ts"),
     ("'goal'", "goal_stack t", "coalesce(t.updated_ts, t.ts)"),
     ("'failed_attempt'", "failed_attempts t", "t.ts"),

@@ -19,7 +19,7 @@ from index.retrieval.recall import recall
 from index.retrieval.rule_match import BANNED_AT, ban_matches, match_score, tokens
 from index.retrieval.scoped import Scoped, and_where, provenance, walk
 from index.store.labels import Label, project_labeller
-from index.store.operator import decayed_status
+from index.store.operator import decayed_status, row_kind
 from index.store.stale import stale_of
 from lib import sqlite
 from lib.memid import memory_id
@@ -163,7 +163,7 @@ def _rule_rows(
         "e.context"
     )
     if table == "standing_decisions":
-        cols += ", t.status, t.superseded_by, t.from_text, t.to_text, coalesce(e.kind, 'standing_decision')"
+        cols += ", t.status, t.superseded_by, t.from_text, t.to_text, " + row_kind()
     label = project_labeller(conn)
 
     def run(where: str, args: list[object]) -> list[dict[str, Any]]:

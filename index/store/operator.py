@@ -27,6 +27,14 @@ from extractors.model import STANDING_KINDS
 from index.store.filters import parse_ts
 from lib import sqlite
 
+
+def row_kind(default: str = "standing_decision") -> str:
+    """SQL for an operator row's kind (`t` the table, `e` its extraction joined on `t.extraction_id`):
+    the latest mention's extraction kind, since standing decisions and standing orders share one table;
+    `default` for a row whose extraction is gone."""
+    return f"coalesce(e.kind, '{default}')"
+
+
 _NORM = re.compile(r"[^a-z0-9]+")
 GOAL_STATES = ("active", "paused", "blocked", "done", "abandoned")
 OPEN_GOAL = ("active", "paused", "blocked")
