@@ -21,7 +21,7 @@ import orjson
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from index.retrieval import ERROR_CHARS, EXTRACTION_KINDS, cap_fields, estimate_tokens
+from index.retrieval import ERROR_CHARS, EXTRACTION_KINDS, Scoped, cap_fields, estimate_tokens
 from index.store import (
     BadFilter,
     BadScope,
@@ -176,6 +176,44 @@ class Runtime:
         if bad:
             raise invalid(f"unknown kind {', '.join(bad)!s}", "use one or more of: " + ", ".join(allowed))
         return ",".join(ks)
+
+    # --- scoped queries ------------------------------------------------------------------------------
+    def scoped(
+        self,
+        query: Callable[..., Scoped],
+        *args: Any,
+        scope: str,
+        cwd: str | None,
+        since: str | None,
+        limit: int,
+        default: int = DEFAULT_LIMIT,
+        **kwargs: Any,
+    ) -> tuple[Scoped, dict[str, Any]]:
+        """Run `query(conn, *args, scope=, cwd=, since=, limit=, **kwargs)` with the shared parameters
+        resolved, and give back its result with the `_meta` every scoped answer carries."""
+        clamped: dict[str, Any] = {}
+        n = self.limit(limit, clamped, default)
+        res = query(
+            self.conn(), *args, scope=scope, cwd=self.where(cwd), since=self.since(since), limit=n, **kwargs
+        )
+        return res, scope_meta(scope, res.scope, res.note, **clamped)
+
+    def scoped_items(
+        self,
+        query: Callable[..., Scoped],
+        *args: Any,
+        scope: str,
+        cwd: str | None,
+        since: str | None,
+        limit: int,
+        default: int = DEFAULT_LIMIT,
+        **kwargs: Any,
+    ) -> CallToolResult:
+        """A listing tool's whole body: the scoped query's items, answered."""
+        res, meta = self.scoped(
+            query, *args, scope=scope, cwd=cwd, since=since, limit=limit, default=default, **kwargs
+        )
+        return self.answer({"items": res.items}, meta)
 
     # --- answers -------------------------------------------------------------------------------------
     def answer(

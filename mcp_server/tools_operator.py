@@ -53,18 +53,15 @@ def recall_corrections_about(
     """Find times the user corrected the assistant about a topic ("no, don't…", "that's wrong…"),
     with the rejected approach when known. Call it before doing something similar to what was
     corrected, or when the user says "I told you before"."""
-    meta: dict[str, Any] = {}
-    n = rt.limit(limit, meta)
-    res = oq.recall_kinds(
-        rt.conn(),
+    return rt.scoped_items(
+        oq.recall_kinds,
         _topic(topic, "recall_corrections_about"),
         CORRECTION_KINDS,
         scope=scope,
-        cwd=rt.where(cwd),
-        since=rt.since(since),
-        limit=n,
+        cwd=cwd,
+        since=since,
+        limit=limit,
     )
-    return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
 
 
 def get_recent_corrections(
@@ -76,12 +73,9 @@ def get_recent_corrections(
 ) -> CallToolResult:
     """The user's most recent corrections of the assistant, newest first. Call it at the start of a
     session or after a correction, to avoid repeating recent mistakes."""
-    meta: dict[str, Any] = {}
-    n = rt.limit(limit, meta)
-    res = oq.latest_extractions(
-        rt.conn(), CORRECTION_KINDS, scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n
+    return rt.scoped_items(
+        oq.latest_extractions, CORRECTION_KINDS, scope=scope, cwd=cwd, since=since, limit=limit
     )
-    return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
 
 
 def list_standing_decisions(
@@ -99,12 +93,9 @@ def list_standing_decisions(
     instructions such as "always run the tests before committing" (each item's `kind` says which), with
     when they were made and, for superseded ones, what replaced them. Call it before making an architectural or
     tooling choice in this project."""
-    meta: dict[str, Any] = {}
-    n = rt.limit(limit, meta, 20)
-    res = oq.list_standing_decisions(
-        rt.conn(), status=status, scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n
+    return rt.scoped_items(
+        oq.list_standing_decisions, status=status, scope=scope, cwd=cwd, since=since, limit=limit, default=20
     )
-    return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
 
 
 def get_decision_for_topic(
@@ -118,15 +109,14 @@ def get_decision_for_topic(
     """What was decided about a topic: matching standing decisions (active first; superseded ones name
     their successor) and one-off decisions from past sessions. Call it when about to choose how to
     do something that may already have been settled."""
-    meta: dict[str, Any] = {}
-    n = rt.limit(limit, meta, 5)
-    res = oq.decision_for_topic(
-        rt.conn(),
+    res, meta = rt.scoped(
+        oq.decision_for_topic,
         _topic(topic, "get_decision_for_topic"),
         scope=scope,
-        cwd=rt.where(cwd),
-        since=rt.since(since),
-        limit=n,
+        cwd=cwd,
+        since=since,
+        limit=limit,
+        default=5,
     )
     active = [d for d in res.items if d.get("status") == "active"]
     answer = (
@@ -134,10 +124,7 @@ def get_decision_for_topic(
         if active
         else (res.extra["decisions"][0]["content"] if res.extra["decisions"] else None)
     )
-    return rt.answer(
-        {"answer": answer, "standing": res.items, "decisions": res.extra["decisions"]},
-        _meta(scope, res.scope, res.note, **meta),
-    )
+    return rt.answer({"answer": answer, "standing": res.items, "decisions": res.extra["decisions"]}, meta)
 
 
 def check_banned(
@@ -180,10 +167,7 @@ def list_failed_attempts(
     """Recent failed attempts (commands or approaches that did not work), newest first. Call it when a
     task feels familiar or after a failure, to see what was already tried; use find_failed_attempts to
     search by topic."""
-    meta: dict[str, Any] = {}
-    n = rt.limit(limit, meta)
-    res = oq.list_failed_attempts(rt.conn(), scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n)
-    return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
+    return rt.scoped_items(oq.list_failed_attempts, scope=scope, cwd=cwd, since=since, limit=limit)
 
 
 def get_active_goal(rt: Runtime, scope: ScopeArg = "this_project", cwd: CwdArg = None) -> CallToolResult:
@@ -207,12 +191,7 @@ def list_goals(
 ) -> CallToolResult:
     """The goal stack: goals stated in past sessions with their status (active, paused, blocked, done,
     abandoned), newest first. Call it to review progress or pick up an unfinished goal."""
-    meta: dict[str, Any] = {}
-    n = rt.limit(limit, meta)
-    res = oq.list_goals(
-        rt.conn(), status=status, scope=scope, cwd=rt.where(cwd), since=rt.since(since), limit=n
-    )
-    return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
+    return rt.scoped_items(oq.list_goals, status=status, scope=scope, cwd=cwd, since=since, limit=limit)
 
 
 def get_past_truth_assertions(
@@ -227,34 +206,14 @@ def get_past_truth_assertions(
     """How the assistant vouched for its work before: certainty, verification and completion claims
     ("all tests pass", "production-ready"), apologies, agreement, hedges, blame shifts. Call it before
     claiming something works, to check whether similar claims were wrong before."""
-    meta: dict[str, Any] = {}
-    n = rt.limit(limit, meta)
-    conn = rt.conn()
-    if topic.strip():
-        res = oq.recall_kinds(
-            conn,
-            topic,
-            ("truth_rhetoric",),
-            scope=scope,
-            cwd=rt.where(cwd),
-            since=rt.since(since),
-            limit=n,
-            category=category,
-        )
-    else:
-        res = oq.latest_extractions(
-            conn,
-            ("truth_rhetoric",),
-            scope=scope,
-            cwd=rt.where(cwd),
-            since=rt.since(since),
-            limit=n,
-            category=category,
-        )
+    query, args = (oq.recall_kinds, (topic,)) if topic.strip() else (oq.latest_extractions, ())
+    res, meta = rt.scoped(
+        query, *args, ("truth_rhetoric",), scope=scope, cwd=cwd, since=since, limit=limit, category=category
+    )
     counts: dict[str, int] = {}
     for it in res.items:
         counts[it.get("category", "?")] = counts.get(it.get("category", "?"), 0) + 1
-    return rt.answer({"items": res.items, "by_category": counts}, _meta(scope, res.scope, res.note, **meta))
+    return rt.answer({"items": res.items, "by_category": counts}, meta)
 
 
 TOOLS = (

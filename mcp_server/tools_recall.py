@@ -72,18 +72,15 @@ def recall(
     attempts, preferences, facts. Call it before starting work on something that may have history
     ("the payment webhook", "RQ", "flaky login test"), or with `kind` to list one kind. Items are
     ranked (durable rules first) and carry date, session_id, project and the source message uuid."""
-    meta: dict[str, Any] = {}
-    n = rt.limit(limit, meta)
-    res = recall_kinds(
-        rt.conn(),
+    return rt.scoped_items(
+        recall_kinds,
         topic,
         tuple((rt.kinds(kind) or "").split(",")) if kind else (),
         scope=scope,
-        cwd=rt.where(cwd),
-        since=rt.since(since),
-        limit=n,
+        cwd=cwd,
+        since=since,
+        limit=limit,
     )
-    return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
 
 
 def recall_targeted(
@@ -287,18 +284,15 @@ def find_failed_attempts(
     approach when known."""
     if not topic.strip():
         raise invalid("topic is empty", "pass what you are about to try, or use list_failed_attempts")
-    meta: dict[str, Any] = {}
-    n = rt.limit(limit, meta)
-    res = recall_kinds(
-        rt.conn(),
+    return rt.scoped_items(
+        recall_kinds,
         topic,
         ("failed_attempt", "model_correction"),
         scope=scope,
-        cwd=rt.where(cwd),
-        since=rt.since(since),
-        limit=n,
+        cwd=cwd,
+        since=since,
+        limit=limit,
     )
-    return rt.answer({"items": res.items}, _meta(scope, res.scope, res.note, **meta))
 
 
 def find_user_preferences(

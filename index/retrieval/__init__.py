@@ -122,6 +122,7 @@ if TYPE_CHECKING:
     from index.retrieval.scoped import (
         EXTRACTION_KINDS as EXTRACTION_KINDS,
     )
+    from index.retrieval.scoped import Scoped as Scoped
     from index.retrieval.scoped import (
         search_scoped as search_scoped,
     )
@@ -152,6 +153,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "ERROR_CHARS": ("budget", "ERROR_CHARS"),
     "EXTRACTION_KINDS": ("scoped", "EXTRACTION_KINDS"),
     "INTENTS": ("targeted", "INTENTS"),
+    "Scoped": ("scoped", "Scoped"),
     "SessionFilter": ("browse", "SessionFilter"),
     "TRUTH_CATEGORIES": ("operator_queries", "TRUTH_CATEGORIES"),
     "active_goal": ("operator_queries", "active_goal"),
@@ -210,6 +212,7 @@ __all__ = [
     "ERROR_CHARS",
     "EXTRACTION_KINDS",
     "INTENTS",
+    "Scoped",
     "SessionFilter",
     "TRUTH_CATEGORIES",
     "active_goal",
