@@ -198,21 +198,9 @@ class Runtime:
         )
         return res, scope_meta(scope, res.scope, res.note, **clamped)
 
-    def scoped_items(
-        self,
-        query: Callable[..., Scoped],
-        *args: Any,
-        scope: str,
-        cwd: str | None,
-        since: str | None,
-        limit: int,
-        default: int = DEFAULT_LIMIT,
-        **kwargs: Any,
-    ) -> CallToolResult:
-        """A listing tool's whole body: the scoped query's items, answered."""
-        res, meta = self.scoped(
-            query, *args, scope=scope, cwd=cwd, since=since, limit=limit, default=default, **kwargs
-        )
+    def scoped_items(self, query: Callable[..., Scoped], *args: Any, **params: Any) -> CallToolResult:
+        """A listing tool's whole body: the scoped query's items, answered (`params` as `scoped`'s)."""
+        res, meta = self.scoped(query, *args, **params)
         return self.answer({"items": res.items}, meta)
 
     # --- answers -------------------------------------------------------------------------------------
