@@ -223,6 +223,16 @@ def normalise(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
 
 
+def as_typed(v: View, m: re.Match[str], group: str) -> str | None:
+    """A group of a match over ``v.low`` in the case the user typed it ("HEAD", "PostgreSQL"): the cue
+    regexes run on the lower-cased prose, which has the same offsets unless lower-casing changed its
+    length (a few non-ASCII letters); then the lower-cased group is kept."""
+    start, end = m.span(group)
+    if start < 0:
+        return None
+    return v.prose[start:end] if len(v.prose) == len(v.low) else m.group(group)
+
+
 _GREETING = re.compile(
     r"^(?:hey|hi|hello|yo|greetings|good (?:morning|afternoon|evening))\b[ ,!.]*"
     r"(?:claude|there|cc|buddy|mate|team|all|again)?[ ,!.:\-]*",

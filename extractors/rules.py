@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from extractors.cues import REVIEW_PASTE, Cue, table
-from extractors.patterns import Hit, View, clip, sentence_at
+from extractors.patterns import Hit, View, as_typed, clip, sentence_at
 
 # One-off qualifiers: "don't push yet" is not a standing ban.
 _ONE_OFF = re.compile(
@@ -53,7 +53,7 @@ _QUESTION_FORM = re.compile(
 
 # Starts only at the first space of a run ((?<!\s)): from every space of a long run it is quadratic.
 _TRAILING_TIME = re.compile(
-    r"(?<!\s)\s+(?:(?:last|this|next) \w+|recently|yesterday|today|now|already|a while ago)\s*$"
+    r"(?<!\s)\s+(?:(?:last|this|next) \w+|recently|yesterday|today|now|already|a while ago)\s*$", re.I
 )
 
 _BAN = table(
@@ -144,19 +144,20 @@ def extract_rules(v: View) -> list[Hit]:
     sup = _SUPERSEDE.first(low, tok)
     if sup is not None:
         m = sup[1]
-        old, new = clip(m.group("from"), 80), clip(_TRAILING_TIME.sub("", m.group("to")), 80)
+        old = clip(as_typed(v, m, "from") or "", 80)
+        new = clip(_TRAILING_TIME.sub("", as_typed(v, m, "to") or ""), 80)
         ctx: dict[str, object] = {"from": old, "to": new, "supersedes": old}
         return [Hit("standing_decision", sentence_at(v.prose, m.start()), 0.8, ctx)]
     for _, m in _BAN.matches(low, tok):
         sentence = sentence_at(v.prose, m.start())
         if _ONE_OFF.search(sentence.lower()):
             continue
-        thing = m.groupdict().get("x")
-        if thing and len(thing) < 120 and thing.split()[-1] in _DANGLING:
+        thing = as_typed(v, m, "x") if "x" in m.re.groupindex else None
+        if thing and len(thing) < 120 and thing.split()[-1].lower() in _DANGLING:
             continue
         if low.startswith("never", m.start()) and (
             _NOT_ORDERED.search(low[max(0, m.start() - 12) : m.start()])
-            or _NEVER_DESCRIBES.match(thing or "")
+            or _NEVER_DESCRIBES.match((thing or "").lower())
         ):
             thing = None  # what follows "never" is no rule on its own: the sentence says what it is about
         content = clip(thing, 160) if thing else sentence

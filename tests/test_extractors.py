@@ -121,6 +121,17 @@ def test_ban() -> None:
     )
 
 
+def test_a_rule_keeps_the_case_the_user_typed() -> None:
+    """The cues match lower-cased prose; what a ban names ("HEAD", "PyPI") is kept as typed."""
+    e = only(user("Do not run the test suite every time, only on the HEAD."), "ban")
+    assert e.content == "run the test suite every time, only on the HEAD"
+    e = only(user("We moved from MySQL to PostgreSQL last week."), "standing_decision")
+    assert e.context == {"from": "MySQL", "to": "PostgreSQL", "supersedes": "MySQL"}
+    # lower-casing that changes the length ("İ" → "i̇") keeps the lower-cased words: never a shifted slice
+    e = only(user("İİ never upload to PyPI by hand."), "ban")
+    assert e.content == "upload to pypi by hand"
+
+
 def test_one_off_prohibition_is_not_a_ban() -> None:
     assert "ban" not in kinds(user("don't push yet, I want to review first"))
 
