@@ -124,7 +124,7 @@ _GOAL = cues(
     ),
     (
         r"\bso (?:that )?(?:i|we|it|they|you|this|that|these|the \w+|users?|people|everyone|anyone) "
-        r"(?:can|could|don'?t|won'?t|doesn'?t|will|would|(?:is|are) able)\b|\bin order to\b",
+        r"(?:can|could|don'?t|won'?t|doesn'?t|(?:is|are) able)\b|\bin order to\b",
         0.4,
     ),
     # A behaviour asked for under a condition ("can we log errors when the palette can't be read?", "could
