@@ -21,4 +21,6 @@ def test_a_purpose_clause_with_any_subject_states_the_aim() -> None:
         said = f"lets finish the export tonight, so that {subject} can use it from the beta group"
         assert _goal(said) >= _goal("lets finish the export tonight, and then the beta group") + 0.3, subject
     # "so" as a plain connective ("so this is ...") is no purpose.
-    assert _goal("so this is the export we shipped last week") <= _goal("this is the export we shipped last week")
+    assert _goal("so this is the export we shipped last week") <= _goal(
+        "this is the export we shipped last week"
+    )
