@@ -122,7 +122,11 @@ _GOAL = cues(
         r"\blet'?s (?:build|create|implement|add|make|start|fix|figure out|try to|set up|get|move|design|write)\b",
         0.9,
     ),
-    (r"\bso (?:that )?(?:i|we|it|they|users|people) (?:can|could|don'?t|won'?t)\b|\bin order to\b", 0.4),
+    (
+        r"\bso (?:that )?(?:i|we|it|they|you|this|that|these|the \w+|users?|people|everyone|anyone) "
+        r"(?:can|could|don'?t|won'?t|doesn'?t|(?:is|are) able)\b|\bin order to\b",
+        0.4,
+    ),
     # A behaviour asked for under a condition ("can we log errors when the palette can't be read?", "could
     # you collapse the panel whenever it loses focus?"): a change to what the product does.
     (
