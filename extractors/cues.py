@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from extractors.gate import Gates, gate_of, wordset
 
@@ -108,7 +109,7 @@ def _passes(gates: Gates, tokens: frozenset[str]) -> bool:
 class CueTable:
     """An ordered set of cues, indexed by gate token."""
 
-    __slots__ = ("cues", "_keys", "_index", "_always")
+    __slots__ = ("cues", "_keys", "_index", "_always", "_steps")
 
     def __init__(self, items: tuple[Cue, ...]) -> None:
         self.cues = items
@@ -124,6 +125,17 @@ class CueTable:
         self._index = {w: tuple(v) for w, v in index.items()}
         self._keys = frozenset(index)
         self._always = tuple(always)
+        # Per cue, what scoring a candidate does, worked out once instead of per message: the gates
+        # still to check (None when being a candidate proves them) and the search to run (the bare
+        # regex search when the cue has no literal or start words to look for first).
+        self._steps: tuple[tuple[Cue, Gates | None, Any], ...] = tuple(
+            (
+                c,
+                c.gates if c.gates and not c.simple else None,
+                c.rx.search if not c.literal and not c.starts else c._run,
+            )
+            for c in items
+        )
 
     def __iter__(self) -> Iterator[Cue]:
         return iter(self.cues)
@@ -133,53 +145,52 @@ class CueTable:
 
     def candidates(self, tokens: frozenset[str]) -> list[int]:
         """Indices (in table order) of the cues that may match a text with these tokens."""
+        return list(self._candidates(tokens))
+
+    def _candidates(self, tokens: frozenset[str]) -> tuple[int, ...] | list[int]:
         hit = self._keys.intersection(tokens)
         if not hit:
-            return list(self._always)
+            return self._always
+        if len(hit) == 1 and not self._always:
+            return self._index[next(iter(hit))]  # one word's cues, already in table order
         found = set(self._always)
+        index = self._index
         for w in hit:
-            found.update(self._index[w])
+            found.update(index[w])
         return sorted(found)
+
+    def _found(self, text: str, tokens: frozenset[str]) -> Iterator[tuple[int, Cue, re.Match[str]]]:
+        """Every matching cue in table order: its index, the cue and its match."""
+        steps = self._steps
+        for i in self._candidates(tokens):
+            c, gates, search = steps[i]
+            if gates is not None and not _passes(gates, tokens):
+                continue
+            m = search(text)
+            if m is not None:
+                yield i, c, m
 
     def weigh(self, text: str, tokens: frozenset[str]) -> tuple[float, int]:
         """Sum of matching cue weights, and the offset of the strongest match (-1 when none)."""
         total = 0.0
         best_w = 0.0
         pos = -1
-        cues_ = self.cues
-        for i in self.candidates(tokens):
-            c = cues_[i]
-            if not c.simple and c.gates and not _passes(c.gates, tokens):
-                continue
-            m = c._run(text)
-            if m is not None:
-                w = c.weight
-                total += w
-                if w > best_w:
-                    best_w, pos = w, m.start()
+        for _, c, m in self._found(text, tokens):
+            w = c.weight
+            total += w
+            if w > best_w:
+                best_w, pos = w, m.start()
         return total, pos
 
     def matches(self, text: str, tokens: frozenset[str]) -> Iterator[tuple[int, re.Match[str]]]:
         """Every matching cue, in table order, with its match."""
-        cues_ = self.cues
-        for i in self.candidates(tokens):
-            c = cues_[i]
-            if not c.simple and c.gates and not _passes(c.gates, tokens):
-                continue
-            m = c._run(text)
-            if m is not None:
-                yield i, m
+        for i, _, m in self._found(text, tokens):
+            yield i, m
 
     def first(self, text: str, tokens: frozenset[str]) -> tuple[int, re.Match[str]] | None:
         """Index and match of the first cue (in table order) that matches."""
-        cues_ = self.cues
-        for i in self.candidates(tokens):
-            c = cues_[i]
-            if not c.simple and c.gates and not _passes(c.gates, tokens):
-                continue
-            m = c._run(text)
-            if m is not None:
-                return i, m
+        for i, _, m in self._found(text, tokens):
+            return i, m
         return None
 
 

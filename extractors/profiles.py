@@ -178,12 +178,20 @@ def one_edit(a: str, b: str) -> bool:
     return short[i:] == long_[i + 1 :] and i < len(long_) - 2
 
 
-def learned_typos(prompt: str, reference: str | None) -> list[tuple[str, str]]:
+def learned_typos(
+    prompt: str, reference: str | None, found: list[str] | None = None
+) -> list[tuple[str, str]]:
     """(typo, correction) pairs: known misspellings, plus words one edit away from a word the
-    assistant just used (the reference text) that the reference never spells that way."""
-    words = [w.lower() for w in _WORD.findall(prompt)]
+    assistant just used (the reference text) that the reference never spells that way. ``found``:
+    the prompt's `_WORD` matches when the caller has them already."""
+    words = [w.lower() for w in (_WORD.findall(prompt) if found is None else found)]
     out = [(w, KNOWN_TYPOS[w]) for w in words if w in KNOWN_TYPOS]
     if not reference:
+        return out
+    own = Counter(words)
+    # The words that may be typos of a reference word; without any, the reference need not be read.
+    maybe = [w for w in own if len(w) >= 5 and own[w] == 1 and w not in KNOWN_TYPOS and "'" not in w]
+    if not maybe:
         return out
     ref: dict[tuple[str, int], set[str]] = {}
     for r in set(map(str.lower, _WORD.findall(reference))):  # each distinct word once
@@ -191,9 +199,8 @@ def learned_typos(prompt: str, reference: str | None) -> list[tuple[str, str]]:
             ref.setdefault((r[0], len(r)), set()).add(r)
     if not ref:
         return out
-    own = Counter(words)
-    for w in own:
-        if len(w) < 5 or own[w] > 1 or w in KNOWN_TYPOS or "'" in w or w in ref.get((w[0], len(w)), ()):
+    for w in maybe:
+        if w in ref.get((w[0], len(w)), ()):
             continue
         hits = [
             r
@@ -298,7 +305,7 @@ def _voice(c: Counter[tuple[str, str]], m: Message, ctx: Context) -> None:
         c[("opener", words[0].lower()[:20])] += 1
     if m.ts and len(m.ts) >= 13:
         c[("hour", m.ts[11:13])] += 1
-    for typo, fix in learned_typos(text, ctx.prev_assistant_text):
+    for typo, fix in learned_typos(text, ctx.prev_assistant_text, words):
         c[("typo", f"{typo}>{fix}")] += 1
     if _POSITIVE.search(text):
         c[("satisfaction", "positive")] += 1

@@ -1,0 +1,54 @@
+"""The cue tables' precomputed steps (`CueTable._steps`, the one-word candidate shortcut) find what
+running every cue through `Cue.search` finds: same sum, same strongest offset, same matches in order."""
+
+from __future__ import annotations
+
+import gc
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from extractors import assistant_voice, facts, goals, rules, truth  # noqa: F401  (tables built at import)
+from extractors.cues import CueTable
+from extractors.gate import tokens_of
+
+TABLES = [o for o in gc.get_objects() if isinstance(o, CueTable)]
+# Words of the cues themselves, so generated texts hit gates and regexes often.
+WORDS = sorted({w for t in TABLES for c in t for conj in c.gates for part in conj for w in part})[:400]
+TEXTS = st.lists(
+    st.one_of(st.sampled_from(WORDS), st.sampled_from([" ", ", ", ". ", "\n", "!", "?", "'", "not", "2"])),
+    max_size=40,
+).map(" ".join)
+
+
+def _naive(table: CueTable, text: str) -> list[tuple[int, int, int]]:
+    tokens = tokens_of(text)
+    out = []
+    for i, c in enumerate(table.cues):
+        m = c.search(text, tokens)
+        if m is not None:
+            out.append((i, m.start(), m.end()))
+    return out
+
+
+def test_tables_found() -> None:
+    assert len(TABLES) >= 10
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS, st.integers(min_value=0, max_value=10_000))
+def test_steps_equal_every_cue_searched(text: str, pick: int) -> None:
+    table = TABLES[pick % len(TABLES)]
+    tokens = tokens_of(text)
+    expected = _naive(table, text)
+    assert [(i, m.start(), m.end()) for i, m in table.matches(text, tokens)] == expected
+    first = table.first(text, tokens)
+    assert (first and (first[0], first[1].start(), first[1].end())) == (expected[0] if expected else None)
+    total, best, pos = 0.0, 0.0, -1
+    for i, start, _ in expected:
+        w = table.cues[i].weight
+        total += w
+        if w > best:
+            best, pos = w, start
+    assert table.weigh(text, tokens) == (total, pos)
+    assert sorted(table.candidates(tokens)) == table.candidates(tokens)
