@@ -23,9 +23,9 @@ from extractors.cues import (
     PROPOSAL,
     REVIEW_RELAY,
     Cue,
-    claims_success,
     cues,
     fails,
+    prev_claims_success,
     weigh,
 )
 from extractors.patterns import Hit, View, clip, says_nothing, sentence_at, squash, tail
@@ -292,7 +292,7 @@ def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
     prev, ptok = v.prev, v.prev_tok
     if prev:
         prev_tail = tail(prev, 700)
-        if claims_success(prev, ptok) or TRY_IT.search(prev_tail, ptok):
+        if prev_claims_success(v) or TRY_IT.search(prev_tail, ptok):
             if _FAIL_STATE.search(low, tok) or fails(low, tok):
                 score += 0.8
             elif body >= 0.5:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from extractors.gate import Gates, gate_of, wordset
+from extractors.patterns import View, tail
 
 # Words too common to be worth indexing a cue under when the cue has a rarer required part.
 _COMMON = wordset(
@@ -324,6 +325,21 @@ def offers_choice(prev: str, tokens: frozenset[str]) -> bool:
         return True
     # A numbered list is only a menu when the message ends by asking something.
     return "?" in prev[-300:] and OFFERS_LIST.search(prev) is not None
+
+
+def prev_claims_success(v: View) -> bool:
+    """`claims_success` of the message a prompt answers, worked out once per view (the correction score
+    and the features both ask)."""
+    if v.prev_success < 0:
+        v.prev_success = int(claims_success(v.prev, v.prev_tok))
+    return v.prev_success == 1
+
+
+def prev_offers_choice(v: View) -> bool:
+    """`offers_choice` of the end of the message a prompt answers, once per view (decisions, features)."""
+    if v.prev_offers < 0:
+        v.prev_offers = int(offers_choice(tail(v.prev, 900), v.prev_tok))
+    return v.prev_offers == 1
 
 
 _FAILS = CueTable((FAIL_NOT_WORK, FAIL_NOT_ING, FAIL_STILL, FAIL_BROKE))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from extractors.choices import offer_of, picks, proposes_one
-from extractors.cues import OFFERS_LIST, Cue, cues, offers_choice, weigh
+from extractors.cues import OFFERS_LIST, Cue, cues, prev_offers_choice, weigh
 from extractors.gate import tokens_of
 from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
 from lib.text import STOPWORDS
@@ -196,7 +196,7 @@ def user_decision(v: View, floor: float = THRESHOLD) -> list[Hit]:
         score += 0.6
     prev_tail = tail(v.prev, 900)
     # Only a short reply, or one that already sounds like a choice, can be a pick from a list.
-    offers = bool(prev_tail) and (v.words <= 25 or score > 0) and offers_choice(prev_tail, v.prev_tok)
+    offers = bool(prev_tail) and (v.words <= 25 or score > 0) and prev_offers_choice(v)
 
     def clarify() -> bool:
         return bool(prev_tail) and _CLARIFY.search(tail(v.prev, 600), v.prev_tok) is not None

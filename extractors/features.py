@@ -16,7 +16,7 @@ import math
 import re
 
 from extractors.choices import choice_features
-from extractors.cues import PROPOSAL, claims_success, offers_choice
+from extractors.cues import PROPOSAL, prev_claims_success, prev_offers_choice
 from extractors.dialogue import dialogue_features
 from extractors.gate import wordset
 from extractors.model import Utterance
@@ -123,8 +123,8 @@ def user_features(u: Utterance, v: View, evidence: dict[str, float]) -> dict[str
     f["first"] = float(not prev)
     if prev:
         ptail = tail(prev, 700)
-        f["prev_success"] = float(claims_success(prev, v.prev_tok))
-        f["prev_offers"] = float(offers_choice(tail(prev, 900), v.prev_tok))
+        f["prev_success"] = float(prev_claims_success(v))
+        f["prev_offers"] = float(prev_offers_choice(v))
         f["prev_proposal"] = float(PROPOSAL.search(tail(prev, 400), v.prev_tok) is not None)
         f["prev_question"] = float("?" in ptail[-200:])
         f["prev_long"] = float(len(v.prev_raw) > 1500)

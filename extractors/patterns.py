@@ -211,6 +211,10 @@ class View:
     tok: frozenset[str]  # \w+ tokens of ``low`` (gates for the cue regexes)
     prev_tok: frozenset[str]  # \w+ tokens of ``prev``
     paste_fail: int = -1  # memo: -1 unknown, 0/1 = the prompt is a pasted failure
+    # memos of what the previous message did (-1 unknown, 0/1), asked by several extractors and the
+    # features of one prompt: `cues.prev_claims_success`, `cues.prev_offers_choice`
+    prev_success: int = -1
+    prev_offers: int = -1
 
 
 _WH_OPEN = re.compile(r"^(?:what|why|how|where|when|which|who)\b")

@@ -1,5 +1,6 @@
 """The cue tables' precomputed steps (`CueTable._steps`, the one-word candidate shortcut) find what
-running every cue through `Cue.search` finds: same sum, same strongest offset, same matches in order."""
+running every cue through `Cue.search` finds: same sum, same strongest offset, same matches in order;
+the per-view memos of the previous message answer what the checks they remember answer."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extractors import assistant_voice, facts, goals, rules, truth  # noqa: F401  (tables built at import)
-from extractors.cues import CueTable
+from extractors.cues import CueTable, claims_success, offers_choice, prev_claims_success, prev_offers_choice
 from extractors.gate import tokens_of
+from extractors.patterns import make_view, tail
 
 TABLES = [o for o in gc.get_objects() if isinstance(o, CueTable)]
 # Words of the cues themselves, so generated texts hit gates and regexes often.
@@ -52,3 +54,13 @@ def test_steps_equal_every_cue_searched(text: str, pick: int) -> None:
             best, pos = w, start
     assert table.weigh(text, tokens) == (total, pos)
     assert sorted(table.candidates(tokens)) == table.candidates(tokens)
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, TEXTS)
+def test_memos_of_the_previous_message_equal_the_checks(text: str, prev: str) -> None:
+    """`prev_claims_success` / `prev_offers_choice` answer once per view what the checks answer."""
+    v = make_view(text, prev)
+    for _ in range(2):  # computed, then remembered
+        assert prev_claims_success(v) == claims_success(v.prev, v.prev_tok)
+        assert prev_offers_choice(v) == offers_choice(tail(v.prev, 900), v.prev_tok)
