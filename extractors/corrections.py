@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from extractors.announced import last_announced
 from extractors.cues import (
     FAIL_BROKE,
     FAIL_NOT_ING,
@@ -266,12 +267,6 @@ _REJECTED_IN_PROMPT = (
     re.compile(r"\bi don'?t think we need (?:to )?([^.,;!?\n]{3,80})"),
     re.compile(r"\bnot ([a-z0-9_./`'\-]+(?: [a-z0-9_./`'\-]+){0,3}), (?:but |use |it'?s |the )"),
 )
-_ANNOUNCED = re.compile(
-    r"(?:let me|i'?ll|i will|i'?m going to|now i'?ll|i'?m)\s+(?:try |use |switch to |fix |add |create |"
-    r"replace |remove |update |change |implement |write |run |refactor |modify |install |set up )"
-    r"([^.\n:]{6,140})",
-    re.I,
-)
 
 
 def correction_score(v: View, tool_error: bool) -> tuple[float, int]:
@@ -384,11 +379,9 @@ def rejected_approach(v: View) -> str | None:
         if m:
             return clip(m.group(1), 120)
     if v.prev_raw:
-        last = None
-        for last in _ANNOUNCED.finditer(tail(v.prev_raw, 900)):  # noqa: B007 - keep the last one
-            pass
+        last = last_announced(tail(v.prev_raw, 900))
         if last is not None:
-            return clip(last.group(0), 160)
+            return clip(last, 160)
     return None
 
 
