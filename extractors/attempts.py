@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from extractors.assistant_voice import reports_change
-from extractors.cues import FAIL_WORDS, GIVE_UP, REVIEW_PASTE, cues, weigh
+from extractors.cues import FAIL_WORDS, GIVE_UP, cues, review_paste, weigh
 from extractors.patterns import Hit, View, clip, sentence_at, squash
 
 THRESHOLD = 1.0
@@ -60,7 +60,7 @@ _YES_NO = re.compile(
 
 def extract_user_failed(v: View, correction: float, pasted_fail: bool, floor: float = THRESHOLD) -> list[Hit]:
     low = v.low
-    if REVIEW_PASTE.search(low[:400]):
+    if review_paste(low[:400]):
         return []  # review remarks on the code are corrections, not reports of an attempt that failed
     score, pos = weigh(_FAILED, low[:700], v.tok)
     regressed, at = weigh(_REGRESSED, low[:700], v.tok)

@@ -278,6 +278,28 @@ REVIEW_PASTE = re.compile(
     + r"|\b(?:pr|code|reviewer'?s?) (?:feedback|review comments?|comments)\b",
     re.A,
 )
+# Every match of REVIEW_PASTE holds one of these (or opens with "in "): most prompts hold none, and a
+# substring test costs far less than the pattern, in which sre tries every position.
+_REVIEW_HINTS = (
+    "review",
+    "feedback",
+    "comment",
+    "bot",
+    "@",
+    "point",
+    "remark",
+    "finding",
+    "suggestion",
+    "concern",
+)
+
+
+def review_paste(head: str) -> bool:
+    """`REVIEW_PASTE.search(head)`, ruled out first by the words any match holds."""
+    if not head.startswith("in ") and not any(h in head for h in _REVIEW_HINTS):
+        return False
+    return REVIEW_PASTE.search(head) is not None
+
 
 # A turn that announces a new topic ("next thing I wanted to change ...", "pivoting really quickly, ...",
 # "another thing, ...", "on a different note") is about something else than what the assistant just did:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from extractors.cues import REVIEW_PASTE, Cue, table
+from extractors.cues import Cue, review_paste, table
 from extractors.patterns import Hit, View, as_typed, clip, sentence_at
 
 # One-off qualifiers: "don't push yet" is not a standing ban.
@@ -137,7 +137,7 @@ _SUPERSEDE = table(
 
 def extract_rules(v: View) -> list[Hit]:
     low = v.low
-    if not low or v.words > 400 or REVIEW_PASTE.search(low[:400]):
+    if not low or v.words > 400 or review_paste(low[:400]):
         return []
     hits: list[Hit] = []
     tok = v.tok

@@ -10,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extractors import assistant_voice, facts, goals, rules, truth  # noqa: F401  (tables built at import)
-from extractors.cues import CueTable, claims_success, offers_choice, prev_claims_success, prev_offers_choice
+from extractors.cues import (
+    REVIEW_PASTE,
+    CueTable,
+    claims_success,
+    offers_choice,
+    prev_claims_success,
+    prev_offers_choice,
+    review_paste,
+)
 from extractors.gate import tokens_of
 from extractors.patterns import make_view, tail
 
@@ -64,3 +72,52 @@ def test_memos_of_the_previous_message_equal_the_checks(text: str, prev: str) ->
     for _ in range(2):  # computed, then remembered
         assert prev_claims_success(v) == claims_success(v.prev, v.prev_tok)
         assert prev_offers_choice(v) == offers_choice(tail(v.prev, 900), v.prev_tok)
+
+
+REVIEW_WORDS = ["review", "feedback", "comments", "comment", "reviewer's", "the bot", "bot", "@alice", "in"]
+REVIEW_WORDS += [
+    "src/app.py,",
+    "around",
+    "line",
+    "valid",
+    "points",
+    "raised",
+    "by",
+    "on",
+    "the",
+    "pr",
+    "code",
+    ":",
+]
+REVIEW_WORDS += [
+    "says",
+    "flagged",
+    "for",
+    "of",
+    "pull request",
+    "both",
+    "suggestion",
+    "concerns",
+    "remark",
+    "x",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(REVIEW_WORDS), max_size=14).map(" ".join))
+def test_review_paste_equals_the_pattern(text: str) -> None:
+    assert review_paste(text) == (REVIEW_PASTE.search(text) is not None)
+
+
+def test_review_paste_examples() -> None:
+    for text in (
+        "code review: rename it",
+        "review of the pr",
+        "in src/app.py, around line 3 the loop",
+        "the bot says it leaks",
+        "@alice flagged the race",
+        "valid points raised by bob on the pr",
+        "pr feedback is in",
+    ):
+        assert review_paste(text) and REVIEW_PASTE.search(text), text
+    assert not review_paste("fix the parser please")
