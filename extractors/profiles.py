@@ -17,6 +17,7 @@ from lib.model import EDIT_TOOLS, Message
 _WORD = re.compile(r"[A-Za-z][A-Za-z']+")
 _HOME = re.compile(r"^(?:/Users/|/home/|[A-Za-z]:\\Users\\)([^/\\]+)")
 _SSH = re.compile(r"\b(?:ssh|scp|rsync|mosh)\s+(?:-\S+\s+)*(?:[\w.-]+@)?([A-Za-z][\w-]{1,40})(?:[:\s]|$)")
+_SSH_WORDS = ("ssh", "scp", "rsync", "mosh")  # every match holds one: a command without any skips the regex
 _EXT = re.compile(r"\.([A-Za-z0-9]{1,6})$")
 _POSITIVE = re.compile(
     r"\b(?:thanks|thank you|perfect|great|awesome|excellent|nice|love it|works now|that works|"
@@ -239,10 +240,12 @@ def chunk_counters(
                 if any(w in target for w in _TEST_WORDS):
                     for tr in _TEST_RE.findall(target):
                         c[("test_runner", tr)] += 1
-                for g in _GIT_RE.findall(target):
-                    c[("git", g)] += 1
-                for host in _SSH.findall(target):
-                    c[("host", host.lower())] += 1
+                if "git" in target:  # in every match
+                    for g in _GIT_RE.findall(target):
+                        c[("git", g)] += 1
+                if any(w in target for w in _SSH_WORDS):
+                    for host in _SSH.findall(target):
+                        c[("host", host.lower())] += 1
             elif m.tool_name in EDIT_TOOLS:
                 ext = _EXT.search(target)
                 if ext:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from extractors.profiles import chunk_counters, learned_typos
 from lib.context import Context
 from lib.model import Message
@@ -44,3 +47,42 @@ def test_every_test_runner_holds_a_checked_word() -> None:
     from extractors.profiles import _TEST_WORDS, TEST_RUNNERS
 
     assert all(any(w in runner for w in _TEST_WORDS) for runner in TEST_RUNNERS)
+
+
+COMMAND_WORDS = [
+    "git",
+    "commit",
+    "push",
+    "ssh",
+    "scp",
+    "rsync",
+    "mosh",
+    "-p",
+    "22",
+    "user@box",
+    "box:/tmp",
+    "&&",
+]
+COMMAND_WORDS += ["gitk", "legit", "sshd", "-i", "key", "host-1", "pull", "x.y", ";", "\n", "cd", "digit"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(COMMAND_WORDS), max_size=12).map(" ".join))
+def test_word_checks_before_the_git_and_ssh_regexes_hide_nothing(target: str) -> None:
+    """Every match of `_GIT_RE` holds "git" and of `_SSH` one of `_SSH_WORDS`: the checks only skip."""
+    from extractors.profiles import _GIT_RE, _SSH, _SSH_WORDS
+
+    if _GIT_RE.findall(target):
+        assert "git" in target
+    if _SSH.findall(target):
+        assert any(w in target for w in _SSH_WORDS)
+
+
+def test_learned_typos_with_the_callers_words_and_early_exit() -> None:
+    """Given the prompt's words, or with no word that could be a typo, the answer is the same."""
+    from extractors.profiles import _WORD
+
+    reference = "The Dispatcher reads the dispatcher queue. Configuration too."
+    for prompt in ("the dispacher hangs", "ok", "teh end", "yes yes dispacher dispacher", "don't"):
+        assert learned_typos(prompt, reference, _WORD.findall(prompt)) == learned_typos(prompt, reference)
+    assert learned_typos("ok teh", reference) == [("teh", "the")]
