@@ -92,6 +92,15 @@ _SWITCH = cues(
         r"\b(?:which )?i (?:kept|left|dropped|skipped)\b",
         0.6,
     ),
+    # ... and announced as the course itself, opening its sentence: "Parking rev 3 and filing the ticket,
+    # then I'll draft the design", "Scrapped the old CLI and built ..." (on top of the cue above).
+    (
+        r"(?:^|[.!:]\s+|\n\W*)(?:scrapped|scrapping|parked|parking|shelved|shelving|dropped|dropping|ditched|"
+        r"ditching|deferred|deferring|postponed|postponing|abandoned|abandoning)\b",
+        0.4,
+        "scrapped scrapping parked parking shelved shelving dropped dropping ditched ditching deferred deferring "
+        "postponed postponing abandoned abandoning",
+    ),
     (r"\b(?:rather than|instead of)\b|\w, not (?:by|with|in|the|a)\b", 0.4, "rather instead not"),
     # A course of action opening a sentence with its reason or the rejected course beside it: "Writing
     # mine separately - theirs doesn't scan the goldens", "Sending it back to the agent, since it has the
