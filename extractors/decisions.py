@@ -66,6 +66,13 @@ _USER = cues(
         r"this|it|a|an|to|using)\b",
         0.8,
     ),
+    # A course stated as the speaker's own: "I would like to use one common client id", "I want to use option
+    # B", "I would only render it in the website build" (3 of 3 over both sets, two sources).
+    (
+        r"\b(?:i (?:would|'d) (?:like to|rather|prefer to)|i want to) (?:use|go with|switch to|stick with|stay with)\b|"
+        r"\bi (?:would|'d) only\b",
+        1.0,
+    ),
     (r"\byour (?:rec|recommendation|recommended|suggestion|suggested|proposal|proposed)\b", 0.9),
     (r"\bskip(?:ping)? (?:\d|it\b|that\b|this\b|the\b|those\b|these\b|for now)", 1.0),
     # Dropping something as an order: "six groups, drop the compare harness", "ignore lack of backup
