@@ -67,11 +67,18 @@ _USER = cues(
         0.8,
     ),
     # A course stated as the speaker's own: "I would like to use one common client id", "I want to use option
-    # B", "I would only render it in the website build" (3 of 3 over both sets, two sources).
+    # B" (2 of 2 over both sets, two sources).
     (
-        r"\b(?:i (?:would|'d) (?:like to|rather|prefer to)|i want to) (?:use|go with|switch to|stick with|stay with)\b|"
-        r"\bi (?:would|'d) only\b",
+        r"\b(?:i (?:would|'d) (?:like to|rather|prefer to)|i want to) (?:use|go with|switch to|stick with|stay with)\b",
         1.0,
+    ),
+    # A course narrowed to one of its options: "I would only render it in the website build", "scan should
+    # primarily use the picker; the upload is a fallback" (2 of 2, two sources; not "only X should be done",
+    # a prompt labelled decision once and goal twice).
+    (
+        r"\bi (?:would|'d) only\b|\b(?:should|would|will) primarily\b|\b(?:is|as|be) (?:a|the|just a|only a) fallback\b",
+        1.0,
+        "only primarily fallback",
     ),
     (r"\byour (?:rec|recommendation|recommended|suggestion|suggested|proposal|proposed)\b", 0.9),
     (r"\bskip(?:ping)? (?:\d|it\b|that\b|this\b|the\b|those\b|these\b|for now)", 1.0),
