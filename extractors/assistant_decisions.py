@@ -71,9 +71,17 @@ _SWITCH = cues(
     (r"\b(?:from the local|locally|directly|manually|by hand|ourselves|myself)\b", 0.3),
     (r"\boption [a-z0-9]\b", 0.4),
     (
-        r"^(?:##+ )?(?:here'?s the (?:picture|plan)|the plan|plan:|approach:|decision:)",
+        r"^(?:##+ )?(?:the plan|plan:|approach:|decision:)",
         0.5,
-        "here heres plan approach decision",
+        "plan approach decision",
+    ),
+    # The course laid out as settled, opening a sentence or a heading: "Here's the picture: ...", "Now I have
+    # the full picture. Here's the reconciliation plan: ..." (2 of 2 over both sets, two sources; one that
+    # still asks the user is discounted below like any other).
+    (
+        r"(?:^|[.!:]\s+)(?:##+ )?here'?s the (?:\w+ )?(?:picture|plan)\b",
+        1.0,
+        "here heres & picture plan",
     ),
     (
         r"\bwait,? (?:i think )?(?:the )?(?:better|simpler|right)\b|\bactually,? (?:a )?(?:better|simpler)\b",
