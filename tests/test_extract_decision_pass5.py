@@ -1,0 +1,116 @@
+"""Decision pass 5 (issue 11: the extract-dev2 decision recall gap). Each family is a small exchange the
+test writes; none of its words come from the dev sets. The tests check the decision evidence, which is
+what the confidence model reads, against the same text without the family's shape, and the candidate gate
+for bare approvals."""
+
+from __future__ import annotations
+
+from extractors.assistant_decisions import assistant_decision
+from extractors.decisions import user_decision
+from extractors.model import Utterance
+from extractors.patterns import make_view
+from extractors.pipeline import analyse
+
+REPORT = "The importer now reads the new column. Both fixtures pass."
+
+
+def _user(text: str, prev: str | None = REPORT) -> float:
+    return max((h.raw for h in user_decision(make_view(text, prev), float("-inf"))), default=0.0)
+
+
+def _assistant(text: str) -> float:
+    hits = assistant_decision(make_view(text, None, human=False), None, float("-inf"))
+    return max((h.raw for h in hits), default=0.0)
+
+
+def test_dropping_or_deferring_that_opens_a_sentence_announces_the_course() -> None:
+    """ "Parking the second draft and filing a ticket, then ...", "Scrapped the shell script and built ...":
+    the dropped course named as the step taken, not a word in passing."""
+    for said, plain in (
+        (
+            "Parking the second draft for now and filing a ticket, then I'll sketch the schema.",
+            "The second draft is open and a ticket exists, then I'll sketch the schema.",
+        ),
+        (
+            "Done. Scrapped the shell script and built a small Go tool that does the same.",
+            "Done. Kept the shell script and built a small Go tool that does the same.",
+        ),
+    ):
+        assert _assistant(said) >= _assistant(plain) + 1.0, said
+    # In passing ("the rule was dropping packets") it stays the weaker word cue.
+    passing = "The firewall rule was dropping packets from the guest network."
+    assert _assistant(passing) < _assistant(
+        "Dropping the firewall rule for now, then I'll retest the guest network."
+    )
+
+
+def test_the_laid_out_plan_opening_a_sentence_is_a_decision() -> None:
+    """ "Now I know enough. Here's the migration plan: ..." lays out the course the assistant takes; the
+    same plan that ends by asking the user still waits for them."""
+    plan = (
+        "Now I know enough. Here's the migration plan:\n\n- move the two tables\n- keep the old view for a "
+        "release\n\nApplying the first step now."
+    )
+    plain = (
+        "Now I know enough. The tables:\n\n- the two tables\n- the old view\n\nApplying the first step now."
+    )
+    assert _assistant(plan) >= _assistant(plain) + 1.0
+    asking = plan.replace(
+        "Applying the first step now.", "Does that work for you, or would you prefer to keep both?"
+    )
+    assert _assistant(asking) < _assistant(plan)
+
+
+def test_a_course_stated_as_the_speakers_own_is_a_choice() -> None:
+    """ "I would like to use one shared token for both stages", "I want to use the second layout"."""
+    for said, plain in (
+        (
+            "ok, i am creating the token. i would like to use one shared token for both stages",
+            "ok, i am creating the token for both stages",
+        ),
+        ("i want to use the second layout because it scrolls", "the second layout scrolls"),
+    ):
+        assert _user(said) >= _user(plain) + 1.0, said
+    # Wanting work done is no choice between courses.
+    assert _user("i would like to see the logs first") < 1.0
+
+
+def test_a_course_narrowed_to_one_of_its_options_is_a_choice() -> None:
+    """ "I would only ship it in the web build", "import should primarily use the picker; the upload is a
+    fallback": one option kept as the course, the other demoted."""
+    for said, plain in (
+        ("in that case i would only ship it in the web build", "in that case ship it in the web build"),
+        (
+            "import should primarily use the folder picker.\n\nthe file upload is a fallback",
+            "import should use the folder picker.\n\nthe file upload is there too",
+        ),
+    ):
+        assert _user(said) >= _user(plain) + 1.0, said
+
+
+def test_a_numbered_item_named_for_the_work_is_a_pick() -> None:
+    """ "can we handle #3 quickly?", "do #2 and apply it to the other pages too": an entry of a numbered
+    list chosen to work on, even where the turn was a listing rather than a question."""
+    listing = (
+        "| # | Item |\n|---|---|\n| 1 | Rename the flags |\n| 2 | Cache the index |\n| 3 | Trim the logs |\n\n"
+        "Reply with a number to view details."
+    )
+    assert _user("ok can we handle #3 quickly?", listing) >= 1.0
+    assert _user("do #2 and apply it to the other pages too", listing) >= 1.0
+    # A number that names no item taken up is no pick.
+    assert _user("ok can we look at the logs quickly?", listing) < 1.0
+
+
+def _kinds(text: str, prev: str) -> set[str]:
+    a = analyse(Utterance(uuid="u1", session_id="s1", role="user", text=text, prev_assistant_text=prev))
+    assert a is not None
+    return {h.kind for h in a.hits}
+
+
+def test_a_bare_approval_after_an_either_or_takes_one_side() -> None:
+    """ "yes" to the one thing proposed chooses nothing (eval README); after an either-or the assistant put
+    ("Does that hold, or should I rework the parser first?") the approval stays a decision candidate."""
+    single = "I'll rework the parser and send it back to the reviewer. Want me to go ahead?"
+    either = "I'll rework the parser and send it back to the reviewer. Does that hold, or is there another angle here?"
+    assert "decision" not in _kinds("send it!", single)
+    assert "decision" in _kinds("send it!", either)
