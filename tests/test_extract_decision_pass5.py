@@ -5,6 +5,10 @@ for bare approvals."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+
 from extractors.assistant_decisions import assistant_decision
 from extractors.decisions import user_decision
 from extractors.model import Utterance
@@ -23,25 +27,54 @@ def _assistant(text: str) -> float:
     return max((h.raw for h in hits), default=0.0)
 
 
-def test_dropping_or_deferring_that_opens_a_sentence_announces_the_course() -> None:
-    """ "Parking the second draft and filing a ticket, then ...", "Scrapped the shell script and built ...":
-    the dropped course named as the step taken, not a word in passing."""
-    for said, plain in (
-        (
-            "Parking the second draft for now and filing a ticket, then I'll sketch the schema.",
-            "The second draft is open and a ticket exists, then I'll sketch the schema.",
-        ),
-        (
-            "Done. Scrapped the shell script and built a small Go tool that does the same.",
-            "Done. Kept the shell script and built a small Go tool that does the same.",
-        ),
-    ):
-        assert _assistant(said) >= _assistant(plain) + 1.0, said
-    # In passing ("the rule was dropping packets") it stays the weaker word cue.
+# Each family's text against the same text without the family's shape: (scorer, said, plain).
+# - dropping or deferring that opens a sentence ("Parking the second draft ...", "Scrapped the shell script
+#   and built ..."): the dropped course named as the step taken, not a word in passing;
+# - a course stated as the speaker's own ("I would like to use one shared token", "I want to use the second
+#   layout");
+# - a course narrowed to one of its options ("I would only ship it in the web build", "import should
+#   primarily use the picker; the upload is a fallback").
+FAMILIES = [
+    (
+        _assistant,
+        "Parking the second draft for now and filing a ticket, then I'll sketch the schema.",
+        "The second draft is open and a ticket exists, then I'll sketch the schema.",
+    ),
+    (
+        _assistant,
+        "Done. Scrapped the shell script and built a small Go tool that does the same.",
+        "Done. Kept the shell script and built a small Go tool that does the same.",
+    ),
+    (
+        _user,
+        "ok, i am creating the token. i would like to use one shared token for both stages",
+        "ok, i am creating the token for both stages",
+    ),
+    (_user, "i want to use the second layout because it scrolls", "the second layout scrolls"),
+    (_user, "in that case i would only ship it in the web build", "in that case ship it in the web build"),
+    (
+        _user,
+        "import should primarily use the folder picker.\n\nthe file upload is a fallback",
+        "import should use the folder picker.\n\nthe file upload is there too",
+    ),
+]
+
+
+@pytest.mark.parametrize("scorer, said, plain", FAMILIES)
+def test_each_family_adds_decision_evidence(scorer: Callable[[str], float], said: str, plain: str) -> None:
+    assert scorer(said) >= scorer(plain) + 1.0
+
+
+def test_a_drop_word_in_passing_stays_weak() -> None:
+    """ "the rule was dropping packets" is no course taken; "Dropping the rule for now, ..." is."""
     passing = "The firewall rule was dropping packets from the guest network."
     assert _assistant(passing) < _assistant(
         "Dropping the firewall rule for now, then I'll retest the guest network."
     )
+
+
+def test_wanting_work_done_is_no_course_of_ones_own() -> None:
+    assert _user("i would like to see the logs first") < 1.0
 
 
 def test_the_laid_out_plan_opening_a_sentence_is_a_decision() -> None:
@@ -59,33 +92,6 @@ def test_the_laid_out_plan_opening_a_sentence_is_a_decision() -> None:
         "Applying the first step now.", "Does that work for you, or would you prefer to keep both?"
     )
     assert _assistant(asking) < _assistant(plan)
-
-
-def test_a_course_stated_as_the_speakers_own_is_a_choice() -> None:
-    """ "I would like to use one shared token for both stages", "I want to use the second layout"."""
-    for said, plain in (
-        (
-            "ok, i am creating the token. i would like to use one shared token for both stages",
-            "ok, i am creating the token for both stages",
-        ),
-        ("i want to use the second layout because it scrolls", "the second layout scrolls"),
-    ):
-        assert _user(said) >= _user(plain) + 1.0, said
-    # Wanting work done is no choice between courses.
-    assert _user("i would like to see the logs first") < 1.0
-
-
-def test_a_course_narrowed_to_one_of_its_options_is_a_choice() -> None:
-    """ "I would only ship it in the web build", "import should primarily use the picker; the upload is a
-    fallback": one option kept as the course, the other demoted."""
-    for said, plain in (
-        ("in that case i would only ship it in the web build", "in that case ship it in the web build"),
-        (
-            "import should primarily use the folder picker.\n\nthe file upload is a fallback",
-            "import should use the folder picker.\n\nthe file upload is there too",
-        ),
-    ):
-        assert _user(said) >= _user(plain) + 1.0, said
 
 
 def test_a_numbered_item_named_for_the_work_is_a_pick() -> None:
