@@ -101,10 +101,12 @@ _SWITCH = cues(
         0.6,
     ),
     # ... and announced as the course itself, opening its sentence: "Parking rev 3 and filing the ticket,
-    # then I'll draft the design", "Scrapped the old CLI and built ..." (on top of the cue above).
+    # then I'll draft the design", "Scrapped the old CLI and built ..." (on top of the cue above); not a
+    # course weighed ("Dropping the goldens would remove the only regression net").
     (
         r"(?:^|[.!:]\s+|\n\W*)(?:scrapped|scrapping|parked|parking|shelved|shelving|dropped|dropping|ditched|"
-        r"ditching|deferred|deferring|postponed|postponing|abandoned|abandoning)\b",
+        r"ditching|deferred|deferring|postponed|postponing|abandoned|abandoning)\b"
+        r"(?![^.\n]{0,80}?\b(?:would|could|might|may)\b)",
         0.4,
         "scrapped scrapping parked parking shelved shelving dropped dropping ditched ditching deferred deferring "
         "postponed postponing abandoned abandoning",

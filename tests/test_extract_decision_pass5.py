@@ -65,12 +65,12 @@ def test_each_family_adds_decision_evidence(scorer: Callable[[str], float], said
     assert scorer(said) >= scorer(plain) + 1.0
 
 
-def test_a_drop_word_in_passing_stays_weak() -> None:
-    """ "the rule was dropping packets" is no course taken; "Dropping the rule for now, ..." is."""
-    passing = "The firewall rule was dropping packets from the guest network."
-    assert _assistant(passing) < _assistant(
-        "Dropping the firewall rule for now, then I'll retest the guest network."
-    )
+def test_a_drop_word_in_passing_or_weighed_stays_weak() -> None:
+    """ "the rule was dropping packets" is no course taken, nor is "Dropping the rule would ..." (a course
+    weighed); "Dropping the rule for now, ..." is."""
+    taken = _assistant("Dropping the firewall rule for now, then I'll retest the guest network.")
+    assert _assistant("The firewall rule was dropping packets from the guest network.") < taken
+    assert _assistant("Dropping the firewall rule would open the guest network to the office.") < taken
 
 
 def test_wanting_work_done_is_no_course_of_ones_own() -> None:
