@@ -20,7 +20,7 @@ import index.store.parsers as parsers
 import index.store.prepare as prepare_module
 from index.stats import health, status
 from index.store.db import open_reader
-from index.store.ingest import IndexReport, run_index
+from index.store.ingest import run_index
 from index.store.tasks import Task
 from index.store.writer import Prepared
 from total_recall.cli import cli
@@ -194,11 +194,6 @@ def test_jobs_two_parses_in_both_processes_and_a_failure_in_either_is_retried(
     assert places == {"main", "worker"}
     assert two.errors == [] and two.files_skipped == 0
     monkeypatch.undo()
-    assert_as_jobs_one(two, root, tmp_path)
-
-
-def assert_as_jobs_one(two: IndexReport, root: Path, tmp_path: Path) -> None:
-    """The `--jobs 2` run that wrote `tmp_path/two.db` counted and stored what `--jobs 1` does."""
     one = run_index(tmp_path / "one.db", [root], jobs=1)
     assert (one.records, one.messages_added, one.extractions_added) == (
         two.records,

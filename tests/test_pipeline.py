@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fixtures import make
-from test_parser_failures import assert_as_jobs_one
 
 import index.store.parsers as parsers
-import index.store.prepare as prepare_module
 from index.store.branches import update_main_branch
 from index.store.ingest import run_index
-from index.store.tasks import Task
-from index.store.writer import Prepared
 from lib import sqlite
 
 
@@ -79,27 +74,3 @@ def test_sessions_touched_by_several_files_of_one_batch_are_counted_and_branched
         conn.execute("SELECT count(*) FROM messages WHERE on_main = 0").fetchone()[0] > 0
     )  # forks abandoned
     conn.execute("ROLLBACK")
-
-
-def test_the_writer_takes_back_files_the_parser_has_not_started(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Once the queue is empty, the files handed to the pool that its parser has not started are
-    taken back and parsed by the writer's process instead of waited for one by one; the index is the
-    one `--jobs 1` makes."""
-    _sessions(tmp_path / "projects", 12)  # all 12 within the window: the queue is empty at once
-    where = tmp_path / "where"
-    main, real = os.getpid(), prepare_module.prepare
-
-    def noting(t: Task) -> Prepared:
-        with where.open("a") as f:
-            f.write("main\n" if os.getpid() == main else "worker\n")
-        return real(t)
-
-    monkeypatch.setattr(prepare_module, "prepare", noting)
-    two = run_index(tmp_path / "two.db", [tmp_path / "projects"], jobs=2)
-    parsed = where.read_text().splitlines()
-    assert len(parsed) == 12 and parsed.count("main") >= 1  # some taken back from the pool
-    monkeypatch.undo()
-    assert two.errors == []
-    assert_as_jobs_one(two, tmp_path / "projects", tmp_path)

@@ -98,8 +98,7 @@ def _pooled(
 ) -> Generator[Outcome, None, list[Task]]:
     """Run tasks from `queue` (at least 2×jobs in flight, more while they hold under IN_FLIGHT_BYTES);
     returns the in-flight tasks if the pool breaks. With `local`, whenever no parsed file is waiting
-    the caller's process parses the smallest queued file itself (no pickling), so its core never idles;
-    once the queue is empty, it takes back the files the pool has not started yet (`_take_back`)."""
+    the caller's process parses the smallest queued file itself (no pickling), so its core never idles."""
     ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
     pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_ignore_sigint)
     running: dict[Future[Outcome], Task] = {}
@@ -112,17 +111,11 @@ def _pooled(
                 except BrokenProcessPool:  # a parser died since the last wait: this one never ran
                     return (yield from _salvage(running))
                 held += _bytes(queue.popleft())
-            done, _ = wait(running, timeout=0 if local else None, return_when=FIRST_COMPLETED)
-            if not done and local:
-                if queue:
-                    yield local(queue.pop())
-                    continue
-                back = _take_back(running)
-                if back is not None:
-                    held -= _bytes(back)
-                    yield local(back)
-                    continue
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+            done, _ = wait(running, timeout=0 if local and queue else None, return_when=FIRST_COMPLETED)
+            if not done and local and queue:
+                t = queue.pop()
+                yield local(t)
+                continue
             for fut in done:
                 try:
                     result = fut.result()
@@ -133,17 +126,6 @@ def _pooled(
         return []
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _take_back(running: dict[Future[Outcome], Task]) -> Task | None:
-    """The last task handed to the pool that no parser has started (the smallest: the queue is sorted
-    by size), cancelled so the caller parses it itself; None when every one has started. At the end of
-    a run the queue is empty while the pool still holds up to IN_FLIGHT_BYTES of files for its one
-    parser: without this the writer waited for each of them in turn."""
-    for fut in reversed(running):
-        if fut.cancel():
-            return running.pop(fut)
-    return None
 
 
 def _salvage(running: dict[Future[Outcome], Task]) -> Generator[Outcome, None, list[Task]]:
