@@ -3,7 +3,9 @@ with the CPU seconds of this process (the writer: unpickling, SQLite, finalisati
 processes, the batches committed, and how often the main thread and the parsers were asleep (state S
 or D in /proc, sampled every 20 ms while the parsers live): a parser asleep waits for a file to
 parse, the main thread asleep waits for a parsed file. Finalisation (after the last file, with the
-parsers gone; serial wall time) is timed on its own: its wall and the writer's CPU in it.
+parsers gone; serial wall time) is timed on its own: its wall and the writer's CPU in it. The
+hand-over is timed too (`HandOver`): the CPU of pickling the results in the parsers, of unpickling
+them in the writer, and of the writer's GC.
 
 Usage: python bench/bench_pipeline.py [--projects DIR] [--jobs 2] [--work DIR]
 """
@@ -11,12 +13,14 @@ Usage: python bench/bench_pipeline.py [--projects DIR] [--jobs 2] [--work DIR]
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import resource
 import sys
 import threading
 import time
 from collections import Counter
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 from typing import Any
 
@@ -67,13 +71,72 @@ class Sampler(threading.Thread):
         return sum(v for (w, s), v in self.seen.items() if w == who and s in ("S", "D")) / total
 
 
+class HandOver:
+    """Thread CPU of the hand-over of parsed files: pickling in the parser processes (they inherit the
+    patched `ForkingPickler.dumps` when forked, and append their figures to a file, since a parser
+    process ends without running `atexit`), unpickling in the writer's result thread, the writer
+    pickling the tasks, and the writer's cyclic GC (`gc.callbacks`), whatever triggered it."""
+
+    def __init__(self, work: Path) -> None:
+        self.log = work / "handover.log"
+        self.log.unlink(missing_ok=True)
+        self.spent = {"loads": 0.0, "other loads": 0.0, "tasks": 0.0, "gc": 0.0}
+        self.gc_start = 0.0
+        self.helpers: set[str] = set()  # pids of the digest helpers, whose pickles are not the parsers'
+
+    def install(self) -> None:
+        writer, log, spent = os.getpid(), self.log, self.spent
+        dumps, loads = ForkingPickler.dumps.__func__, ForkingPickler.loads  # type: ignore[attr-defined]
+
+        def timed_dumps(cls: type, obj: Any, protocol: int | None = None) -> Any:
+            t = time.thread_time()
+            out = dumps(cls, obj, protocol)
+            if os.getpid() == writer:
+                spent["tasks"] += time.thread_time() - t
+            else:
+                with log.open("a") as f:
+                    f.write(f"{os.getpid()} {time.thread_time() - t} {len(out)}\n")
+            return out
+
+        def timed_loads(*a: Any, **k: Any) -> Any:
+            t = time.thread_time()
+            try:
+                return loads(*a, **k)
+            finally:  # the pool's results arrive in its manager thread, the digests in another
+                pool = type(threading.current_thread()).__name__ == "_ExecutorManagerThread"
+                spent["loads" if pool else "other loads"] += time.thread_time() - t
+
+        ForkingPickler.dumps = classmethod(timed_dumps)  # type: ignore[assignment,method-assign]
+        ForkingPickler.loads = staticmethod(timed_loads)
+        gc.callbacks.append(self._gc)
+
+    def _gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.gc_start = time.thread_time()
+        else:
+            self.spent["gc"] += time.thread_time() - self.gc_start
+
+    def summary(self) -> str:
+        rows = [line.split() for line in self.log.read_text().splitlines()] if self.log.exists() else []
+        parsed = [(float(c), int(b)) for pid, c, b in rows if pid not in self.helpers]
+        return (
+            f"hand-over: the parsers pickled {len(parsed)} results, {sum(b for _, b in parsed) / 1e6:.1f} MB, "
+            f"in {sum(c for c, _ in parsed):.2f} CPU-s; the writer unpickled them in "
+            f"{self.spent['loads']:.2f} (the helper's digests {self.spent['other loads']:.2f}) and pickled "
+            f"the tasks in {self.spent['tasks']:.2f}; the writer's GC {self.spent['gc']:.2f} CPU-s"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--projects", type=Path, default=ROOT.parent / "shared" / "corpus" / "projects")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--work", type=Path, default=None)
     a = ap.parse_args()
-    db = fresh(work_dir(a.work, "tr-pipe-") / "pipe.db")
+    work = work_dir(a.work, "tr-pipe-")
+    db = fresh(work / "pipe.db")
+    hand = HandOver(work)
+    hand.install()
     commits = [0]
     close = ingest._Batch.close
 
@@ -101,6 +164,7 @@ def main() -> None:
 
         def stopped(self: Any) -> None:
             helper_cpu[0] += _cpu(self.proc.pid)
+            hand.helpers.add(str(self.proc.pid))
             stop(self)
 
         share.Helper.stop = stopped
@@ -120,6 +184,7 @@ def main() -> None:
         f"parsers {100 * sampler.asleep('parser'):.0f} %; peak RSS of this process "
         f"{me.ru_maxrss // 1024} MB; load {os.getloadavg()[0]:.1f}"
     )
+    print(hand.summary())
 
 
 if __name__ == "__main__":

@@ -71,9 +71,17 @@ _SWITCH = cues(
     (r"\b(?:from the local|locally|directly|manually|by hand|ourselves|myself)\b", 0.3),
     (r"\boption [a-z0-9]\b", 0.4),
     (
-        r"^(?:##+ )?(?:here'?s the (?:picture|plan)|the plan|plan:|approach:|decision:)",
+        r"^(?:##+ )?(?:the plan|plan:|approach:|decision:)",
         0.5,
-        "here heres plan approach decision",
+        "plan approach decision",
+    ),
+    # The course laid out as settled, opening a sentence or a heading: "Here's the picture: ...", "Now I have
+    # the full picture. Here's the reconciliation plan: ..." (2 of 2 over both sets, two sources; one that
+    # still asks the user is discounted below like any other).
+    (
+        r"(?:^|[.!:]\s+)(?:##+ )?here'?s the (?:\w+ )?(?:picture|plan)\b",
+        1.0,
+        "here heres & picture plan",
     ),
     (
         r"\bwait,? (?:i think )?(?:the )?(?:better|simpler|right)\b|\bactually,? (?:a )?(?:better|simpler)\b",
@@ -91,6 +99,17 @@ _SWITCH = cues(
         r"\b(?:scrapped|scrapping|dropped|dropping|parked|parking|shelved|abandoned|abandoning|ditched|ditching)\b|"
         r"\b(?:which )?i (?:kept|left|dropped|skipped)\b",
         0.6,
+    ),
+    # ... and announced as the course itself, opening its sentence: "Parking rev 3 and filing the ticket,
+    # then I'll draft the design", "Scrapped the old CLI and built ..." (on top of the cue above); not a
+    # course weighed ("Dropping the goldens would remove the only regression net").
+    (
+        r"(?:^|[.!:]\s+|\n\W*)(?:scrapped|scrapping|parked|parking|shelved|shelving|dropped|dropping|ditched|"
+        r"ditching|deferred|deferring|postponed|postponing|abandoned|abandoning)\b"
+        r"(?![^.\n]{0,80}?\b(?:would|could|might|may)\b)",
+        0.4,
+        "scrapped scrapping parked parking shelved shelving dropped dropping ditched ditching deferred deferring "
+        "postponed postponing abandoned abandoning",
     ),
     (r"\b(?:rather than|instead of)\b|\w, not (?:by|with|in|the|a)\b", 0.4, "rather instead not"),
     # A course of action opening a sentence with its reason or the rejected course beside it: "Writing

@@ -66,6 +66,20 @@ _USER = cues(
         r"this|it|a|an|to|using)\b",
         0.8,
     ),
+    # A course stated as the speaker's own: "I would like to use one common client id", "I want to use option
+    # B" (2 of 2 over both sets, two sources).
+    (
+        r"\b(?:i (?:would|'d) (?:like to|rather|prefer to)|i want to) (?:use|go with|switch to|stick with|stay with)\b",
+        1.0,
+    ),
+    # A course narrowed to one of its options: "I would only render it in the website build", "scan should
+    # primarily use the picker; the upload is a fallback" (2 of 2, two sources; not "only X should be done",
+    # a prompt labelled decision once and goal twice).
+    (
+        r"\bi (?:would|'d) only\b|\b(?:should|would|will) primarily\b|\b(?:is|as|be) (?:a|the|just a|only a) fallback\b",
+        1.0,
+        "only primarily fallback",
+    ),
     (r"\byour (?:rec|recommendation|recommended|suggestion|suggested|proposal|proposed)\b", 0.9),
     (r"\bskip(?:ping)? (?:\d|it\b|that\b|this\b|the\b|those\b|these\b|for now)", 1.0),
     # Dropping something as an order: "six groups, drop the compare harness", "ignore lack of backup
@@ -99,6 +113,13 @@ _USER = cues(
     (r"\bnot doing\b|\bwe're not\b|\bwe won'?t\b|\bwon'?t be (?:doing|using)\b|\bwe explicitly\b", 0.8),
     (r"\bjust (?:pick|use|launch|do|go|keep|take|picking|using)\b", 0.6),
     (r"\b(?:option|approach|choice|path|plan|variant) (?:[a-h]|\d+)\b", 1.0),
+    # An item of a numbered list named for the work: "do #2 and do this for all ...", "can we handle #4
+    # quickly?" (4 of 4 over both sets, two sources; also where no offer was found, as after a listing).
+    (
+        r"\b(?:do|handle|take|tackle|go with|pick|start with) #\d{1,2}\b",
+        1.0,
+        "do handle take tackle go pick start",
+    ),
     (r"\bfully separable\b|\bseparate(?:ly)? from\b|\bsame (?:agent|thing|tool|approach)\b", 0.4),
     (r"\bdo (?:it|that|this|both|all|them)\b|\bapply (?:them|these|it|all)\b|\bgo ahead\b|\bproceed\b", 0.3),
 )

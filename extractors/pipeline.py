@@ -100,9 +100,14 @@ def _user(u: Utterance, v: View) -> Analysis:
         "fact": float(any(h.kind == "domain_fact" for h in facts)),
     }
     feats = user_features(u, v, evidence)
-    if feats.get("act:approve_bare") and feats.get("act:approve&single"):
+    if (
+        feats.get("act:approve_bare")
+        and feats.get("act:approve&single")
+        and not feats.get(CHOICE_PREFIX + "offered")
+    ):
         # "yes" / "go ahead" to the one thing the assistant proposed chooses nothing (eval README
-        # convention: a bare approval of a single proposal is not a decision; picking an option is).
+        # convention: a bare approval of a single proposal is not a decision; picking an option is). After
+        # an either-or ("Does that land, or is there another turn of the screw?") it takes one side.
         hits = [h for h in hits if h.kind != "decision"]
     if len(v.text.strip()) <= 2 and navigation_menu(v.prev_raw):
         # "6" to "Reply with a number to view details, or q to exit" opens an entry of a listing; a pick
