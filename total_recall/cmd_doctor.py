@@ -60,11 +60,27 @@ def status(obj: Any, fmt: str | None, as_json: bool) -> None:
         ("files skipped", _skipped(d["skipped_files"])),
         ("activity", f"{(d['first_ts'] or '')[:10]} → {(d['last_ts'] or '')[:10]}" if d["first_ts"] else "none yet"),
         ("vectors", _vectors(vec)),
+        ("extractors", _extractors(d["extractors"])),
         ("last index run", "never" if run is None else
          f"{ago(run['at'])}, {run['mode']}: {plural(run['files'] or 0, 'file')}, "
          f"+{plural(run['messages_added'] or 0, 'message')} in {duration(run['elapsed_s'])}"),
     ]  # fmt: skip
     emit_rows([Col("", key="item"), Col("", key="value", wrap=True, fold=True)], rows, fmt)
+
+
+REEXTRACT = "`total-recall index --full` reads every transcript again with this version's extractors"
+
+
+def _made_by(state: dict[str, Any]) -> str:
+    """Which extractors made the index's extractions, against this version's."""
+    if state["up_to_date"]:
+        return f"extractions made by this version ({state['current']})"
+    made = f"an earlier version ({state['index']})" if state["index"] else "an earlier version"
+    return f"extractions made by {made}, not this one ({state['current']})"
+
+
+def _extractors(state: dict[str, Any]) -> str:
+    return _made_by(state) if state["up_to_date"] else f"{_made_by(state)}: {REEXTRACT}"
 
 
 def _skipped(files: list[dict[str, Any]]) -> str:
@@ -229,12 +245,19 @@ def _disk_check(db: Path) -> dict[str, Any]:
 
 def _index_checks(db: Path) -> list[dict[str, Any]]:
     from index.stats import doctor as q_doctor
-    from index.store import IndexError_, open_existing_writer
+    from index.store import IndexError_, extractors_state, open_existing_writer
 
     if not db.exists():
         return [_check("index", "warn", f"no index at {db} yet", "run `total-recall index`")]
     try:
-        rows = q_doctor(open_existing_writer(db))
+        conn = open_existing_writer(db)
     except IndexError_ as exc:
         return [_check("index", "fail", str(exc), exc.fix)]
-    return [_check(c, "ok" if ok else "fail", d) for c, ok, d in rows]
+    try:
+        rows = q_doctor(conn)
+        state = extractors_state(conn)
+    finally:
+        conn.close()
+    checks = [_check(c, "ok" if ok else "fail", d) for c, ok, d in rows]
+    fix = "" if state["up_to_date"] else REEXTRACT
+    return [*checks, _check("extractors", "ok" if not fix else "warn", _made_by(state), fix)]

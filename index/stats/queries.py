@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from index.store.extractor_stamp import extractors_state
 from index.store.filters import MAX_KEY_CHARS, Filters
 from index.store.plugins import vectors
 from index.store.schema import SCHEMA_VERSION, current_version
@@ -49,6 +50,7 @@ def status(conn: sqlite.Connection, db: Path) -> dict[str, Any]:
         "first_ts": one("SELECT min(first_ts) FROM sessions"),
         "last_ts": one("SELECT max(last_ts) FROM sessions"),
         "vectors": _describe_vectors(conn),
+        "extractors": extractors_state(conn),  # an upgrade's extractors vs the ones the index was made with
         "last_run": None
         if last is None
         else {

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from index.store.db import (
         open_reader as open_reader,
     )
+    from index.store.extractor_stamp import extractors_state as extractors_state
     from index.store.filters import SINCE_HELP as SINCE_HELP
     from index.store.filters import BadFilter as BadFilter
     from index.store.filters import Filters as Filters
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
 
 # API name -> (module of this package, name there)
 _WHERE: dict[str, tuple[str, str]] = {
+    "extractors_state": ("extractor_stamp", "extractors_state"),
     "BadFilter": ("filters", "BadFilter"),
     "BadScope": ("scope", "BadScope"),
     "Candidate": ("plugins", "Candidate"),
@@ -175,6 +177,7 @@ __all__ = [
     "consolidate",
     "db_file",
     "enforced",
+    "extractors_state",
     "forget",
     "listing",
     "load",

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from index.store.db import IndexCorrupt, IndexError_, access_problem, is_damage, open_writer
+from index.store.extractor_stamp import stamp_extractors
 from index.store.finalize import finalize
 from index.store.lock import IndexBusy, writer_lock
 from index.store.parsers import Unread, parse_all
@@ -179,6 +180,7 @@ def _run_index(
     report = IndexReport()
     try:
         note = Parsing(db)
+        fresh = conn.execute("SELECT 1 FROM ingest_state LIMIT 1").fetchone() is None
         with transaction(conn):  # planning may drop rows (resets): all or nothing
             died = note.take(conn)  # the file a crash in the parser killed the last run on, if any
             tasks, report.files_unchanged, seen, report.files_skipped = plan(conn, roots, full, agents)
@@ -212,6 +214,9 @@ def _run_index(
         every = roots + [r for paths in (agents or {}).values() for r in canonical_roots(paths)]
         report.files_missing = _mark_missing(conn, every, seen)
         finalize(conn, jobs)
+        if full or fresh:
+            with transaction(conn):  # every extraction now comes from this version's extractors
+                stamp_extractors(conn)
         report.elapsed_s = time.perf_counter() - started
         _record_run(conn, report, jobs, "full" if full else "incremental")
     finally:
