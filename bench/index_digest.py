@@ -3,7 +3,7 @@
 Usage: python bench/index_digest.py INDEX.db [OTHER.db]
 Prints one line per table (rows, digest of its sorted rows); with two indexes, only the tables that
 differ, and exits 1 when any does. Times of the run (`indexed_at`, `started_at`, `elapsed_s`,
-`updated_at`) are left out; an FTS table is compared by its `fts5vocab` instance rows (every term,
+`updated_at`) and the extractors' fingerprint (`extractors/version.py`) are left out; an FTS table is compared by its `fts5vocab` instance rows (every term,
 row, column and offset), not by its shadow tables, whose segment layout depends on when batches
 committed. Build both indexes with `index --full --jobs 1` on the same corpus.
 """
@@ -32,6 +32,9 @@ def digest(path: str) -> dict[str, tuple[int, str]]:
     for t in sorted(set(tables) - shadow - set(fts)):
         cols = [r[1] for r in db.execute(f'PRAGMA table_info("{t}")') if r[1] not in VOLATILE]
         queries[t] = "SELECT " + ", ".join(f'"{c}"' for c in cols) + f' FROM "{t}"'
+        # the extractors' fingerprint changes with their code, not with what they found
+        if t == "schema_meta":
+            queries[t] += " WHERE key != 'extractors_version'"
     for f in fts:
         db.execute(f'CREATE VIRTUAL TABLE temp."vocab_{f}" USING fts5vocab(main, "{f}", instance)')
         queries[f + " (terms)"] = f'SELECT * FROM temp."vocab_{f}"'
