@@ -1,5 +1,5 @@
-"""Which extractors made an index's extractions (`extractors.version`): stamped by a run that read every
-transcript from its start (a new index, `index --full`), compared by `status` and `doctor`."""
+"""Which extractors made an index's extractions (`extractors.version`): stamped by the first run of a new
+index and by `index --full`, compared by `status` and `doctor`."""
 
 from __future__ import annotations
 

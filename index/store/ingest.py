@@ -184,6 +184,8 @@ def _run_index(
         with transaction(conn):  # planning may drop rows (resets): all or nothing
             died = note.take(conn)  # the file a crash in the parser killed the last run on, if any
             tasks, report.files_unchanged, seen, report.files_skipped = plan(conn, roots, full, agents)
+            if fresh:  # all this index will hold comes from these extractors, even if this run is cut short
+                stamp_extractors(conn)
         report.errors += [died] if died else []
         report.files = len(tasks) + report.files_unchanged + report.files_skipped
         total = sum(t.size - t.start for t in tasks)
@@ -214,7 +216,7 @@ def _run_index(
         every = roots + [r for paths in (agents or {}).values() for r in canonical_roots(paths)]
         report.files_missing = _mark_missing(conn, every, seen)
         finalize(conn, jobs)
-        if full or fresh:
+        if full:
             with transaction(conn):  # every extraction now comes from this version's extractors
                 stamp_extractors(conn)
         report.elapsed_s = time.perf_counter() - started
