@@ -75,8 +75,8 @@ def _made_by(state: dict[str, Any]) -> str:
     """Which extractors made the index's extractions, against this version's."""
     if state["up_to_date"]:
         return f"extractions made by this version ({state['current']})"
-    made = f"an earlier version ({state['index']})" if state["index"] else "an earlier version"
-    return f"extractions made by {made}, not this one ({state['current']})"
+    made = f"other extractors ({state['index']})" if state["index"] else "an earlier version's extractors"
+    return f"extractions made by {made}, not this version's ({state['current']})"
 
 
 def _extractors(state: dict[str, Any]) -> str:
