@@ -9,8 +9,7 @@ the pipeline at tens of microseconds per message although it knows a few hundred
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
 
 from extractors.gate import Gates, gate_of, wordset
 from extractors.patterns import View, tail
@@ -129,7 +128,7 @@ class CueTable:
         # Per cue, what scoring a candidate does, worked out once instead of per message: the gates
         # still to check (None when being a candidate proves them) and the search to run (the bare
         # regex search when the cue has no literal or start words to look for first).
-        self._steps: tuple[tuple[Cue, Gates | None, Any], ...] = tuple(
+        self._steps: tuple[tuple[Cue, Gates | None, Callable[[str], re.Match[str] | None]], ...] = tuple(
             (
                 c,
                 c.gates if c.gates and not c.simple else None,
@@ -144,11 +143,8 @@ class CueTable:
     def __len__(self) -> int:
         return len(self.cues)
 
-    def candidates(self, tokens: frozenset[str]) -> list[int]:
+    def candidates(self, tokens: frozenset[str]) -> tuple[int, ...] | list[int]:
         """Indices (in table order) of the cues that may match a text with these tokens."""
-        return list(self._candidates(tokens))
-
-    def _candidates(self, tokens: frozenset[str]) -> tuple[int, ...] | list[int]:
         hit = self._keys.intersection(tokens)
         if not hit:
             return self._always
@@ -163,7 +159,7 @@ class CueTable:
     def _found(self, text: str, tokens: frozenset[str]) -> Iterator[tuple[int, Cue, re.Match[str]]]:
         """Every matching cue in table order: its index, the cue and its match."""
         steps = self._steps
-        for i in self._candidates(tokens):
+        for i in self.candidates(tokens):
             c, gates, search = steps[i]
             if gates is not None and not _passes(gates, tokens):
                 continue

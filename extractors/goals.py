@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from extractors.cues import NEW_TOPIC, REVIEW_PASTE, Cue, cues, fails, table, weigh
+from extractors.cues import NEW_TOPIC, Cue, cues, fails, review_paste, table, weigh
 from extractors.patterns import Hit, View, clip, sentence_at, squash
 
 THRESHOLD = 1.0
@@ -211,8 +211,6 @@ _VCS_STEP = Cue(
 _DOING = Cue(
     r"\b(?:i'?m|we're|i am|we are) (?:working on|building|developing|writing|migrating|porting|setting up)\b"
 )
-# A literal that every form of REVIEW_PASTE holds (a cheap gate before the full pattern).
-_REVIEW_WORDS = re.compile(r"review|feedback|comment|bot\b|@|^in |point|remark|finding|suggestion|concern")
 _SUBSTANTIVE = Cue(
     r"\b(?:so (?:that|i|we)|report|all|every|each|full|feature|plan|system|pipeline|architecture|"
     r"security|performance|hardening|history|workflow|support|integration|program|notebook|library|app|"
@@ -303,7 +301,7 @@ def goal_score(v: View, correction: float) -> tuple[float, int]:
         score += 0.6
     if v.words <= 40 and _VCS_STEP.search(low[:300], tok):
         score -= 0.8
-    if _REVIEW_WORDS.search(low[:400]) and REVIEW_PASTE.search(low[:400]):
+    if review_paste(low[:400]):
         score -= 1.0  # pasted or relayed review remarks correct the work under review; they set no objective
     if v.words >= 15:
         # Substantive requests take some words; "add an icon" is a tweak, not an objective.

@@ -61,7 +61,7 @@ def test_steps_equal_every_cue_searched(text: str, pick: int) -> None:
         if w > best:
             best, pos = w, start
     assert table.weigh(text, tokens) == (total, pos)
-    assert sorted(table.candidates(tokens)) == table.candidates(tokens)
+    assert sorted(table.candidates(tokens)) == list(table.candidates(tokens))
 
 
 @settings(max_examples=200, deadline=None)

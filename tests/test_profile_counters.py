@@ -86,3 +86,6 @@ def test_learned_typos_with_the_callers_words_and_early_exit() -> None:
     for prompt in ("the dispacher hangs", "ok", "teh end", "yes yes dispacher dispacher", "don't"):
         assert learned_typos(prompt, reference, _WORD.findall(prompt)) == learned_typos(prompt, reference)
     assert learned_typos("ok teh", reference) == [("teh", "the")]
+    # the early exit never hides a typo of a reference word
+    assert learned_typos("the dispacher hangs", reference) == [("dispacher", "dispatcher")]
+    assert learned_typos("the dispacher dispacher hangs", reference) == []  # said twice: a word, not a slip
