@@ -39,7 +39,8 @@ def prepare(task: Task) -> Prepared:
     scrub_chunk(chunk)
     rows, prompts = _extract(chunk)
     counters = chunk_counters(chunk.messages, prompts)
-    fields = {m.uuid: fts_fields(m.text) for m in chunk.messages}  # a uuid seen twice: its last text
+    memo: dict[bytes, tuple[str, ...]] = {}
+    fields = {m.uuid: fts_fields(m.text, memo) for m in chunk.messages}  # a uuid seen twice: its last text
     messages = [message_row(m, fields[m.uuid][0]) for m in chunk.messages]
     externals = [
         (i, m.parent_uuid, m.fallback_parent) for i, m in enumerate(chunk.messages) if m.parent_external

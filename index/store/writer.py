@@ -68,9 +68,10 @@ class Prepared:
     counters: list[tuple[str, str, float]] = field(default_factory=list)  # (profile, key, delta)
 
 
-def fts_fields(text: str) -> tuple[bytes, str, str]:
-    """(packed body, FTS text, FTS identifier parts) for one message; runs in the worker."""
-    return pack(text), text, identifier_parts(text)
+def fts_fields(text: str, memo: dict[bytes, tuple[str, ...]]) -> tuple[bytes, str, str]:
+    """(packed body, FTS text, FTS identifier parts) for one message; runs in the worker. `memo`:
+    one file's identifier parts by word (`identifier_parts`)."""
+    return pack(text), text, identifier_parts(text, memo)
 
 
 # Positions in a `message_row` that the writer reads.
