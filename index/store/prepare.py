@@ -20,17 +20,16 @@ from extractors.pipeline import extract
 from extractors.profiles import chunk_counters
 from extractors.scrubber import scrub_obj, scrub_text
 from extractors.summaries import extract_summary
-from index.store.record_rows import fold_turns, turn_rows
+from index.store.record_rows import fold_turns, turn_row
 from index.store.tasks import Task, head_hash
 from index.store.userstate import LEAF
-from index.store.writer import Prepared, fts_fields, message_rows
+from index.store.writer import Prepared, fts_fields, message_row
 from lib.context import Context, iter_contexts
 from lib.model import Carry, FileChunk, Message
 from lib.project import project_key
 from lib.sources import parse
 
 FIRST_PROMPT_CHARS = 300  # as lib/records.py keeps it
-_ALIAS_ROW = attrgetter("uuid", "parent_uuid")  # an alias as a row of `aliases` (without its file id)
 
 
 def prepare(task: Task) -> Prepared:
@@ -42,12 +41,12 @@ def prepare(task: Task) -> Prepared:
     counters = chunk_counters(chunk.messages, prompts)
     memo: dict[bytes, tuple[str, ...]] = {}
     fields = {m.uuid: fts_fields(m.text, memo) for m in chunk.messages}  # a uuid seen twice: its last text
-    messages = message_rows(chunk.messages, [fields[m.uuid][0] for m in chunk.messages])
+    messages = [message_row(m, fields[m.uuid][0]) for m in chunk.messages]
     externals = [
         (i, m.parent_uuid, m.fallback_parent) for i, m in enumerate(chunk.messages) if m.parent_external
     ]
-    aliases = list(map(_ALIAS_ROW, chunk.aliases))
-    turns = fold_turns(turn_rows(chunk.turns))
+    aliases = [(a.uuid, a.parent_uuid) for a in chunk.aliases]
+    turns = fold_turns([turn_row(t) for t in chunk.turns])
     chunk.messages, chunk.aliases, chunk.turns = [], [], []  # they travel as the rows above
     return Prepared(
         chunk=chunk,

@@ -3,24 +3,31 @@ from the writer: rows keyed by record, not messages or sessions. Called inside `
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import Any
 
 from lib import sqlite
 from lib.model import FileChunk, Turn
 
-# A turn's fields in the order of a `turns` row, read by one C-level call per turn (`turn_rows`; a
-# tuple display read them one attribute at a time); `is_sidechain` stays a bool, which SQLite stores
-# as the integer 0 or 1.
-_turn_fields = attrgetter(
-    *"message_id request_id session_id uuid ts model input_tokens output_tokens cache_creation_tokens"
-    " cache_5m_tokens cache_1h_tokens cache_read_tokens web_search_requests is_sidechain agent_id".split()
-)
 
-
-def turn_rows(turns: list[Turn]) -> list[tuple[Any, ...]]:
-    """Turns as rows of `turns` (without their file id); built in the worker, written by the writer."""
-    return list(map(_turn_fields, turns))
+def turn_row(t: Turn) -> tuple[Any, ...]:
+    """A turn as a row of `turns` (without its file id); built in the worker, written by the writer."""
+    return (
+        t.message_id,
+        t.request_id,
+        t.session_id,
+        t.uuid,
+        t.ts,
+        t.model,
+        t.input_tokens,
+        t.output_tokens,
+        t.cache_creation_tokens,
+        t.cache_5m_tokens,
+        t.cache_1h_tokens,
+        t.cache_read_tokens,
+        t.web_search_requests,
+        int(t.is_sidechain),
+        t.agent_id,
+    )
 
 
 def _billed(row: tuple[Any, ...]) -> int:
@@ -29,7 +36,7 @@ def _billed(row: tuple[Any, ...]) -> int:
 
 
 def fold_turns(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """The chunk's `turn_rows` with each API response once, as `write_record_rows`' upsert would
+    """The chunk's `turn_row`s with each API response once, as `write_record_rows`' upsert would
     leave it (an assistant message is written once per content block, each with the response's
     usage): the first row's identity (session, model, side chain, agent) with the uuid, time and
     usage of the last row billing the most. Built in the worker, so the repeats are neither pickled
@@ -46,7 +53,7 @@ def fold_turns(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 
 def write_record_rows(conn: sqlite.Connection, c: FileChunk, turns: list[tuple[Any, ...]], fid: int) -> None:
-    """Insert the chunk's rows of the per-record tables (`turns`: its `turn_rows`); a turn seen again
+    """Insert the chunk's rows of the per-record tables (`turns`: its `turn_row`s); a turn seen again
     keeps its largest usage."""
     if turns:
         conn.executemany(

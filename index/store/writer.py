@@ -6,7 +6,6 @@ index/store/record_rows.py, the sessions and their main branches by index/store/
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -58,9 +57,9 @@ class Prepared:
     extractions: list[tuple[Any, ...]] = field(default_factory=list)
     # The chunk's messages, aliases and usage travel as plain rows, ready for SQL: tuples pickle
     # several times faster than dataclasses on their way from the parser to the writer (the
-    # worker empties the chunk's own lists). `messages`: `message_rows`; `externals`: (index in
+    # worker empties the chunk's own lists). `messages`: `message_row`s; `externals`: (index in
     # `messages`, parent, fallback) of the parents the writer resolves against the index;
-    # `aliases`: (uuid, parent_uuid); `turns`: `record_rows.turn_rows`.
+    # `aliases`: (uuid, parent_uuid); `turns`: `record_rows.turn_row`s.
     messages: list[tuple[Any, ...]] = field(default_factory=list)
     externals: list[tuple[int, str | None, str | None]] = field(default_factory=list)
     aliases: list[tuple[str, str | None]] = field(default_factory=list)
@@ -75,24 +74,31 @@ def fts_fields(text: str, memo: dict[bytes, tuple[str, ...]]) -> tuple[bytes, st
     return pack(text), text, identifier_parts(text, memo)
 
 
-# The fields of a Message stored as they are, in the order of a `message_rows` row (its body last). One
-# C-level `attrgetter` call reads them all: a tuple display read them one attribute at a time, at
-# twice the cost per message. The flags stay bools, which SQLite stores as the integers 0 and 1.
-_MESSAGE_COLUMNS = tuple(
-    "uuid session_id parent_uuid role kind ts agent_id is_sidechain tool_name tool_use_id tool_target"
-    " is_error message_id model byte_offset agent".split()
-)
-_message_fields = attrgetter(*_MESSAGE_COLUMNS)
-# Positions in a `message_rows` row that the writer reads.
-_PARENT, _KIND, _TOOL_NAME, _TOOL_USE_ID = (
-    _MESSAGE_COLUMNS.index(c) for c in ("parent_uuid", "kind", "tool_name", "tool_use_id")
-)
+# Positions in a `message_row` that the writer reads.
+_PARENT, _KIND, _TOOL_NAME, _TOOL_USE_ID = 2, 4, 9, 10
 
 
-def message_rows(messages: list[Message], bodies: list[bytes]) -> list[tuple[Any, ...]]:
-    """Messages as rows of `messages` with their packed bodies (without their file id, which the
-    writer knows); in the worker."""
-    return [(*fields, body) for fields, body in zip(map(_message_fields, messages), bodies, strict=True)]
+def message_row(m: Message, body: bytes) -> tuple[Any, ...]:
+    """A message as a row of `messages` (without its file id, which the writer knows); in the worker."""
+    return (
+        m.uuid,
+        m.session_id,
+        m.parent_uuid,
+        m.role,
+        m.kind,
+        m.ts,
+        body,
+        m.agent_id,
+        int(m.is_sidechain),
+        m.tool_name,
+        m.tool_use_id,
+        m.tool_target,
+        int(m.is_error),
+        m.message_id,
+        m.model,
+        m.byte_offset,
+        m.agent,
+    )
 
 
 @dataclass(slots=True)
@@ -195,8 +201,9 @@ def _insert_messages(conn: sqlite.Connection, rows: list[tuple[Any, ...]], fid: 
     """Insert the rows not stored yet; returns (id, uuid) of those inserted, in file order."""
     last = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
     conn.executemany(
-        f"""INSERT OR IGNORE INTO messages({", ".join(_MESSAGE_COLUMNS)}, body, file_id)
-            VALUES({", ".join("?" * (len(_MESSAGE_COLUMNS) + 2))})""",
+        """INSERT OR IGNORE INTO messages(uuid, session_id, parent_uuid, role, kind, ts, body, agent_id,
+           is_sidechain, tool_name, tool_use_id, tool_target, is_error, message_id, model, byte_offset, agent,
+           file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
         [r + (fid,) for r in rows],
     )
     return conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
