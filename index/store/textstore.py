@@ -14,7 +14,7 @@ _RAW, _ZLIB, _DEFLATE = b"\x00", b"\x01", b"\x02"  # _ZLIB: indexes written by 0
 # Below this many bytes a text is stored raw: each deflate call costs ~10 us before its first byte
 # (setting up the compressor, building the block's Huffman trees) and saves at most a few hundred
 # bytes here, so short texts cost the parsers more CPU per byte saved than long ones
-# (docs/benchmarks.md, "Pack and hand-over").
+# (docs/benchmarks.md, "Pack, identifier parts and the hand-over").
 _MIN_COMPRESS = 400
 
 

@@ -178,7 +178,7 @@ def _insert_messages(conn: sqlite.Connection, rows: list[tuple[Any, ...]], fid: 
            file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
         [r + (fid,) for r in rows],
     )
-    return conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
+    return conn.execute("SELECT id, uuid FROM messages WHERE id > ? ORDER BY id", (last,)).fetchall()
 
 
 def _write_messages(
