@@ -74,29 +74,19 @@ LINES = [
 
 
 def slow_read(path: str, chunk: FileChunk, record: Any) -> None:
-    """`read_lines` as it was: every terminated line through the full `decode`."""
+    """`read_lines` as it was (from the start of a file): every line through the full `decode`."""
     for offset, data, terminated in iter_lines(path, 0):
+        recs, bad, repaired = decode(data, whole=not terminated) if data.strip() else ([], "blank", False)
         if not terminated:
-            recs, bad, _ = decode(data, whole=True) if data.strip() else ([], "blank", False)
             if bad or not recs:
-                break
-            chunk.lines += 1
+                break  # a partial write: left for the next run
             chunk.repaired["no_final_newline"] += 1
-            for rec in recs:
-                record(rec, offset)
-            chunk.end = offset + len(data)
-            break
-        chunk.end = offset + len(data) + 1
-        chunk.lines += 1
-        if not data.strip():
-            chunk.bad_lines["blank"] += 1
-            continue
-        recs, bad, repaired = decode(data)
-        if bad:
+        elif bad:
             chunk.bad_lines[bad] += 1
-            continue
-        if repaired:
+        elif repaired:
             chunk.repaired["glued" if len(recs) > 1 else "recovered"] += 1
+        chunk.lines += 1
+        chunk.end = offset + len(data) + terminated
         for rec in recs:
             record(rec, offset)
 
