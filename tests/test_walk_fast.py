@@ -4,6 +4,7 @@
   unterminated tail as splitting the whole file, for any bytes, block size and start offset.
 - `read_lines` tries `orjson.loads` on a line before the full `decode`: same records, offsets and
   counts as decoding every line the full way.
+- `turn_of` takes exact ints as they are (`as_int(v) or 0` is v for them): same rows for any usage.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lib.reader
-from lib.model import FileChunk
+from lib.model import FileChunk, FileInfo, Turn
 from lib.reader import decode, iter_lines
+from lib.turns import as_dict, as_int, turn_of
 from lib.walker import read_lines
 
 
@@ -110,3 +112,53 @@ def test_read_lines_equals_full_decode(
         read_lines(path, 0, chunk, record)
 
     assert _run(fast, p) == _run(slow_read, p)
+
+
+def old_turn_of(rec: dict[str, Any], msg: dict[str, Any], info: FileInfo) -> Turn | None:
+    """`turn_of` as it was: every count through `as_int(v) or 0`."""
+    usage, mid = msg.get("usage"), msg.get("id")
+    if not isinstance(usage, dict) or not isinstance(mid, str):
+        return None
+    cc, stu = as_dict(usage.get("cache_creation")), as_dict(usage.get("server_tool_use"))
+    n = [as_int(d.get(k)) or 0 for d, k in zip((usage,) * 3 + (cc,) * 2 + (usage, stu), COUNT_KEYS)]
+    side = bool(rec.get("isSidechain")) or info.layout != "main"
+    aid = rec.get("agentId") if isinstance(rec.get("agentId"), str) else info.agent_id
+    head = (mid, str(rec.get("requestId") or ""), "s", "u", rec.get("timestamp"), "m")
+    return Turn(*head, *n[:6], side, aid, n[6])
+
+
+COUNT_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "ephemeral_5m_input_tokens",
+    "ephemeral_1h_input_tokens",
+    "cache_read_input_tokens",
+    "web_search_requests",
+)
+COUNTS = st.one_of(
+    st.integers(-5, 10**12), st.booleans(), st.floats(-1e3, 1e9), st.none(), st.text(max_size=3)
+)
+USAGE = st.dictionaries(st.sampled_from(COUNT_KEYS), COUNTS).flatmap(
+    lambda d: st.fixed_dictionaries(
+        {},
+        optional={
+            "cache_creation": st.one_of(st.dictionaries(st.sampled_from(COUNT_KEYS), COUNTS), st.none()),
+            "server_tool_use": st.one_of(st.dictionaries(st.sampled_from(COUNT_KEYS), COUNTS), st.just([])),
+        },
+    ).map(lambda extra: {**d, **extra})
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    usage=st.one_of(USAGE, st.none()),
+    mid=st.one_of(st.just("msg_1"), st.none()),
+    layout=st.sampled_from(["main", "flat"]),
+    side=st.booleans(),
+)
+def test_turn_of_equals_every_count_through_as_int(usage: Any, mid: Any, layout: str, side: bool) -> None:
+    msg = {"usage": usage, "id": mid}
+    rec = {"requestId": "req_1", "timestamp": "t", "isSidechain": side, "agentId": "a" if side else None}
+    info = FileInfo(layout, "stem", "agent-x")
+    assert turn_of(rec, msg, "u", "s", "m", info) == old_turn_of(rec, msg, info)
