@@ -149,6 +149,7 @@ class RecordState:
         offset: int,
     ) -> Message:
         aid, side = self._agent_for(rec, uuid, parent)
+        text = strip_ours(C.strip_private(text))[0]
         m = Message(
             uuid=uuid,
             session_id=sid,
@@ -156,7 +157,7 @@ class RecordState:
             role=role,
             kind=kind,
             ts=rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None,
-            text=C.cut(strip_ours(C.strip_private(text))[0], C.TEXT_CAP),
+            text=text if len(text) <= C.TEXT_CAP else C.cut(text, C.TEXT_CAP),  # no call for most
             cwd=rec.get("cwd") if isinstance(rec.get("cwd"), str) else None,
             git_branch=rec.get("gitBranch") or None,
             agent_id=aid,
@@ -340,7 +341,7 @@ class RecordState:
         if turn is not None:
             self.chunk.turns.append(turn)
         if model:
-            self.session(sid).models.add(model)
+            self.chunk.sessions[sid].models.add(model)  # made by `record` before it got here
         if tool is not None:
             name = str(tool.get("name") or "?")
             target, ttext = C.tool_summary(name, tool.get("input"))
