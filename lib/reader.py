@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -22,16 +21,17 @@ _decoder = json.JSONDecoder()
 _LONE = re.compile("[\ud800-\udfff]")  # only lone ones survive decoding: pairs are joined
 
 
-@dataclass(slots=True)
-class Line:
-    offset: int  # byte offset of the first byte of the line
-    data: bytes  # without the trailing newline
-    terminated: bool  # False only for a final segment with no newline
+# (offset of the line's first byte, its bytes without the newline, terminated: False only for a final
+# segment with no newline). A plain tuple: one is made per line of every file read.
+Line = tuple[int, bytes, bool]
 
 
 def iter_lines(path: str, start: int = 0) -> Iterator[Line]:
     """Yield every line from byte `start`; the last one may be unterminated. `path` may be an
-    index key (`lib.discovery.path_key`)."""
+    index key (`lib.discovery.path_key`).
+
+    Newlines are found with `bytes.find` (memchr) rather than `bytes.split`, whose one-byte
+    separator loop costs ~5 instructions per byte: a tenth of parsing went there."""
     with open(key_path(path), "rb") as f:  # read-only, always
         f.seek(start)
         pos = start
@@ -40,21 +40,28 @@ def iter_lines(path: str, start: int = 0) -> Iterator[Line]:
             block = f.read(BLOCK)
             if not block:
                 break
-            parts = block.split(b"\n")
-            if len(parts) == 1:
+            j = block.find(b"\n")
+            if j < 0:
                 pending.append(block)
                 continue
             if pending:
-                parts[0] = b"".join((*pending, parts[0]))
+                first = b"".join((*pending, block[:j]))
                 pending = []
-            rest = parts.pop()
-            for part in parts:
-                yield Line(pos, part, True)
-                pos += len(part) + 1
-            if rest:
-                pending.append(rest)
+            else:
+                first = block[:j]
+            yield pos, first, True
+            pos += len(first) + 1
+            i = j + 1
+            j = block.find(b"\n", i)
+            while j >= 0:
+                yield pos, block[i:j], True
+                pos += j - i + 1
+                i = j + 1
+                j = block.find(b"\n", i)
+            if i < len(block):
+                pending.append(block[i:])
         if pending:
-            yield Line(pos, b"".join(pending), False)
+            yield pos, b"".join(pending), False
 
 
 def decode(data: bytes, whole: bool = False) -> tuple[list[dict[str, Any]], str | None, bool]:

@@ -109,21 +109,22 @@ class RecordState:
             self._agent_for(rec, uuid, parent)  # stored or not, it carries the inline agent down the chain
         if t == "progress" or t == "attachment":
             self.alias(uuid, parent, sid)
-            if t == "progress":
-                self._mirrored_usage(rec, uuid, sid)
+            data = rec.get("data") if t == "progress" else None
+            if isinstance(data, dict) and data.get("type") == "agent_progress":  # mirrored_turn's own test
+                mirrored = mirrored_turn(rec, uuid, sid, self.info)
+                if mirrored is not None:
+                    chunk.turns.append(mirrored)
             return
-        self._session_meta(rec, sid)
+        # The session's metadata (inlined: a Python call costs ~1,000 instructions, per record).
+        note_session(chunk.sessions.get(sid) or self.session(sid), rec)
+        if self.info.layout == "main" and sid != self.info.stem and self.info.agent == "claude":
+            self.session(self.info.stem).resumed_from = self.session(self.info.stem).resumed_from or sid
         if t == "system":
             self._system(rec, uuid, sid, parent, offset)
         elif t == "user":
             self._user(rec, uuid, sid, parent, offset)
         else:
             self._assistant(rec, uuid, sid, parent, offset)
-
-    def _session_meta(self, rec: dict[str, Any], sid: str) -> None:
-        note_session(self.session(sid), rec)
-        if self.info.layout == "main" and sid != self.info.stem and self.info.agent == "claude":
-            self.session(self.info.stem).resumed_from = self.session(self.info.stem).resumed_from or sid
 
     def _agent_for(self, rec: dict[str, Any], uuid: str, parent: str | None) -> tuple[str | None, bool]:
         side = bool(rec.get("isSidechain"))
@@ -148,6 +149,7 @@ class RecordState:
         offset: int,
     ) -> Message:
         aid, side = self._agent_for(rec, uuid, parent)
+        text = strip_ours(C.strip_private(text))[0]
         m = Message(
             uuid=uuid,
             session_id=sid,
@@ -155,7 +157,7 @@ class RecordState:
             role=role,
             kind=kind,
             ts=rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None,
-            text=C.cut(strip_ours(C.strip_private(text))[0], C.TEXT_CAP),
+            text=text if len(text) <= C.TEXT_CAP else C.cut(text, C.TEXT_CAP),  # no call for most
             cwd=rec.get("cwd") if isinstance(rec.get("cwd"), str) else None,
             git_branch=rec.get("gitBranch") or None,
             agent_id=aid,
@@ -219,7 +221,9 @@ class RecordState:
         self.alias(uuid, parent, sid)
 
     def _user(self, rec: dict[str, Any], uuid: str, sid: str, parent: str | None, offset: int) -> None:
-        msg = _dict(rec.get("message"))
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            msg = {}
         content = msg.get("content")
         is_meta = bool(rec.get("isMeta"))
         is_compact = bool(rec.get("isCompactSummary"))
@@ -313,7 +317,9 @@ class RecordState:
         return m
 
     def _assistant(self, rec: dict[str, Any], uuid: str, sid: str, parent: str | None, offset: int) -> None:
-        msg = _dict(rec.get("message"))
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            msg = {}
         blocks = msg.get("content")
         if isinstance(blocks, str):
             blocks = [{"type": "text", "text": blocks}]
@@ -331,9 +337,11 @@ class RecordState:
                 tool = b
             # thinking / redacted_thinking: dropped, never stored
         model = msg.get("model") if isinstance(msg.get("model"), str) else None
-        self._turn(rec, msg, uuid, sid, model)
+        turn = turn_of(rec, msg, uuid, sid, model, self.info)
+        if turn is not None:
+            self.chunk.turns.append(turn)
         if model:
-            self.session(sid).models.add(model)
+            self.chunk.sessions[sid].models.add(model)  # made by `record` before it got here
         if tool is not None:
             name = str(tool.get("name") or "?")
             target, ttext = C.tool_summary(name, tool.get("input"))
@@ -362,16 +370,6 @@ class RecordState:
         m.message_id = msg.get("id") if isinstance(msg.get("id"), str) else None
         m.model = model
         self._add(m)
-
-    def _mirrored_usage(self, rec: dict[str, Any], uuid: str, sid: str) -> None:
-        t = mirrored_turn(rec, uuid, sid, self.info)
-        if t is not None:
-            self.chunk.turns.append(t)
-
-    def _turn(self, rec: dict[str, Any], msg: dict[str, Any], uuid: str, sid: str, model: str | None) -> None:
-        t = turn_of(rec, msg, uuid, sid, model, self.info)
-        if t is not None:
-            self.chunk.turns.append(t)
 
     # ---- end of chunk -----------------------------------------------------
     def finish(self) -> None:

@@ -29,25 +29,42 @@ def turn_of(
     mid = msg.get("id")
     if not isinstance(usage, dict) or not isinstance(mid, str):
         return None
-    cc = as_dict(usage.get("cache_creation"))
-    stu = as_dict(usage.get("server_tool_use"))
-    return Turn(
-        message_id=mid,
-        request_id=str(rec.get("requestId") or ""),
-        session_id=sid,
-        uuid=uuid,
-        ts=rec.get("timestamp"),
-        model=model,
-        input_tokens=as_int(usage.get("input_tokens")) or 0,
-        output_tokens=as_int(usage.get("output_tokens")) or 0,
-        cache_creation_tokens=as_int(usage.get("cache_creation_input_tokens")) or 0,
-        cache_5m_tokens=as_int(cc.get("ephemeral_5m_input_tokens")) or 0,
-        cache_1h_tokens=as_int(cc.get("ephemeral_1h_input_tokens")) or 0,
-        cache_read_tokens=as_int(usage.get("cache_read_input_tokens")) or 0,
-        is_sidechain=bool(rec.get("isSidechain")) or info.layout != "main",
-        agent_id=rec.get("agentId") if isinstance(rec.get("agentId"), str) else info.agent_id,
-        web_search_requests=as_int(stu.get("web_search_requests")) or 0,
+    cc = usage.get("cache_creation")
+    if not isinstance(cc, dict):
+        cc = _EMPTY
+    counts: tuple[Any, ...] = (
+        usage.get("input_tokens"),
+        usage.get("output_tokens"),
+        usage.get("cache_creation_input_tokens"),
+        cc.get("ephemeral_5m_input_tokens"),
+        cc.get("ephemeral_1h_input_tokens"),
+        usage.get("cache_read_input_tokens"),
     )
+    if not _INTS.issuperset(map(type, counts)):  # 92 % are all exact ints: `as_int(v) or 0` is v
+        counts = tuple([as_int(v) or 0 for v in counts])
+    stu = usage.get("server_tool_use")
+    inp, out, creation, c5m, c1h, read = counts
+    return Turn(
+        mid,
+        str(rec.get("requestId") or ""),
+        sid,
+        uuid,
+        rec.get("timestamp"),
+        model,
+        inp,
+        out,
+        creation,
+        c5m,
+        c1h,
+        read,
+        bool(rec.get("isSidechain")) or info.layout != "main",
+        rec.get("agentId") if isinstance(rec.get("agentId"), str) else info.agent_id,
+        (as_int(stu.get("web_search_requests")) or 0) if isinstance(stu, dict) else 0,
+    )
+
+
+_EMPTY: dict[str, Any] = {}
+_INTS = frozenset((int,))
 
 
 def mirrored_turn(rec: dict[str, Any], uuid: str, sid: str, info: FileInfo) -> Turn | None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from lib.discovery import key_path
 from lib.model import Carry, FileChunk, FileInfo
 from lib.reader import decode, iter_lines
@@ -38,27 +40,36 @@ def read_lines(
     # The last run consumed a complete record that had no newline yet: what follows the cursor
     # finishes that line (its newline, or a record glued to it), it is not a new line.
     continues = start > 0 and _byte_before(path, start) != b"\n"
-    for line in iter_lines(path, start):
-        data = line.data
-        if not line.terminated:
+    loads = orjson.loads
+    for offset, data, terminated in iter_lines(path, start):
+        if not terminated:
             # A final segment with no newline: consume it only if it is a complete record.
             if not data.strip():
                 break
             recs, bad, _ = decode(data, whole=True)
             if bad or not recs:
                 break  # partial write: re-read next run
-            chunk.lines += not (continues and line.offset == start)
+            chunk.lines += not (continues and offset == start)
             chunk.repaired["no_final_newline"] += 1
             for rec in recs:
-                record(rec, line.offset)
-            chunk.end = line.offset + len(data)
+                record(rec, offset)
+            chunk.end = offset + len(data)
             break
-        chunk.end = line.offset + len(data) + 1
-        if continues and line.offset == start:
+        chunk.end = offset + len(data) + 1
+        if continues and offset == start:
             if not data:
                 continue  # just the newline of the record consumed last run
         else:
             chunk.lines += 1
+        # The common case first: one whole JSON object. Anything else (blank, damaged, glued, not an
+        # object) takes the full `decode` below, which gives the same answer for a whole object.
+        try:
+            obj = loads(data)
+        except orjson.JSONDecodeError:
+            obj = None
+        if type(obj) is dict:
+            record(obj, offset)
+            continue
         if not data.strip():
             chunk.bad_lines["blank"] += 1
             continue
@@ -69,7 +80,7 @@ def read_lines(
         if repaired:
             chunk.repaired["glued" if len(recs) > 1 else "recovered"] += 1
         for rec in recs:
-            record(rec, line.offset)
+            record(rec, offset)
 
 
 def _byte_before(path: str, offset: int) -> bytes:

@@ -36,14 +36,14 @@ def test_iter_lines_offsets_and_unterminated_tail(tmp_path: Path) -> None:
     p = tmp_path / "x.jsonl"
     p.write_bytes(b"ab\n\ncdef\nxyz")
     lines = list(iter_lines(str(p)))
-    assert [(ln.offset, ln.data, ln.terminated) for ln in lines] == [
+    assert lines == [
         (0, b"ab", True),
         (3, b"", True),
         (4, b"cdef", True),
         (9, b"xyz", False),
     ]
     # from a byte offset in the middle of the file
-    assert [(ln.offset, ln.data) for ln in iter_lines(str(p), 4)] == [(4, b"cdef"), (9, b"xyz")]
+    assert [(o, d) for o, d, _ in iter_lines(str(p), 4)] == [(4, b"cdef"), (9, b"xyz")]
     assert list(iter_lines(str(p), p.stat().st_size)) == []
 
 
@@ -52,9 +52,9 @@ def test_iter_lines_across_block_boundaries(tmp_path: Path) -> None:
     long = b"x" * (BLOCK * 2 + 17)
     p.write_bytes(b"short\n" + long + b"\nend\n")
     lines = list(iter_lines(str(p)))
-    assert [len(ln.data) for ln in lines] == [5, len(long), 3]
-    assert lines[1].offset == 6 and lines[2].offset == 6 + len(long) + 1
-    assert all(ln.terminated for ln in lines)
+    assert [len(d) for _, d, _ in lines] == [5, len(long), 3]
+    assert lines[1][0] == 6 and lines[2][0] == 6 + len(long) + 1
+    assert all(t for _, _, t in lines)
 
 
 def test_a_line_of_many_blocks_is_read_in_linear_time(
@@ -68,13 +68,13 @@ def test_a_line_of_many_blocks_is_read_in_linear_time(
     t0 = time.perf_counter()
     lines = list(iter_lines(str(p)))
     assert time.perf_counter() - t0 < 5  # the quadratic version copies ~64 GB here
-    assert [(ln.offset, len(ln.data), ln.terminated) for ln in lines] == [
+    assert [(o, len(d), t) for o, d, t in lines] == [
         (0, 1, True),
         (2, len(long), True),
         (3 + len(long), 1, True),
         (5 + len(long), len(long), False),
     ]
-    assert lines[1].data == long
+    assert lines[1][1] == long
 
 
 def test_decode_reasons() -> None:

@@ -10,6 +10,7 @@ are built from scrubbed text; nothing reaches the writer unscrubbed.
 from __future__ import annotations
 
 from dataclasses import fields
+from itertools import chain
 from operator import attrgetter
 from typing import Any
 
@@ -18,6 +19,7 @@ import orjson
 from extractors.model import ToolEvent, Utterance
 from extractors.pipeline import extract
 from extractors.profiles import chunk_counters
+from extractors.scrub_batch import scrub_changes
 from extractors.scrubber import scrub_obj, scrub_text
 from extractors.summaries import extract_summary
 from index.store.message_rows import fts_fields, message_rows
@@ -159,11 +161,12 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Messag
     return rows, prompts
 
 
-def _scrub_rows(rows: list[Any] | Any, memo: dict[str, str]) -> None:
+def _scrub_rows(rows: list[Any] | Any, done: set[str], dirty: dict[str, str]) -> None:
     """Every string field of each row (a slots dataclass) through the one scrubber, in place. The
-    distinct values are gathered first (one C-level pass; ids, cwds, branches, models repeat on every
-    row), each is scrubbed once (`memo` holds the chunk's verdicts), and rows are revisited only for
-    the fields whose value changed, which is rare."""
+    distinct values are gathered first (ids, cwds, branches, models repeat on every row), those not
+    judged yet for the chunk (`done`) are scrubbed in one batch (`scrub_changes`, which sorts out the
+    identifiers in C), the ones that change join `dirty`, and rows are revisited only when one of their
+    values is in it, which is rare."""
     rows = list(rows)
     if not rows:
         return
@@ -171,22 +174,18 @@ def _scrub_rows(rows: list[Any] | Any, memo: dict[str, str]) -> None:
     if not names:
         return
     get = attrgetter(*names) if len(names) > 1 else (lambda r, g=attrgetter(names[0]): (g(r),))
-    # a damaged record can put anything where text belongs: only strings are scrubbed
-    seen = {v for values in map(get, rows) for v in values if type(v) is str}
-    dirty: dict[str, str] = {}
-    for v in seen:
-        if v:
-            clean = memo.get(v)
-            if clean is None:
-                clean = memo[v] = scrub_text(v)
-            if clean is not v and clean != v:
-                dirty[v] = clean
-    if not dirty:
+    # A damaged record can put anything where text belongs: only strings are scrubbed. Gathered in C
+    # (chain, filter, set): a comprehension ran ~300 instructions of bytecode per field of each row.
+    seen = set(filter(_IS_STR, chain.from_iterable(map(get, rows))))
+    new = seen - done
+    done |= new
+    dirty.update(scrub_changes(new))
+    if not dirty or dirty.keys().isdisjoint(seen):
         return
     for row in rows:
         for name in names:
             v = getattr(row, name)
-            if type(v) is str and v in dirty:
+            if isinstance(v, str) and v in dirty:
                 setattr(row, name, dirty[v])
 
 
@@ -199,12 +198,14 @@ def _str_fields(cls: type) -> tuple[str, ...]:
 
 
 _STR_FIELDS: dict[type, tuple[str, ...]] = {}
+_IS_STR = str.__instancecheck__
 
 
 def scrub_chunk(chunk: FileChunk) -> None:
     """Every stored string of the chunk goes through the one scrubber (the file path is the only
     exception: it is where the transcript is, needed to read it again)."""
-    memo: dict[str, str] = {}
+    done: set[str] = set()
+    dirty: dict[str, str] = {}
     for rows in (
         chunk.messages,
         chunk.aliases,
@@ -215,7 +216,7 @@ def scrub_chunk(chunk: FileChunk) -> None:
         chunk.agents,
         chunk.sessions.values(),
     ):
-        _scrub_rows(rows, memo)
+        _scrub_rows(rows, done, dirty)
     first: dict[str, str] = {}
     for m in chunk.messages:  # lib cut the raw text; cut the scrubbed one so no token is split
         if m.kind == "prompt" and m.session_id not in first:
