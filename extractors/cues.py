@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 from extractors.gate import Gates, gate_of, wordset
 from extractors.patterns import View, tail
+from extractors.wordstart import word_start_search
 
 # Words too common to be worth indexing a cue under when the cue has a rarer required part.
 _COMMON = wordset(
@@ -24,7 +25,7 @@ _COMMON = wordset(
 class Cue:
     """A regex with a weight and a token gate (see :mod:`extractors.gate`)."""
 
-    __slots__ = ("rx", "weight", "gates", "pattern", "starts", "simple", "literal")
+    __slots__ = ("rx", "weight", "gates", "pattern", "starts", "simple", "literal", "find")
 
     def __init__(
         self, pattern: str, weight: float = 1.0, flags: int = 0, need: str | None = None, literal: str = ""
@@ -55,6 +56,11 @@ class Cue:
         if pattern.startswith("^"):
             first.clear()
         self.starts: tuple[str, ...] = tuple(sorted(first)) if 0 < len(first) <= 4 else ()
+        # ``rx.search``, or for a pattern opening with ``\b`` its twin that sre can skip ahead in
+        # (`extractors.wordstart`): then looking for the start words first gains nothing.
+        self.find = word_start_search(self.rx)
+        if self.find != self.rx.search:
+            self.starts = ()
         # One alternative with one required word set: being a table candidate already proves the gate.
         self.simple = len(self.gates) == 1 and len(self.gates[0]) == 1
 
@@ -80,7 +86,7 @@ class Cue:
             if at < 0:
                 return None
             return self.rx.search(text, at)
-        return self.rx.search(text)
+        return self.find(text)
 
     def index_words(self) -> frozenset[str] | None:
         """Tokens under which to index this cue: for each alternative its rarest required part."""
@@ -132,7 +138,7 @@ class CueTable:
             (
                 c,
                 c.gates if c.gates and not c.simple else None,
-                c.rx.search if not c.literal and not c.starts else c._run,
+                c.find if not c.literal and not c.starts else c._run,
             )
             for c in items
         )

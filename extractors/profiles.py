@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from extractors.folded import Folded
 from lib.context import Context
 from lib.model import EDIT_TOOLS, Message
 
@@ -19,16 +20,16 @@ _HOME = re.compile(r"^(?:/Users/|/home/|[A-Za-z]:\\Users\\)([^/\\]+)")
 _SSH = re.compile(r"\b(?:ssh|scp|rsync|mosh)\s+(?:-\S+\s+)*(?:[\w.-]+@)?([A-Za-z][\w-]{1,40})(?:[:\s]|$)")
 _SSH_WORDS = ("ssh", "scp", "rsync", "mosh")  # every match holds one: a command without any skips the regex
 _EXT = re.compile(r"\.([A-Za-z0-9]{1,6})$")
-_POSITIVE = re.compile(
+# Case-insensitive, searched on the lower-cased prompt where that finds the same (`extractors.folded`).
+_POSITIVE = Folded(
     r"\b(?:thanks|thank you|perfect|great|awesome|excellent|nice|love it|works now|that works|"
-    r"looks good|lgtm|well done|exactly)\b",
-    re.I,
+    r"looks good|lgtm|well done|exactly)\b"
 )
-_NEGATIVE = re.compile(
+_NEGATIVE = Folded(
     r"\b(?:wrong|broken|still (?:not|doesn'?t|failing)|doesn'?t work|not working|wtf|ugh|"
-    r"again\?|useless|frustrat\w*|annoying|stop)\b",
-    re.I,
+    r"again\?|useless|frustrat\w*|annoying|stop)\b"
 )
+_PLEASE = Folded(r"\bplease\b|\bpls\b|\bplz\b")
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 
 # Tools whose use says something about how the operator works.
@@ -68,6 +69,12 @@ _PM_RE = re.compile(
     r"(?:^|[;&|(]\s*|\b(?:sudo)\s+)("
     + "|".join(re.escape(p) for p in PACKAGE_MANAGERS)
     + r")\s+(?:install|add|sync|run|remove|update|upgrade|i|build|test)\b"
+)
+# Every match names a package manager: a command naming none (most) skips `_PM_RE`, which sre tries at
+# every position. One scan (sre skips to the names' first letters), cheaper than a substring test per
+# name; a name holding another ("pipenv", "pnpm", "apt-get") needs no alternative of its own.
+_PM_NAMES = re.compile(
+    "|".join(re.escape(p) for p in PACKAGE_MANAGERS if not any(q != p and q in p for q in PACKAGE_MANAGERS))
 )
 _TEST_RE = re.compile("|".join(re.escape(t) for t in TEST_RUNNERS))
 _TEST_WORDS = (
@@ -235,8 +242,9 @@ def chunk_counters(
                 c[("workflow", "subagent_tool_calls")] += 1
             target = m.tool_target or ""
             if m.tool_name == "Bash":
-                for pm in _PM_RE.findall(target):
-                    c[("pkg", pm)] += 1
+                if _PM_NAMES.search(target):
+                    for pm in _PM_RE.findall(target):
+                        c[("pkg", pm)] += 1
                 if any(w in target for w in _TEST_WORDS):
                     for tr in _TEST_RE.findall(target):
                         c[("test_runner", tr)] += 1
@@ -300,7 +308,8 @@ def _voice(c: Counter[tuple[str, str]], m: Message, ctx: Context) -> None:
         c[("voice", "questions")] += 1
     if "!" in text:
         c[("voice", "exclaims")] += 1
-    if re.search(r"\bplease\b|\bpls\b|\bplz\b", text, re.I):
+    low = text.lower()
+    if _PLEASE.found(text, low):
         c[("voice", "please")] += 1
     if _EMOJI.search(text):
         c[("voice", "emoji")] += 1
@@ -310,11 +319,13 @@ def _voice(c: Counter[tuple[str, str]], m: Message, ctx: Context) -> None:
         c[("hour", m.ts[11:13])] += 1
     for typo, fix in learned_typos(text, ctx.prev_assistant_text, words):
         c[("typo", f"{typo}>{fix}")] += 1
-    if _POSITIVE.search(text):
+    if _POSITIVE.found(text, low):
         c[("satisfaction", "positive")] += 1
-    if _NEGATIVE.search(text):
+    if _NEGATIVE.found(text, low):
         c[("satisfaction", "negative")] += 1
     for w in words:
+        if w.islower():
+            continue  # (most words: neither test below can hold without an upper-case letter)
         # (`_WORD` is ASCII: a letter after the first is upper-case where lower() changes it)
         if len(w) >= 4 and w[1:].lower() != w[1:] and w.upper() != w:
             c[("vocab", w)] += 1  # mixed-case names the operator types: parseConfig, AeroSpace

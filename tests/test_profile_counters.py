@@ -89,3 +89,27 @@ def test_learned_typos_with_the_callers_words_and_early_exit() -> None:
     # the early exit never hides a typo of a reference word
     assert learned_typos("the dispacher hangs", reference) == [("dispacher", "dispatcher")]
     assert learned_typos("the dispacher dispacher hangs", reference) == []  # said twice: a word, not a slip
+
+
+PM_WORDS = "uv pip pipenv pnpm npm apt-get apt cargo go sudo brew choco install add run i test build".split()
+PM_WORDS += ["(", ";", "&&", "|", "\n", "-r", "x.txt", "gopher"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PM_WORDS), max_size=12).map(" ".join))
+def test_the_package_manager_name_check_hides_nothing(target: str) -> None:
+    """Every match of `_PM_RE` holds one of `_PM_NAMES`: the check before it only skips."""
+    from extractors.profiles import _PM_NAMES, _PM_RE, PACKAGE_MANAGERS
+
+    if _PM_RE.findall(target):
+        assert _PM_NAMES.search(target)
+    assert all(_PM_NAMES.search(p) for p in PACKAGE_MANAGERS)
+
+
+def test_vocabulary_skips_only_lower_case_words() -> None:
+    """`_voice` skips a word that `str.islower` accepts: neither vocabulary test can hold for it."""
+    for w in ["parse", "parseConfig", "AeroSpace", "API", "HTTPServer", "don't", "Ok", "aB", "abC'd"]:
+        mixed = len(w) >= 4 and w[1:].lower() != w[1:] and w.upper() != w
+        acronym = w.isupper() and 3 <= len(w) <= 12
+        if w.islower():
+            assert not mixed and not acronym
