@@ -217,7 +217,7 @@ def assistant_decision(v: View, prev_user: str | None = None, floor: float = THR
         return []
     scan = low[:1200]
     switch, pos = weigh(_SWITCH, scan, v.tok)
-    if "#" in v.text[:3000] and _HEADING.search(v.text[:3000]):
+    if "# " in v.text[:3000] and _HEADING.search(v.text[:3000]):  # (every heading match holds "# ")
         switch += 0.7  # (the prose drops headings: "### Decided approach", "## Verdict" are read raw)
     if switch <= 0 and floor > 0:
         return []

@@ -25,7 +25,7 @@ _COMMON = wordset(
 class Cue:
     """A regex with a weight and a token gate (see :mod:`extractors.gate`)."""
 
-    __slots__ = ("rx", "weight", "gates", "pattern", "starts", "simple", "literal", "find")
+    __slots__ = ("rx", "weight", "gates", "checks", "pattern", "starts", "simple", "literal", "find")
 
     def __init__(
         self, pattern: str, weight: float = 1.0, flags: int = 0, need: str | None = None, literal: str = ""
@@ -63,13 +63,16 @@ class Cue:
             self.starts = ()
         # One alternative with one required word set: being a table candidate already proves the gate.
         self.simple = len(self.gates) == 1 and len(self.gates[0]) == 1
+        # The gates as checked: each alternative's rarest part first, the one most likely to rule it
+        # out ("want" before "i" and "to"), so a failing alternative costs one set test, not several.
+        self.checks: Gates = tuple(tuple(sorted(conj, key=_rarity)) for conj in self.gates)
 
     @property
     def gated(self) -> bool:
         return bool(self.gates)
 
     def search(self, text: str, tokens: frozenset[str]) -> re.Match[str] | None:
-        gates = self.gates
+        gates = self.checks
         if gates and not _passes(gates, tokens):
             return None
         return self._run(text)
@@ -94,12 +97,17 @@ class Cue:
             return None
         words: set[str] = set()
         for conj in self.gates:
-            part = min(conj, key=lambda p: (sum(w in _COMMON for w in p) / len(p), len(p)))
+            part = min(conj, key=_rarity)
             words |= part
         return frozenset(words)
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Cue({self.pattern[:40]!r}, {self.weight})"
+
+
+def _rarity(part: frozenset[str]) -> tuple[float, int]:
+    """Sort key of a gate part: parts of rarer words (fewer of them common) first."""
+    return (sum(w in _COMMON for w in part) / len(part), len(part))
 
 
 def _passes(gates: Gates, tokens: frozenset[str]) -> bool:
@@ -137,7 +145,7 @@ class CueTable:
         self._steps: tuple[tuple[Cue, Gates | None, Callable[[str], re.Match[str] | None]], ...] = tuple(
             (
                 c,
-                c.gates if c.gates and not c.simple else None,
+                c.checks if c.gates and not c.simple else None,
                 c.find if not c.literal and not c.starts else c._run,
             )
             for c in items
