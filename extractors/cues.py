@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 
 from extractors.gate import Gates, gate_of, wordset
 from extractors.patterns import View, tail
-from extractors.wordstart import word_start_search
 
 # Words too common to be worth indexing a cue under when the cue has a rarer required part.
 _COMMON = wordset(
@@ -25,7 +24,7 @@ _COMMON = wordset(
 class Cue:
     """A regex with a weight and a token gate (see :mod:`extractors.gate`)."""
 
-    __slots__ = ("rx", "weight", "gates", "checks", "pattern", "starts", "simple", "literal", "find")
+    __slots__ = ("rx", "weight", "gates", "checks", "pattern", "starts", "simple", "literal")
 
     def __init__(
         self, pattern: str, weight: float = 1.0, flags: int = 0, need: str | None = None, literal: str = ""
@@ -56,11 +55,6 @@ class Cue:
         if pattern.startswith("^"):
             first.clear()
         self.starts: tuple[str, ...] = tuple(sorted(first)) if 0 < len(first) <= 4 else ()
-        # ``rx.search``, or for a pattern opening with ``\b`` its twin that sre can skip ahead in
-        # (`extractors.wordstart`): then looking for the start words first gains nothing.
-        self.find = word_start_search(self.rx)
-        if self.find != self.rx.search:
-            self.starts = ()
         # One alternative with one required word set: being a table candidate already proves the gate.
         self.simple = len(self.gates) == 1 and len(self.gates[0]) == 1
         # The gates as checked: each alternative's rarest part first, the one most likely to rule it
@@ -89,7 +83,7 @@ class Cue:
             if at < 0:
                 return None
             return self.rx.search(text, at)
-        return self.find(text)
+        return self.rx.search(text)
 
     def index_words(self) -> frozenset[str] | None:
         """Tokens under which to index this cue: for each alternative its rarest required part."""
@@ -146,7 +140,7 @@ class CueTable:
             (
                 c,
                 c.checks if c.gates and not c.simple else None,
-                c.find if not c.literal and not c.starts else c._run,
+                c.rx.search if not c.literal and not c.starts else c._run,
             )
             for c in items
         )

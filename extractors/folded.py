@@ -2,7 +2,7 @@
 
 sre cannot skip ahead in a case-insensitive pattern: it tries every position of the text, folding
 each character. The same pattern without IGNORECASE over the lower-cased text opens with plain
-letters, which sre scans for in a tight loop (see also `extractors.wordstart` for a leading ``\\b``).
+letters, which sre scans for in a tight loop.
 Both find the same spans when lower-casing keeps every character in its place (its length unchanged:
 not so for "İ") and the text holds no character that matches an ASCII letter only under IGNORECASE
 (dotless ı, long ſ); otherwise the original pattern runs. ``tests/test_folded.py`` checks, over every
@@ -13,8 +13,6 @@ Unicode character, that each kind of atom these patterns use (ASCII letters and 
 from __future__ import annotations
 
 import re
-
-from extractors.wordstart import Search, word_start_search
 
 # Characters that match an ASCII letter of a pattern only under sre's IGNORECASE, not once lower-cased.
 CASE_ONLY = ("\u0131", "\u017f")  # dotless i, long s
@@ -34,10 +32,10 @@ class Folded:
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.rx = re.compile(pattern, flags | re.IGNORECASE)
-        self._low: Search = word_start_search(re.compile(pattern, flags & ~re.IGNORECASE))
+        self._low = re.compile(pattern, flags & ~re.IGNORECASE)
 
     def found(self, text: str, low: str) -> bool:
         """``rx.search(text)`` finds something; ``low`` is ``text.lower()``."""
         if same_when_lowered(text, low):
-            return self._low(low) is not None
+            return self._low.search(low) is not None
         return self.rx.search(text) is not None
