@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -291,15 +292,38 @@ def tail(text: str, n: int = TAIL_CHARS) -> str:
     return text[-n:] if len(text) > n else text
 
 
-@dataclass(slots=True)
 class Hit:
-    """One extractor finding before the pipeline stamps identity (uuid, ordinal) on it."""
+    """One extractor finding before the pipeline stamps identity (uuid, ordinal) on it.
 
-    kind: str
-    content: str
-    score: float
-    context: dict[str, object]
-    raw: float = 0.0  # the additive evidence behind ``score`` (a feature of the confidence model)
+    ``content`` may be given as a function that cuts it: every candidate is reported for the
+    confidence model, which keeps about one in ten (on the corpus), so the sentence of a dropped one is
+    never cut. It is called once, when ``content`` is first read."""
+
+    __slots__ = ("kind", "_content", "score", "context", "raw")
+
+    def __init__(
+        self,
+        kind: str,
+        content: str | Callable[[], str],
+        score: float,
+        context: dict[str, object],
+        raw: float = 0.0,
+    ) -> None:
+        self.kind = kind
+        self._content = content
+        self.score = score
+        self.context = context
+        self.raw = raw  # the additive evidence behind ``score`` (a feature of the confidence model)
+
+    @property
+    def content(self) -> str:
+        c = self._content
+        if not isinstance(c, str):
+            c = self._content = c()
+        return c
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Hit({self.kind!r}, {self.content!r}, {self.score}, {self.context}, {self.raw})"
 
 
 def squash(score: float) -> float:
