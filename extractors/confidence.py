@@ -49,9 +49,7 @@ class ClassModel:
         z = self.bias
         w = self.weights
         for name, x in features.items():
-            # (A feature without a weight would add 0.0 * x, which leaves z as it is: skipped.)
-            if name in w:
-                z += w[name] * x
+            z += w.get(name, 0.0) * x
         if z >= 0:
             return 1.0 / (1.0 + math.exp(-z))
         e = math.exp(z)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import math
 import re
 
 from hypothesis import given, settings
@@ -12,7 +11,6 @@ from hypothesis import strategies as st
 import extractors.pipeline  # noqa: F401  (builds every cue table)
 from extractors.assistant_decisions import _HEADING
 from extractors.choices import _ASK_WORDS, _asks
-from extractors.confidence import ClassModel
 from extractors.cues import Cue
 from extractors.gate import Gates
 
@@ -39,23 +37,6 @@ HEADING_WORDS = ["#", "##", "#####", " ", "\n", "Decided", "approach", "verdict"
 def test_every_heading_match_holds_hash_space(text: str) -> None:
     if _HEADING.search(text):
         assert "# " in text
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.dictionaries(st.sampled_from("abcdefgh"), st.floats(-4, 4), max_size=8),
-    st.dictionaries(st.sampled_from("abcdefghijkl"), st.floats(-2, 4), max_size=12),
-    st.floats(-3, 3),
-)
-def test_probability_equals_the_full_dot_product(
-    weights: dict[str, float], features: dict[str, float], bias: float
-) -> None:
-    """Skipping the features without a weight gives the very same float as adding 0.0 * x for them."""
-    z = bias
-    for name, x in features.items():
-        z += weights.get(name, 0.0) * x
-    want = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
-    assert ClassModel(bias, weights, 0.5, 0.5).probability(features) == want
 
 
 def _cues() -> list[Cue]:
