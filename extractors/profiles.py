@@ -192,7 +192,8 @@ def learned_typos(
     """(typo, correction) pairs: known misspellings, plus words one edit away from a word the
     assistant just used (the reference text) that the reference never spells that way. ``found``:
     the prompt's `_WORD` matches when the caller has them already."""
-    words = [w.lower() for w in (_WORD.findall(prompt) if found is None else found)]
+    # (One lower() of the words joined: they are ASCII letters and apostrophes, no spaces.)
+    words = " ".join(_WORD.findall(prompt) if found is None else found).lower().split()
     out = [(w, KNOWN_TYPOS[w]) for w in words if w in KNOWN_TYPOS]
     if not reference:
         return out
@@ -202,8 +203,9 @@ def learned_typos(
     if not maybe:
         return out
     ref: dict[tuple[str, int], set[str]] = {}
+    firsts = {w[0] for w in maybe}  # (a reference word is looked up by its first letter: others never are)
     for r in set(map(str.lower, _WORD.findall(reference))):  # each distinct word once
-        if len(r) >= 5:
+        if len(r) >= 5 and r[0] in firsts:
             ref.setdefault((r[0], len(r)), set()).add(r)
     if not ref:
         return out

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import extractors.pipeline  # noqa: F401  (builds every cue table)
-from extractors.assistant_decisions import _HEADING
+from extractors.assistant_decisions import _HEADING, _INSTEAD, _says_instead
 from extractors.choices import _ASK_WORDS, _asks
 from extractors.cues import Cue
 from extractors.gate import Gates
@@ -56,3 +56,16 @@ GATE_WORDS = sorted({w for c in _cues() for conj in c.gates for part in conj for
 def test_gate_check_equals_the_gate(tokens: frozenset[str]) -> None:
     for c in _cues():
         assert c.checks.passes(tokens) == _passes_before(c.gates, tokens), c.pattern
+
+
+INSTEAD_WORDS = ["instead", "insteadof", "rather", "than", "rather than", "ratherthan", "x", "_", ".", "\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(INSTEAD_WORDS), max_size=10).map(
+        lambda ws: "".join(ws[::2]) + " ".join(ws[1::2])
+    )
+)
+def test_says_instead_equals_the_pattern(text: str) -> None:
+    assert _says_instead(text) == (_INSTEAD.search(text) is not None)

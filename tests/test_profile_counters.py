@@ -113,3 +113,38 @@ def test_vocabulary_skips_only_lower_case_words() -> None:
         acronym = w.isupper() and 3 <= len(w) <= 12
         if w.islower():
             assert not mixed and not acronym
+
+
+def _typos_brute(prompt: str, reference: str | None) -> list[tuple[str, str]]:
+    """`learned_typos` the slow way: each possible typo against every reference word, no index."""
+    from collections import Counter
+
+    from extractors.profiles import _WORD, KNOWN_TYPOS, one_edit
+
+    words = [w.lower() for w in _WORD.findall(prompt)]
+    out = [(w, KNOWN_TYPOS[w]) for w in words if w in KNOWN_TYPOS]
+    own = Counter(words)
+    known = {r.lower() for r in _WORD.findall(reference or "") if len(r) >= 5}
+    for w in own:
+        if len(w) < 5 or own[w] > 1 or w in KNOWN_TYPOS or "'" in w or w in known:
+            continue
+        near = [r for r in known if r[0] == w[0] and abs(len(r) - len(w)) <= 1 and one_edit(w, r)]
+        near = [r for r in near if not (r.startswith(w) or w.startswith(r))]
+        if len(near) == 1:
+            out.append((w, near[0]))
+    return out
+
+
+TYPO_WORDS = (
+    "dispatcher dispacher Dispatcher dipsatcher configure configuer Config teh thier the build built".split()
+)
+TYPO_WORDS += ["parser", "praser", "PARSER", "don't", "dont", "x", ".", "\n", "K\u212aelvin", "kelvin"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(TYPO_WORDS), max_size=10).map(" ".join),
+    st.one_of(st.none(), st.lists(st.sampled_from(TYPO_WORDS), max_size=14).map(" ".join)),
+)
+def test_learned_typos_equals_the_brute_force(prompt: str, reference: str | None) -> None:
+    assert learned_typos(prompt, reference) == _typos_brute(prompt, reference)
