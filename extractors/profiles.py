@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from operator import ne
 
 from extractors.folded import Folded
 from lib.context import Context
@@ -170,6 +171,8 @@ def one_edit(a: str, b: str) -> bool:
     if a == b or abs(la - lb) > 1:
         return False
     if la == lb:
+        if sum(map(ne, a, b)) > 2:
+            return False  # more letters differ than a swap or a slip changes (most pairs: counted in C)
         diff = [i for i in range(la) if a[i] != b[i]]
         if (
             len(diff) == 2
@@ -180,6 +183,8 @@ def one_edit(a: str, b: str) -> bool:
             return True
         return len(diff) == 1 and diff[0] < la - 2 and a[diff[0]] in _NEAR.get(b[diff[0]], set())
     short, long_ = (a, b) if la < lb else (b, a)
+    if short[-2:] != long_[-2:]:
+        return False  # a letter dropped or doubled before the last two leaves them in place
     i = 0
     while i < len(short) and short[i] == long_[i]:
         i += 1

@@ -13,6 +13,8 @@ from extractors.assistant_decisions import _HEADING, _INSTEAD, _says_instead
 from extractors.choices import _ASK_WORDS, _asks
 from extractors.cues import Cue
 from extractors.gate import Gates
+from extractors.patterns import Hit
+from extractors.pipeline import _raws
 
 # `choices._asks` replaced this one pattern.
 _ASKS_BEFORE = re.compile(r"\?|" + _ASK_WORDS.pattern, re.A)
@@ -69,3 +71,12 @@ INSTEAD_WORDS = ["instead", "insteadof", "rather", "than", "rather than", "rathe
 )
 def test_says_instead_equals_the_pattern(text: str) -> None:
     assert _says_instead(text) == (_INSTEAD.search(text) is not None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["decision", "goal", "progress"]), st.floats(-3, 3)), max_size=8))
+def test_raws_equal_the_max_per_kind(pairs: list[tuple[str, float]]) -> None:
+    hits = [Hit(kind, "", 0.0, {}, raw) for kind, raw in pairs]
+    for kind in ("decision", "goal", "progress"):
+        want = max((h.raw for h in hits if h.kind == kind), default=-1.0)
+        assert _raws(hits).get(kind, -1.0) == want

@@ -148,3 +148,30 @@ TYPO_WORDS += ["parser", "praser", "PARSER", "don't", "dont", "x", ".", "\n", "K
 )
 def test_learned_typos_equals_the_brute_force(prompt: str, reference: str | None) -> None:
     assert learned_typos(prompt, reference) == _typos_brute(prompt, reference)
+
+
+def _one_edit_spelled_out(a: str, b: str) -> bool:
+    """`one_edit` from its definition: a neighbouring swap anywhere, a near key before the last two
+    letters, or a letter dropped or doubled (the last place that works) before the last two."""
+    from extractors.profiles import _NEAR
+
+    if a == b:
+        return False
+    if len(a) == len(b):
+        swaps = {b[:k] + b[k + 1] + b[k] + b[k + 2 :] for k in range(len(b) - 1)}
+        slips = {b[:d] + c + b[d + 1 :] for d in range(len(b) - 2) for c in _NEAR.get(b[d], ())}
+        return a in swaps or a in slips
+    if abs(len(a) - len(b)) != 1:
+        return False
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    cuts = [i for i in range(len(long_)) if long_[:i] + long_[i + 1 :] == short]
+    return bool(cuts) and max(cuts) < len(long_) - 2
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text("eirsxz", min_size=3, max_size=7), st.text("eirsxz", min_size=3, max_size=7))
+def test_one_edit_equals_its_definition(a: str, b: str) -> None:
+    from extractors.profiles import one_edit
+
+    assert one_edit(a, b) == _one_edit_spelled_out(a, b)
+    assert one_edit(a, a[:2] + a[3:]) == _one_edit_spelled_out(a, a[:2] + a[3:])
