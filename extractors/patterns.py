@@ -136,7 +136,8 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
     if not stripped:
         return True
     c = stripped[0]
-    if c in _NOISY_FIRST or status_line(stripped) or _LOG_LEVEL.match(stripped):
+    # (`status_line` needs a symbol first: not an ASCII character)
+    if c in _NOISY_FIRST or (not c.isascii() and status_line(stripped)) or _LOG_LEVEL.match(stripped):
         return True
     if c == "#" and not _HEADER.match(stripped):
         return True
@@ -225,6 +226,9 @@ _Q_OPEN = re.compile(
 
 
 def normalise(text: str) -> str:
+    """Curly quotes as straight ones (an ASCII text has none: `str.isascii` is a flag test)."""
+    if text.isascii():
+        return text
     return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
 
 

@@ -80,3 +80,12 @@ def test_raws_equal_the_max_per_kind(pairs: list[tuple[str, float]]) -> None:
     for kind in ("decision", "goal", "progress"):
         want = max((h.raw for h in hits if h.kind == kind), default=-1.0)
         assert _raws(hits).get(kind, -1.0) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from("ab '\"\u2019\u2018\u201c\u201d\u00e9\u2014")))
+def test_normalise_equals_the_four_replaces(text: str) -> None:
+    from extractors.patterns import normalise
+
+    want = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    assert normalise(text) == want
