@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from extractors.folded import same_when_lowered
+
 ANNOUNCED = re.compile(
     r"(?:let me|i'?ll|i will|i'?m going to|now i'?ll|i'?m)\s+(?:try |use |switch to |fix |add |create |"
     r"replace |remove |update |change |implement |write |run |refactor |modify |install |set up )"
@@ -14,8 +16,6 @@ ANNOUNCED = re.compile(
 # The same pattern without IGNORECASE, run on the lower-cased text: sre cannot skip ahead in a
 # case-insensitive pattern (it tries every position), and can in this one (by its first letters).
 _ANNOUNCED_LOW = re.compile(ANNOUNCED.pattern)
-# Characters that match an ASCII letter of the pattern only under sre's IGNORECASE, not once lower-cased.
-_CASE_ONLY = ("\u0131", "\u017f")  # dotless i, long s
 
 
 def last_announced(text: str) -> str | None:
@@ -23,7 +23,7 @@ def last_announced(text: str) -> str | None:
     lower-cased text when lower-casing keeps every character in its place (not so for "İ") and no
     character of the text matches a letter only case-insensitively: then both find the same spans."""
     low = text.lower()
-    fast = len(low) == len(text) and not any(c in text for c in _CASE_ONLY)
+    fast = same_when_lowered(text, low)
     last = None
     for last in _ANNOUNCED_LOW.finditer(low) if fast else ANNOUNCED.finditer(text):  # noqa: B007
         pass

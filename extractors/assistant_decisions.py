@@ -191,6 +191,12 @@ _COMMITS = Cue(
 _INSTEAD = re.compile(r"\binstead\b|\brather than\b", re.A)
 
 
+def _says_instead(text: str) -> bool:
+    """`_INSTEAD` finds something; ruled out first by substring tests of its two phrases (which every
+    match holds), cheaper than the pattern that sre tries at every position."""
+    return ("instead" in text or "rather than" in text) and _INSTEAD.search(text) is not None
+
+
 def _is_menu(v: View) -> bool:
     """Options laid out for the user (read from the raw text: option headings are not prose)."""
     if _COMMITS.search(v.low[:1200], v.tok) is not None:
@@ -205,7 +211,7 @@ def _is_menu(v: View) -> bool:
 def _restates(sentence: str, prev_user: str) -> bool:
     """The assistant's "X instead of Y" repeats the switch the user just asked for."""
     prev = normalise(prev_user[:1500]).lower()
-    if not (_INSTEAD.search(sentence) and _INSTEAD.search(prev)):
+    if not (_says_instead(sentence) and _says_instead(prev)):
         return False
     return overlap(sentence, prev) >= 2
 
@@ -217,7 +223,7 @@ def assistant_decision(v: View, prev_user: str | None = None, floor: float = THR
         return []
     scan = low[:1200]
     switch, pos = weigh(_SWITCH, scan, v.tok)
-    if "#" in v.text[:3000] and _HEADING.search(v.text[:3000]):
+    if "# " in v.text[:3000] and _HEADING.search(v.text[:3000]):  # (every heading match holds "# ")
         switch += 0.7  # (the prose drops headings: "### Decided approach", "## Verdict" are read raw)
     if switch <= 0 and floor > 0:
         return []

@@ -319,7 +319,7 @@ def self_correction(
         score -= 0.6
     if score < floor:
         return []
-    return [Hit("self_correction", sentence_at(v.prose, max(pos, 0)), squash(score), {}, score)]
+    return [Hit("self_correction", lambda: sentence_at(v.prose, max(pos, 0)), squash(score), {}, score)]
 
 
 # A failure reported in the first sentence of the assistant's text (within its first 60 characters)
@@ -356,7 +356,7 @@ def failed_attempt(v: View, tool_errors: int, last_error: str, floor: float = TH
     ctx: dict[str, object] = {}
     if last_error:
         ctx["tool_error"] = clip(last_error, 200)
-    return [Hit("failed_attempt", sentence_at(v.prose, max(pos, 0)), squash(score), ctx, score)]
+    return [Hit("failed_attempt", lambda: sentence_at(v.prose, max(pos, 0)), squash(score), ctx, score)]
 
 
 def progress(v: View, floor: float = THRESHOLD) -> list[Hit]:
@@ -380,11 +380,13 @@ def progress(v: View, floor: float = THRESHOLD) -> list[Hit]:
         score -= 0.4
     if score < floor:
         return []
-    first = sentence_at(v.prose, 0)
+    return [Hit("progress", lambda: _progress_content(v.prose, pos), squash(score), {}, score)]
+
+
+def _progress_content(prose: str, pos: int) -> str:
+    first = sentence_at(prose, 0)
     if len(first) >= 25:
-        content = first
-    elif pos > len(first):
-        content = sentence_at(v.prose, pos)
-    else:
-        content = clip(v.prose, 240)  # "Done." alone says little; keep what follows
-    return [Hit("progress", content, squash(score), {}, score)]
+        return first
+    if pos > len(first):
+        return sentence_at(prose, pos)
+    return clip(prose, 240)  # "Done." alone says little; keep what follows

@@ -61,12 +61,20 @@ _VAGUE_ALT = re.compile(
     r"\bhold off\b|^\W*(?:wait|not yet)\b|\bwant (?:any )?changes\b|\bchanges to (?:the|this) \w+ first\b",
     re.A,
 )
-# The end of the turn asks the user something (so a list above it is a menu, not a report).
-_ASKS = re.compile(
-    r"\?|\b(?:your call|say which|tell me which|let me know which|pick (?:one|a|the)|say the word|"
+# The end of the turn asks the user something (so a list above it is a menu, not a report): a "?" or
+# one of these (`_asks`).
+_ASK_WORDS = re.compile(
+    r"\b(?:your call|say which|tell me which|let me know which|pick (?:one|a|the)|say the word|"
     r"which (?:one|way|approach|option)|(?:would|do) you prefer)\b",
     re.A,
 )
+
+
+def _asks(text: str) -> bool:
+    """``text`` asks something: a "?" (a substring test; in one pattern with the words, sre would try
+    every position for both) or one of `_ASK_WORDS`."""
+    return "?" in text or _ASK_WORDS.search(text) is not None
+
 
 # A labelled option line: "1. ...", "2) ...", "B) ...", "- **C** — ...", "**Option A:** ...", "(b) ...".
 _LABELLED = re.compile(
@@ -143,7 +151,7 @@ def _distinct(parts: list[str]) -> tuple[frozenset[str], ...]:
 def _ask_index(sentences: list[str]) -> int:
     """The closing ask: the last sentence that asks something (a "?" or "tell me which"), or -1."""
     for i in range(len(sentences) - 1, -1, -1):
-        if _ASKS.search(sentences[i]):
+        if _asks(sentences[i]):
             return i
     return -1
 
@@ -202,7 +210,7 @@ def offer_of(prev_raw: str) -> Offer | None:
     if not prev_raw:
         return None
     end = _unmark(normalise(tail(prev_raw, _ASK_TAIL)).lower())
-    if not _ASKS.search(end):
+    if not _asks(end):
         return None  # (most turns ask nothing: one search before any splitting)
     sentences = [s for s in _SENTENCE.split(end) if s.strip()][-4:]
     i = _ask_index(sentences)

@@ -24,7 +24,7 @@ _COMMON = wordset(
 class Cue:
     """A regex with a weight and a token gate (see :mod:`extractors.gate`)."""
 
-    __slots__ = ("rx", "weight", "gates", "pattern", "starts", "simple", "literal")
+    __slots__ = ("rx", "weight", "gates", "checks", "pattern", "starts", "simple", "literal")
 
     def __init__(
         self, pattern: str, weight: float = 1.0, flags: int = 0, need: str | None = None, literal: str = ""
@@ -57,14 +57,14 @@ class Cue:
         self.starts: tuple[str, ...] = tuple(sorted(first)) if 0 < len(first) <= 4 else ()
         # One alternative with one required word set: being a table candidate already proves the gate.
         self.simple = len(self.gates) == 1 and len(self.gates[0]) == 1
+        self.checks = GateCheck(self.gates)
 
     @property
     def gated(self) -> bool:
         return bool(self.gates)
 
     def search(self, text: str, tokens: frozenset[str]) -> re.Match[str] | None:
-        gates = self.gates
-        if gates and not _passes(gates, tokens):
+        if self.gates and not self.checks.passes(tokens):
             return None
         return self._run(text)
 
@@ -88,7 +88,7 @@ class Cue:
             return None
         words: set[str] = set()
         for conj in self.gates:
-            part = min(conj, key=lambda p: (sum(w in _COMMON for w in p) / len(p), len(p)))
+            part = min(conj, key=_rarity)
             words |= part
         return frozenset(words)
 
@@ -96,14 +96,44 @@ class Cue:
         return f"Cue({self.pattern[:40]!r}, {self.weight})"
 
 
-def _passes(gates: Gates, tokens: frozenset[str]) -> bool:
-    for conj in gates:
-        for part in conj:
-            if part.isdisjoint(tokens):
-                break
-        else:
-            return True
-    return False
+def _rarity(part: frozenset[str]) -> tuple[float, int]:
+    """Sort key of a gate part: parts of rarer words (fewer of them common) first."""
+    return (sum(w in _COMMON for w in part) / len(part), len(part))
+
+
+class GateCheck:
+    """A cue's gate, checked from the words that rule most alternatives out.
+
+    A gate holds when some alternative has every part in the text's tokens. Most alternatives of a
+    gate fail on their rarest part ("want" of "i want to"), so one intersection of those parts' words
+    with the tokens leaves only the alternatives still possible (mostly none or one) to check further,
+    instead of a set test per alternative."""
+
+    __slots__ = ("lead", "by_word", "rest")
+
+    def __init__(self, gates: Gates) -> None:
+        by_word: dict[str, list[int]] = {}
+        rest: list[tuple[frozenset[str], ...]] = []
+        for i, conj in enumerate(gates):
+            lead, *others = sorted(conj, key=_rarity)
+            rest.append(tuple(others))
+            for w in lead:
+                by_word.setdefault(w, []).append(i)
+        self.lead = frozenset(by_word)
+        self.by_word = {w: tuple(v) for w, v in by_word.items()}
+        self.rest = tuple(rest)
+
+    def passes(self, tokens: frozenset[str]) -> bool:
+        rest = self.rest
+        by_word = self.by_word
+        for w in self.lead.intersection(tokens):
+            for i in by_word[w]:
+                for part in rest[i]:
+                    if part.isdisjoint(tokens):
+                        break
+                else:
+                    return True
+        return False
 
 
 class CueTable:
@@ -128,10 +158,10 @@ class CueTable:
         # Per cue, what scoring a candidate does, worked out once instead of per message: the gates
         # still to check (None when being a candidate proves them) and the search to run (the bare
         # regex search when the cue has no literal or start words to look for first).
-        self._steps: tuple[tuple[Cue, Gates | None, Callable[[str], re.Match[str] | None]], ...] = tuple(
+        self._steps: tuple[tuple[Cue, GateCheck | None, Callable[[str], re.Match[str] | None]], ...] = tuple(
             (
                 c,
-                c.gates if c.gates and not c.simple else None,
+                c.checks if c.gates and not c.simple else None,
                 c.rx.search if not c.literal and not c.starts else c._run,
             )
             for c in items
@@ -161,7 +191,7 @@ class CueTable:
         steps = self._steps
         for i in self.candidates(tokens):
             c, gates, search = steps[i]
-            if gates is not None and not _passes(gates, tokens):
+            if gates is not None and not gates.passes(tokens):
                 continue
             m = search(text)
             if m is not None:

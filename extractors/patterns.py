@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -135,7 +136,8 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
     if not stripped:
         return True
     c = stripped[0]
-    if c in _NOISY_FIRST or status_line(stripped) or _LOG_LEVEL.match(stripped):
+    # (`status_line` needs a symbol first: not an ASCII character)
+    if c in _NOISY_FIRST or (not c.isascii() and status_line(stripped)) or _LOG_LEVEL.match(stripped):
         return True
     if c == "#" and not _HEADER.match(stripped):
         return True
@@ -224,6 +226,9 @@ _Q_OPEN = re.compile(
 
 
 def normalise(text: str) -> str:
+    """Curly quotes as straight ones (an ASCII text has none: `str.isascii` is a flag test)."""
+    if text.isascii():
+        return text
     return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
 
 
@@ -291,15 +296,38 @@ def tail(text: str, n: int = TAIL_CHARS) -> str:
     return text[-n:] if len(text) > n else text
 
 
-@dataclass(slots=True)
 class Hit:
-    """One extractor finding before the pipeline stamps identity (uuid, ordinal) on it."""
+    """One extractor finding before the pipeline stamps identity (uuid, ordinal) on it.
 
-    kind: str
-    content: str
-    score: float
-    context: dict[str, object]
-    raw: float = 0.0  # the additive evidence behind ``score`` (a feature of the confidence model)
+    ``content`` may be given as a function that cuts it: every candidate is reported for the
+    confidence model, which keeps about one in ten (on the corpus), so the sentence of a dropped one is
+    never cut. It is called once, when ``content`` is first read."""
+
+    __slots__ = ("kind", "_content", "score", "context", "raw")
+
+    def __init__(
+        self,
+        kind: str,
+        content: str | Callable[[], str],
+        score: float,
+        context: dict[str, object],
+        raw: float = 0.0,
+    ) -> None:
+        self.kind = kind
+        self._content = content
+        self.score = score
+        self.context = context
+        self.raw = raw  # the additive evidence behind ``score`` (a feature of the confidence model)
+
+    @property
+    def content(self) -> str:
+        c = self._content
+        if not isinstance(c, str):
+            c = self._content = c()
+        return c
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Hit({self.kind!r}, {self.content!r}, {self.score}, {self.context}, {self.raw})"
 
 
 def squash(score: float) -> float:

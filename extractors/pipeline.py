@@ -71,8 +71,14 @@ class Analysis:
     features: dict[str, float] = field(default_factory=dict)
 
 
-def _raw(hits: list[Hit], kind: str) -> float:
-    return max((h.raw for h in hits if h.kind == kind), default=-1.0)
+def _raws(hits: list[Hit]) -> dict[str, float]:
+    """The largest raw evidence of each kind among ``hits``, in one pass (the evidence of a kind
+    without a hit is -1.0)."""
+    best: dict[str, float] = {}
+    for h in hits:
+        if h.kind not in best or h.raw > best[h.kind]:
+            best[h.kind] = h.raw
+    return best
 
 
 def _user(u: Utterance, v: View) -> Analysis:
@@ -88,12 +94,13 @@ def _user(u: Utterance, v: View) -> Analysis:
     hits += extract_user_progress(v, ALL)
     facts = extract_facts(v)
     hits += facts
+    raw = _raws(hits)
     evidence = {
         "correction": corr,
-        "decision": _raw(hits, "decision"),
-        "goal": _raw(hits, "goal"),
-        "failed_attempt": _raw(hits, "failed_attempt"),
-        "progress": _raw(hits, "progress"),
+        "decision": raw.get("decision", -1.0),
+        "goal": raw.get("goal", -1.0),
+        "failed_attempt": raw.get("failed_attempt", -1.0),
+        "progress": raw.get("progress", -1.0),
         "ban": float(any(h.kind == "ban" for h in rules)),
         "standing": float(any(h.kind in STANDING_KINDS for h in rules)),
         "preference": float(any(h.kind == "implicit_preference" for h in facts)),
@@ -139,11 +146,12 @@ def _assistant(u: Utterance, v: View) -> Analysis:
     last_error = (errors[-1].result_head or errors[-1].summary) if errors else ""
     hits += failed_attempt(v, len(errors), last_error, ALL)
     hits += progress(v, ALL)
+    raw = _raws(hits)
     evidence = {
-        "self_correction": _raw(hits, "self_correction"),
-        "decision": _raw(hits, "decision"),
-        "failed_attempt": _raw(hits, "failed_attempt"),
-        "progress": _raw(hits, "progress"),
+        "self_correction": raw.get("self_correction", -1.0),
+        "decision": raw.get("decision", -1.0),
+        "failed_attempt": raw.get("failed_attempt", -1.0),
+        "progress": raw.get("progress", -1.0),
     }
     hits += extract_truth(v)
     return Analysis("assistant", hits, evidence, assistant_features(u, v, evidence))

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from operator import ne
 
+from extractors.folded import Folded
 from lib.context import Context
 from lib.model import EDIT_TOOLS, Message
 
@@ -19,16 +21,16 @@ _HOME = re.compile(r"^(?:/Users/|/home/|[A-Za-z]:\\Users\\)([^/\\]+)")
 _SSH = re.compile(r"\b(?:ssh|scp|rsync|mosh)\s+(?:-\S+\s+)*(?:[\w.-]+@)?([A-Za-z][\w-]{1,40})(?:[:\s]|$)")
 _SSH_WORDS = ("ssh", "scp", "rsync", "mosh")  # every match holds one: a command without any skips the regex
 _EXT = re.compile(r"\.([A-Za-z0-9]{1,6})$")
-_POSITIVE = re.compile(
+# Case-insensitive, searched on the lower-cased prompt where that finds the same (`extractors.folded`).
+_POSITIVE = Folded(
     r"\b(?:thanks|thank you|perfect|great|awesome|excellent|nice|love it|works now|that works|"
-    r"looks good|lgtm|well done|exactly)\b",
-    re.I,
+    r"looks good|lgtm|well done|exactly)\b"
 )
-_NEGATIVE = re.compile(
+_NEGATIVE = Folded(
     r"\b(?:wrong|broken|still (?:not|doesn'?t|failing)|doesn'?t work|not working|wtf|ugh|"
-    r"again\?|useless|frustrat\w*|annoying|stop)\b",
-    re.I,
+    r"again\?|useless|frustrat\w*|annoying|stop)\b"
 )
+_PLEASE = Folded(r"\bplease\b|\bpls\b|\bplz\b")
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 
 # Tools whose use says something about how the operator works.
@@ -68,6 +70,12 @@ _PM_RE = re.compile(
     r"(?:^|[;&|(]\s*|\b(?:sudo)\s+)("
     + "|".join(re.escape(p) for p in PACKAGE_MANAGERS)
     + r")\s+(?:install|add|sync|run|remove|update|upgrade|i|build|test)\b"
+)
+# Every match names a package manager: a command naming none (most) skips `_PM_RE`, which sre tries at
+# every position. One scan (sre skips to the names' first letters), cheaper than a substring test per
+# name; a name holding another ("pipenv", "pnpm", "apt-get") needs no alternative of its own.
+_PM_NAMES = re.compile(
+    "|".join(re.escape(p) for p in PACKAGE_MANAGERS if not any(q != p and q in p for q in PACKAGE_MANAGERS))
 )
 _TEST_RE = re.compile("|".join(re.escape(t) for t in TEST_RUNNERS))
 _TEST_WORDS = (
@@ -163,6 +171,8 @@ def one_edit(a: str, b: str) -> bool:
     if a == b or abs(la - lb) > 1:
         return False
     if la == lb:
+        if sum(map(ne, a, b)) > 2:
+            return False  # more letters differ than a swap or a slip changes (most pairs: counted in C)
         diff = [i for i in range(la) if a[i] != b[i]]
         if (
             len(diff) == 2
@@ -173,6 +183,8 @@ def one_edit(a: str, b: str) -> bool:
             return True
         return len(diff) == 1 and diff[0] < la - 2 and a[diff[0]] in _NEAR.get(b[diff[0]], set())
     short, long_ = (a, b) if la < lb else (b, a)
+    if short[-2:] != long_[-2:]:
+        return False  # a letter dropped or doubled before the last two leaves them in place
     i = 0
     while i < len(short) and short[i] == long_[i]:
         i += 1
@@ -185,7 +197,8 @@ def learned_typos(
     """(typo, correction) pairs: known misspellings, plus words one edit away from a word the
     assistant just used (the reference text) that the reference never spells that way. ``found``:
     the prompt's `_WORD` matches when the caller has them already."""
-    words = [w.lower() for w in (_WORD.findall(prompt) if found is None else found)]
+    # (One lower() of the words joined: they are ASCII letters and apostrophes, no spaces.)
+    words = " ".join(_WORD.findall(prompt) if found is None else found).lower().split()
     out = [(w, KNOWN_TYPOS[w]) for w in words if w in KNOWN_TYPOS]
     if not reference:
         return out
@@ -195,8 +208,9 @@ def learned_typos(
     if not maybe:
         return out
     ref: dict[tuple[str, int], set[str]] = {}
+    firsts = {w[0] for w in maybe}  # (a reference word is looked up by its first letter: others never are)
     for r in set(map(str.lower, _WORD.findall(reference))):  # each distinct word once
-        if len(r) >= 5:
+        if len(r) >= 5 and r[0] in firsts:
             ref.setdefault((r[0], len(r)), set()).add(r)
     if not ref:
         return out
@@ -235,8 +249,9 @@ def chunk_counters(
                 c[("workflow", "subagent_tool_calls")] += 1
             target = m.tool_target or ""
             if m.tool_name == "Bash":
-                for pm in _PM_RE.findall(target):
-                    c[("pkg", pm)] += 1
+                if _PM_NAMES.search(target):
+                    for pm in _PM_RE.findall(target):
+                        c[("pkg", pm)] += 1
                 if any(w in target for w in _TEST_WORDS):
                     for tr in _TEST_RE.findall(target):
                         c[("test_runner", tr)] += 1
@@ -300,7 +315,8 @@ def _voice(c: Counter[tuple[str, str]], m: Message, ctx: Context) -> None:
         c[("voice", "questions")] += 1
     if "!" in text:
         c[("voice", "exclaims")] += 1
-    if re.search(r"\bplease\b|\bpls\b|\bplz\b", text, re.I):
+    low = text.lower()
+    if _PLEASE.found(text, low):
         c[("voice", "please")] += 1
     if _EMOJI.search(text):
         c[("voice", "emoji")] += 1
@@ -310,11 +326,13 @@ def _voice(c: Counter[tuple[str, str]], m: Message, ctx: Context) -> None:
         c[("hour", m.ts[11:13])] += 1
     for typo, fix in learned_typos(text, ctx.prev_assistant_text, words):
         c[("typo", f"{typo}>{fix}")] += 1
-    if _POSITIVE.search(text):
+    if _POSITIVE.found(text, low):
         c[("satisfaction", "positive")] += 1
-    if _NEGATIVE.search(text):
+    if _NEGATIVE.found(text, low):
         c[("satisfaction", "negative")] += 1
     for w in words:
+        if w.islower():
+            continue  # (most words: neither test below can hold without an upper-case letter)
         # (`_WORD` is ASCII: a letter after the first is upper-case where lower() changes it)
         if len(w) >= 4 and w[1:].lower() != w[1:] and w.upper() != w:
             c[("vocab", w)] += 1  # mixed-case names the operator types: parseConfig, AeroSpace

@@ -10,7 +10,8 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extractors.announced import _CASE_ONLY, ANNOUNCED, last_announced
+from extractors.announced import ANNOUNCED, last_announced
+from extractors.folded import CASE_ONLY as _CASE_ONLY
 
 
 def _reference(text: str) -> str | None:

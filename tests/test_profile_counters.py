@@ -89,3 +89,89 @@ def test_learned_typos_with_the_callers_words_and_early_exit() -> None:
     # the early exit never hides a typo of a reference word
     assert learned_typos("the dispacher hangs", reference) == [("dispacher", "dispatcher")]
     assert learned_typos("the dispacher dispacher hangs", reference) == []  # said twice: a word, not a slip
+
+
+PM_WORDS = "uv pip pipenv pnpm npm apt-get apt cargo go sudo brew choco install add run i test build".split()
+PM_WORDS += ["(", ";", "&&", "|", "\n", "-r", "x.txt", "gopher"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PM_WORDS), max_size=12).map(" ".join))
+def test_the_package_manager_name_check_hides_nothing(target: str) -> None:
+    """Every match of `_PM_RE` holds one of `_PM_NAMES`: the check before it only skips."""
+    from extractors.profiles import _PM_NAMES, _PM_RE, PACKAGE_MANAGERS
+
+    if _PM_RE.findall(target):
+        assert _PM_NAMES.search(target)
+    assert all(_PM_NAMES.search(p) for p in PACKAGE_MANAGERS)
+
+
+def test_vocabulary_skips_only_lower_case_words() -> None:
+    """`_voice` skips a word that `str.islower` accepts: neither vocabulary test can hold for it."""
+    for w in ["parse", "parseConfig", "AeroSpace", "API", "HTTPServer", "don't", "Ok", "aB", "abC'd"]:
+        mixed = len(w) >= 4 and w[1:].lower() != w[1:] and w.upper() != w
+        acronym = w.isupper() and 3 <= len(w) <= 12
+        if w.islower():
+            assert not mixed and not acronym
+
+
+def _typos_brute(prompt: str, reference: str | None) -> list[tuple[str, str]]:
+    """`learned_typos` the slow way: each possible typo against every reference word, no index."""
+    from collections import Counter
+
+    from extractors.profiles import _WORD, KNOWN_TYPOS, one_edit
+
+    words = [w.lower() for w in _WORD.findall(prompt)]
+    out = [(w, KNOWN_TYPOS[w]) for w in words if w in KNOWN_TYPOS]
+    own = Counter(words)
+    known = {r.lower() for r in _WORD.findall(reference or "") if len(r) >= 5}
+    for w in own:
+        if len(w) < 5 or own[w] > 1 or w in KNOWN_TYPOS or "'" in w or w in known:
+            continue
+        near = [r for r in known if r[0] == w[0] and abs(len(r) - len(w)) <= 1 and one_edit(w, r)]
+        near = [r for r in near if not (r.startswith(w) or w.startswith(r))]
+        if len(near) == 1:
+            out.append((w, near[0]))
+    return out
+
+
+TYPO_WORDS = (
+    "dispatcher dispacher Dispatcher dipsatcher configure configuer Config teh thier the build built".split()
+)
+TYPO_WORDS += ["parser", "praser", "PARSER", "don't", "dont", "x", ".", "\n", "K\u212aelvin", "kelvin"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(TYPO_WORDS), max_size=10).map(" ".join),
+    st.one_of(st.none(), st.lists(st.sampled_from(TYPO_WORDS), max_size=14).map(" ".join)),
+)
+def test_learned_typos_equals_the_brute_force(prompt: str, reference: str | None) -> None:
+    assert learned_typos(prompt, reference) == _typos_brute(prompt, reference)
+
+
+def _one_edit_spelled_out(a: str, b: str) -> bool:
+    """`one_edit` from its definition: a neighbouring swap anywhere, a near key before the last two
+    letters, or a letter dropped or doubled (the last place that works) before the last two."""
+    from extractors.profiles import _NEAR
+
+    if a == b:
+        return False
+    if len(a) == len(b):
+        swaps = {b[:k] + b[k + 1] + b[k] + b[k + 2 :] for k in range(len(b) - 1)}
+        slips = {b[:d] + c + b[d + 1 :] for d in range(len(b) - 2) for c in _NEAR.get(b[d], ())}
+        return a in swaps or a in slips
+    if abs(len(a) - len(b)) != 1:
+        return False
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    cuts = [i for i in range(len(long_)) if long_[:i] + long_[i + 1 :] == short]
+    return bool(cuts) and max(cuts) < len(long_) - 2
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text("eirsxz", min_size=3, max_size=7), st.text("eirsxz", min_size=3, max_size=7))
+def test_one_edit_equals_its_definition(a: str, b: str) -> None:
+    from extractors.profiles import one_edit
+
+    assert one_edit(a, b) == _one_edit_spelled_out(a, b)
+    assert one_edit(a, a[:2] + a[3:]) == _one_edit_spelled_out(a, a[:2] + a[3:])
