@@ -36,7 +36,7 @@ def finalize(conn: sqlite.Connection, jobs: int = 1) -> bool:
         reapply_memories(conn)  # promoted memories missing from a new file, demoted ones that came back
     # digests after the titles and the goal stack, which they read; nothing below changes what they read
     rows = stale_digests(conn)
-    helper = share_digests(conn, [sid for sid, _ in rows], jobs)
+    helper = share_digests(conn, rows, jobs)
     try:
         refresh_session_docs(conn)  # after the titles: a session's document holds its title
         merge_message_index(conn)
