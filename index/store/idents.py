@@ -28,8 +28,11 @@ _PLACES = (b"aA", b"AAa")
 _DIGITS = "0123456789"
 
 
-def identifier_parts(text: str) -> str:
-    """Space-separated parts of every camel-case identifier in `text` (deduplicated, sorted)."""
+def identifier_parts(text: str, memo: dict[bytes, tuple[str, ...]] | None = None) -> str:
+    """Space-separated parts of every camel-case identifier in `text` (deduplicated, sorted).
+
+    `memo` (one per file: its messages name the same identifiers again and again) keeps each run's
+    parts, so a run seen before costs a dict look-up instead of its decoding, tests and split."""
     data = text.encode("utf-8", "replace")
     cls = data.translate(_CLASS)
     runs: set[bytes] = set()
@@ -41,14 +44,36 @@ def identifier_parts(text: str) -> str:
                 end = len(cls)
             runs.add(data[cls.rfind(b" ", 0, at) + 1 : end])
             at = cls.find(place, end)
-    words = {w for w in (r.decode("ascii").lstrip(_DIGITS) for r in runs) if len(w) >= 4}
+    if not runs:
+        return ""  # two texts in three
+    if memo is None:
+        memo = {}
+    seen: set[str] = set()
+    for run in runs:
+        parts = memo.get(run)
+        if parts is None:
+            parts = memo[run] = _run_parts(run)
+        seen.update(parts)
+    if len(seen) >= _MAX_TERMS:
+        return _capped(runs)
+    return " ".join(sorted(seen))
+
+
+def _run_parts(run: bytes) -> tuple[str, ...]:
+    """The parts of a run's word, none when the word (from its first letter) is short or not an
+    identifier."""
+    word = run.decode("ascii").lstrip(_DIGITS)
+    if len(word) < 4 or word.islower() or word.isupper() or (word[0].isupper() and word[1:].islower()):
+        return ()
+    return tuple(part.lower() for part in _PARTS.findall(word) if len(part) > 1)
+
+
+def _capped(runs: set[bytes]) -> str:
+    """A text past the cap keeps the parts of its words in sorted order until the cap, so which
+    parts it keeps does not vary by run (below the cap, order does not change the result)."""
     seen: dict[str, None] = {}
-    for word in sorted(words):  # sorted: which parts a text past the cap keeps does not vary by run
-        if word.islower() or word.isupper() or (word[0].isupper() and word[1:].islower()):
-            continue
-        for part in _PARTS.findall(word):
-            if len(part) > 1:
-                seen[part.lower()] = None
+    for word in sorted({w for w in (r.decode("ascii").lstrip(_DIGITS) for r in runs) if len(w) >= 4}):
+        seen.update(dict.fromkeys(_run_parts(word.encode("ascii"))))
         if len(seen) >= _MAX_TERMS:
             break
     return " ".join(sorted(seen))

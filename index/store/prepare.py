@@ -20,10 +20,11 @@ from extractors.pipeline import extract
 from extractors.profiles import chunk_counters
 from extractors.scrubber import scrub_obj, scrub_text
 from extractors.summaries import extract_summary
-from index.store.record_rows import fold_turns, turn_row
+from index.store.message_rows import fts_fields, message_rows
+from index.store.record_rows import fold_turns, turn_rows
 from index.store.tasks import Task, head_hash
 from index.store.userstate import LEAF
-from index.store.writer import Prepared, fts_fields, message_row
+from index.store.writer import Prepared
 from lib.context import Context, iter_contexts
 from lib.model import Carry, FileChunk, Message
 from lib.project import project_key
@@ -39,13 +40,18 @@ def prepare(task: Task) -> Prepared:
     scrub_chunk(chunk)
     rows, prompts = _extract(chunk)
     counters = chunk_counters(chunk.messages, prompts)
-    fields = {m.uuid: fts_fields(m.text) for m in chunk.messages}  # a uuid seen twice: its last text
-    messages = [message_row(m, fields[m.uuid][0]) for m in chunk.messages]
+    memo: dict[bytes, tuple[str, ...]] = {}
+    fields = {m.uuid: fts_fields(m.text, memo) for m in chunk.messages}  # a uuid seen twice: its last text
+    per_row = (
+        fields.values() if len(fields) == len(chunk.messages) else [fields[m.uuid] for m in chunk.messages]
+    )
+    bodies, texts, idents = zip(*per_row) if per_row else ((), (), ())
+    messages = message_rows(chunk.messages, bodies)
     externals = [
         (i, m.parent_uuid, m.fallback_parent) for i, m in enumerate(chunk.messages) if m.parent_external
     ]
     aliases = [(a.uuid, a.parent_uuid) for a in chunk.aliases]
-    turns = fold_turns([turn_row(t) for t in chunk.turns])
+    turns = fold_turns(turn_rows(chunk.turns))
     chunk.messages, chunk.aliases, chunk.turns = [], [], []  # they travel as the rows above
     return Prepared(
         chunk=chunk,
@@ -63,7 +69,8 @@ def prepare(task: Task) -> Prepared:
         externals=externals,
         aliases=aliases,
         turns=turns,
-        bodies={u: (text, idents) for u, (_, text, idents) in fields.items()},
+        texts=texts,
+        idents=idents,
         counters=[(p, scrub_text(k), v) for (p, k), v in counters.items()],
     )
 

@@ -9,25 +9,29 @@ from lib import sqlite
 from lib.model import FileChunk, Turn
 
 
-def turn_row(t: Turn) -> tuple[Any, ...]:
-    """A turn as a row of `turns` (without its file id); built in the worker, written by the writer."""
-    return (
-        t.message_id,
-        t.request_id,
-        t.session_id,
-        t.uuid,
-        t.ts,
-        t.model,
-        t.input_tokens,
-        t.output_tokens,
-        t.cache_creation_tokens,
-        t.cache_5m_tokens,
-        t.cache_1h_tokens,
-        t.cache_read_tokens,
-        t.web_search_requests,
-        int(t.is_sidechain),
-        t.agent_id,
-    )
+def turn_rows(turns: list[Turn]) -> list[tuple[Any, ...]]:
+    """Turns as rows of `turns` (without their file id); built in the worker, written by the writer.
+    One comprehension, no call per turn; `is_sidechain` stays a bool, which SQLite stores as 0 / 1."""
+    return [
+        (
+            t.message_id,
+            t.request_id,
+            t.session_id,
+            t.uuid,
+            t.ts,
+            t.model,
+            t.input_tokens,
+            t.output_tokens,
+            t.cache_creation_tokens,
+            t.cache_5m_tokens,
+            t.cache_1h_tokens,
+            t.cache_read_tokens,
+            t.web_search_requests,
+            t.is_sidechain,
+            t.agent_id,
+        )
+        for t in turns
+    ]
 
 
 def _billed(row: tuple[Any, ...]) -> int:
@@ -36,7 +40,7 @@ def _billed(row: tuple[Any, ...]) -> int:
 
 
 def fold_turns(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """The chunk's `turn_row`s with each API response once, as `write_record_rows`' upsert would
+    """The chunk's `turn_rows` with each API response once, as `write_record_rows`' upsert would
     leave it (an assistant message is written once per content block, each with the response's
     usage): the first row's identity (session, model, side chain, agent) with the uuid, time and
     usage of the last row billing the most. Built in the worker, so the repeats are neither pickled
@@ -53,7 +57,7 @@ def fold_turns(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 
 def write_record_rows(conn: sqlite.Connection, c: FileChunk, turns: list[tuple[Any, ...]], fid: int) -> None:
-    """Insert the chunk's rows of the per-record tables (`turns`: its `turn_row`s); a turn seen again
+    """Insert the chunk's rows of the per-record tables (`turns`: its `turn_rows`); a turn seen again
     keeps its largest usage."""
     if turns:
         conn.executemany(

@@ -11,11 +11,16 @@ import re
 import zlib
 
 _RAW, _ZLIB, _DEFLATE = b"\x00", b"\x01", b"\x02"  # _ZLIB: indexes written by 0.1.0 pre-releases
-_MIN_COMPRESS = 200  # below this, deflate saves little and its per-call setup dominates
+# Below this many bytes a text is stored raw: each deflate call costs ~10 us before its first byte
+# (setting up the compressor, building the block's Huffman trees) and saves at most a few hundred
+# bytes here, so short texts cost the parsers more CPU per byte saved than long ones
+# (docs/benchmarks.md, "Pack, identifier parts and the hand-over").
+_MIN_COMPRESS = 400
 
 
 def pack(text: str) -> bytes:
-    """Raw deflate at level 1: most of the size win of higher levels at a third of the CPU."""
+    """Raw deflate at level 1: most of the size win of higher levels at a third of the CPU. (A
+    compressor object: `zlib.compress` takes `wbits` only from Python 3.11.)"""
     data = text.encode("utf-8", "replace")
     if len(data) < _MIN_COMPRESS:
         return _RAW + data

@@ -11,15 +11,16 @@ from typing import Any
 import orjson
 
 from index.store.idents import identifier_parts
+from index.store.message_rows import KIND, PARENT, TOOL_NAME, TOOL_USE_ID
 from index.store.operator import mark_projects
 from index.store.pending import mark_pending
 from index.store.record_rows import write_record_rows
 from index.store.schema import session_token
 from index.store.session_rows import copy_rank, count_sessions, update_main_branches, write_sessions
-from index.store.textstore import pack, unpack
+from index.store.textstore import unpack
 from lib import sqlite
 from lib.discovery import path_key
-from lib.model import FileChunk, Message
+from lib.model import FileChunk
 
 # Rows that come from one file and go when it is re-read (messages and extractions, with their FTS
 # entries, are dropped first; the operator tables are re-folded from what remains).
@@ -57,47 +58,19 @@ class Prepared:
     extractions: list[tuple[Any, ...]] = field(default_factory=list)
     # The chunk's messages, aliases and usage travel as plain rows, ready for SQL: tuples pickle
     # several times faster than dataclasses on their way from the parser to the writer (the
-    # worker empties the chunk's own lists). `messages`: `message_row`s; `externals`: (index in
+    # worker empties the chunk's own lists). `messages`: `message_rows`; `externals`: (index in
     # `messages`, parent, fallback) of the parents the writer resolves against the index;
-    # `aliases`: (uuid, parent_uuid); `turns`: `record_rows.turn_row`s.
+    # `aliases`: (uuid, parent_uuid); `turns`: `record_rows.turn_rows`.
     messages: list[tuple[Any, ...]] = field(default_factory=list)
     externals: list[tuple[int, str | None, str | None]] = field(default_factory=list)
     aliases: list[tuple[str, str | None]] = field(default_factory=list)
     turns: list[tuple[Any, ...]] = field(default_factory=list)
-    bodies: dict[str, tuple[str, str]] = field(default_factory=dict)  # uuid -> (FTS text, identifier parts)
+    # The FTS text and identifier parts of each row of `messages`, in the same order (a uuid seen twice:
+    # its last text in both rows). Lists beside the rows rather than a dict by uuid: no key or pair per
+    # message to pickle and unpickle, and the writer pairs them with the rows it inserted by position.
+    texts: tuple[str, ...] = ()
+    idents: tuple[str, ...] = ()
     counters: list[tuple[str, str, float]] = field(default_factory=list)  # (profile, key, delta)
-
-
-def fts_fields(text: str) -> tuple[bytes, str, str]:
-    """(packed body, FTS text, FTS identifier parts) for one message; runs in the worker."""
-    return pack(text), text, identifier_parts(text)
-
-
-# Positions in a `message_row` that the writer reads.
-_PARENT, _KIND, _TOOL_NAME, _TOOL_USE_ID = 2, 4, 9, 10
-
-
-def message_row(m: Message, body: bytes) -> tuple[Any, ...]:
-    """A message as a row of `messages` (without its file id, which the writer knows); in the worker."""
-    return (
-        m.uuid,
-        m.session_id,
-        m.parent_uuid,
-        m.role,
-        m.kind,
-        m.ts,
-        body,
-        m.agent_id,
-        int(m.is_sidechain),
-        m.tool_name,
-        m.tool_use_id,
-        m.tool_target,
-        int(m.is_error),
-        m.message_id,
-        m.model,
-        m.byte_offset,
-        m.agent,
-    )
 
 
 @dataclass(slots=True)
@@ -205,7 +178,7 @@ def _insert_messages(conn: sqlite.Connection, rows: list[tuple[Any, ...]], fid: 
            file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
         [r + (fid,) for r in rows],
     )
-    return conn.execute("SELECT id, uuid FROM messages WHERE id > ?", (last,)).fetchall()
+    return conn.execute("SELECT id, uuid FROM messages WHERE id > ? ORDER BY id", (last,)).fetchall()
 
 
 def _write_messages(
@@ -280,12 +253,9 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
     rows = prep.messages
     for i, parent, fallback in prep.externals:
         r = rows[i]
-        rows[i] = (*r[:_PARENT], resolve_parent(conn, parent, fallback), *r[_PARENT + 1 :])
+        rows[i] = (*r[:PARENT], resolve_parent(conn, parent, fallback), *r[PARENT + 1 :])
     new, taken, dropped = _write_messages(conn, c.path, rows, fid, deferred)
-    bodies = prep.bodies
-    tokens = {sid: session_token(sid) for sid in {r[1] for r in rows}}  # a file may hold several sessions
-    sessions = {r[0]: tokens[r[1]] for r in rows}  # uuid -> its session's token
-    fts = [(rid, *bodies[u], sessions[u]) for rid, u in new]
+    fts = _fts_rows(rows, prep.texts, prep.idents, new)
     if deferred is None:
         _index_messages(conn, fts)
     else:
@@ -348,6 +318,17 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
     return added, written - dropped
 
 
+def _fts_rows(
+    rows: list[tuple[Any, ...]], texts: tuple[str, ...], idents: tuple[str, ...], new: list[tuple[int, str]]
+) -> list[tuple[int, str, str, str]]:
+    """(rowid, text, identifier parts, session token) of the rows inserted (`new`: (id, uuid))."""
+    tokens = {sid: session_token(sid) for sid in {r[1] for r in rows}}  # a file may hold several sessions
+    if len(new) == len(rows):  # every row inserted, so in file order: ids grow as rows are inserted
+        return [(rid, t, i, tokens[r[1]]) for (rid, _), r, t, i in zip(new, rows, texts, idents, strict=True)]
+    at = {r[0]: n for n, r in enumerate(rows)}  # some were stored already (a resumed copy's prefix)
+    return [(rid, texts[at[u]], idents[at[u]], tokens[rows[at[u]][1]]) for rid, u in new]
+
+
 def write_extractions(
     conn: sqlite.Connection, rows: list[tuple[Any, ...]], file_id: int | None, *, fts: bool = True
 ) -> int:
@@ -382,9 +363,9 @@ def _name_task_results(conn: sqlite.Connection, rows: list[tuple[Any, ...]]) -> 
     """A Task call's result is named `Task` (as the walker names it within a chunk) also when the call
     was read in an earlier chunk or another file."""
     calls = [
-        (r[_TOOL_USE_ID], r[0])
+        (r[TOOL_USE_ID], r[0])
         for r in rows
-        if r[_KIND] == "tool_result" and r[_TOOL_NAME] is None and r[_TOOL_USE_ID]
+        if r[KIND] == "tool_result" and r[TOOL_NAME] is None and r[TOOL_USE_ID]
     ]
     if not calls:
         return
