@@ -103,20 +103,17 @@ def _pooled(
     pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_ignore_sigint)
     running: dict[Future[Outcome], Task] = {}
     held = 0  # bytes of the running tasks
-    left = sum(map(_bytes, queue))  # bytes of the queued tasks
     try:
         while queue or running:
-            while queue and (len(running) < 2 * jobs or held + _bytes(queue[0]) <= _window(left, local)):
+            while queue and (len(running) < 2 * jobs or held + _bytes(queue[0]) <= IN_FLIGHT_BYTES):
                 try:
                     running[pool.submit(_safe_prepare, queue[0])] = queue[0]
                 except BrokenProcessPool:  # a parser died since the last wait: this one never ran
                     return (yield from _salvage(running))
-                held += _bytes(queue[0])
-                left -= _bytes(queue.popleft())
+                held += _bytes(queue.popleft())
             done, _ = wait(running, timeout=0 if local and queue else None, return_when=FIRST_COMPLETED)
             if not done and local and queue:
                 t = queue.pop()
-                left -= _bytes(t)
                 yield local(t)
                 continue
             for fut in done:
@@ -129,15 +126,6 @@ def _pooled(
         return []
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _window(left: int, local: Callable[[Task], Outcome] | None) -> int:
-    """Bytes the parsers may hold beyond their 2 tasks each: IN_FLIGHT_BYTES, and, when the caller's
-    process parses too, no more than what is still queued. Else the parsers' backlog when the queue
-    runs out is up to IN_FLIGHT_BYTES of files that they parse alone while the caller, with nothing
-    left to take, waits for each (≈ 9 % of a 736 MB run, issue 18); as the queue drains the window
-    shrinks with it, and the caller takes the rest."""
-    return min(IN_FLIGHT_BYTES, left) if local else IN_FLIGHT_BYTES
 
 
 def _salvage(running: dict[Future[Outcome], Task]) -> Generator[Outcome, None, list[Task]]:
