@@ -24,25 +24,26 @@ from multiprocessing.connection import Connection as Pipe
 from pathlib import Path
 
 from index.store.db import db_file, open_reader
-from index.store.digest_build import Digest, build
+from index.store.digest_rows import DigestRows, made
 from lib import sqlite
 
 SHARE_MIN = 100  # fewer stale digests than this cost less than the fork and the transfer
 BATCH = 16  # digests per message from the helper: ≈ 10 ms of building, fine-grained hand-over
 
-Built = dict[str, Digest | None]  # session id -> its digest (None: the session is not indexed)
+Built = dict[str, DigestRows | None]  # session id -> its digest's rows (None: the session is not indexed)
+Stale = list[tuple[str, str]]  # (session id, signature) of each digest to build, `digests.stale`
 
 
 class Helper:
-    """A forked process building digests from the front of `sids`; a thread of the writer receives
-    them as they come, so the helper never blocks on a full pipe while the writer is busy."""
+    """A forked process building digests from the front of `stale`; a thread of the writer receives
+    their rows as they come, so the helper never blocks on a full pipe while the writer is busy."""
 
-    def __init__(self, db: Path, sids: list[str]) -> None:
-        self.sids = sids
+    def __init__(self, db: Path, stale: Stale) -> None:
+        self.stale = stale
         self.got: Built = {}
         ctx = mp.get_context("fork")
         receive, send = ctx.Pipe(duplex=False)
-        self.proc = ctx.Process(target=_serve, args=(db, sids, send), daemon=True)
+        self.proc = ctx.Process(target=_serve, args=(db, stale, send), daemon=True)
         self.proc.start()
         send.close()  # the writer's copy: EOF reaches the receiver when the helper exits
         self.pipe = receive
@@ -58,14 +59,14 @@ class Helper:
             return
 
     def finish(self, conn: sqlite.Connection) -> Built:
-        """Every digest of `sids`: the writer builds from the back those the helper has not delivered,
-        down to the first it has. The caller stops the helper (`stop`) whatever happens."""
+        """The rows of every digest of `stale`: the writer builds from the back those the helper has
+        not delivered, down to the first it has. The caller stops the helper (`stop`) whatever happens."""
         mine: Built = {}
-        for sid in reversed(self.sids):
+        for sid, sig in reversed(self.stale):
             if sid in self.got:
                 break
-            mine[sid] = build(conn, sid)
-        return {sid: mine[sid] if sid in mine else self.got[sid] for sid in self.sids}
+            mine[sid] = made(conn, sid, sig)
+        return {sid: mine[sid] if sid in mine else self.got[sid] for sid, _ in self.stale}
 
     def stop(self) -> None:
         """End the helper (it may still be building what the writer built) and its receiver."""
@@ -76,27 +77,27 @@ class Helper:
         self.thread.join()
 
 
-def start(conn: sqlite.Connection, sids: list[str], jobs: int) -> Helper | None:
+def start(conn: sqlite.Connection, stale: Stale, jobs: int) -> Helper | None:
     """A helper for these stale digests, or None when the writer should build them alone: one job,
     too few digests, no fork (not POSIX), an in-memory index, or a helper that cannot start."""
     path = db_file(conn)
-    if jobs <= 1 or len(sids) < SHARE_MIN or not hasattr(os, "fork") or not path:
+    if jobs <= 1 or len(stale) < SHARE_MIN or not hasattr(os, "fork") or not path:
         return None
     try:
-        return Helper(Path(path), sids)
+        return Helper(Path(path), stale)
     except OSError:  # no process to spare (limits, memory): the writer builds them all
         return None
 
 
-def _serve(db: Path, sids: list[str], send: Pipe) -> None:
-    """In the helper: build the digests in order and send them in batches. Any failure ends the
-    helper quietly; the writer builds whatever was not sent."""
+def _serve(db: Path, stale: Stale, send: Pipe) -> None:
+    """In the helper: build the digests in order and send their rows in batches. Any failure ends
+    the helper quietly; the writer builds whatever was not sent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the writer's to handle
     try:
         conn = open_reader(db)
-        batch: list[tuple[str, Digest | None]] = []
-        for sid in sids:
-            batch.append((sid, build(conn, sid)))
+        batch: list[tuple[str, DigestRows | None]] = []
+        for sid, sig in stale:
+            batch.append((sid, made(conn, sid, sig)))
             if len(batch) == BATCH:
                 send.send(batch)
                 batch = []

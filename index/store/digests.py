@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 
 from index.store.digest_build import Digest, Item, build
+from index.store.digest_rows import ITEM_COLUMNS, duration_s, made, store
 from index.store.digest_share import Built
-from index.store.filters import parse_ts
 from index.store.tx import transaction
 from lib import sqlite
 
@@ -26,7 +26,6 @@ _SIG = """s.n_messages || '|' || coalesce(s.last_ts, '') || '|' || coalesce(s.ti
   || coalesce(s.cwd, '') || '|'
   || (SELECT count(*) FROM extractions e WHERE e.session_id = s.session_id) || '|'
   || (SELECT count(*) FROM turns t WHERE t.session_id = s.session_id)"""
-ITEM_COLUMNS = "section, kind, text, detail, obs_type, n, source_uuid, ts"
 
 
 def stale(conn: sqlite.Connection) -> list[tuple[str, str]]:
@@ -43,8 +42,8 @@ def refresh(
 ) -> int:
     """Rebuild the digests of sessions whose signature changed and drop orphans, in one transaction;
     returns how many were rebuilt. Cheap when nothing changed (one pass over sessions). `rows` are
-    `stale(conn)` when the caller listed them already, `built` their digests built already (by a
-    helper, `index/store/digest_share.py`); any not there is built here."""
+    `stale(conn)` when the caller listed them already, `built` the rows of their digests made already
+    (by a helper, `index/store/digest_share.py`); any not there is built here."""
     rows = stale(conn) if rows is None else rows
     marked = conn.execute("SELECT 1 FROM pending WHERE what = 'digest' LIMIT 1").fetchone() is not None
     orphans = [
@@ -60,56 +59,16 @@ def refresh(
         for sid in orphans:
             _delete(conn, sid)
         for sid, sig in rows:
-            digest = built[sid] if built is not None and sid in built else build(conn, sid)
+            ready = built[sid] if built is not None and sid in built else made(conn, sid, sig)
             _delete(conn, sid)
-            if digest is not None:
-                _store(conn, digest, sig)
+            if ready is not None:
+                store(conn, ready)
     return len(rows)
 
 
 def _delete(conn: sqlite.Connection, sid: str) -> None:
     conn.execute("DELETE FROM digest_items WHERE session_id = ?", (sid,))
     conn.execute("DELETE FROM digests WHERE session_id = ?", (sid,))
-
-
-def duration_s(first: str | None, last: str | None) -> int | None:
-    a, b = parse_ts(first), parse_ts(last)
-    return max(int((b - a).total_seconds()), 0) if a and b else None
-
-
-def _store(conn: sqlite.Connection, d: Digest, sig: str) -> None:
-    m = d.meta
-    counts = {
-        k: v for k, v in m.items() if k not in ("project_key", "cwd", "title", "first_ts", "last_ts", "turns")
-    }
-    conn.execute(
-        """INSERT INTO digests(session_id, sig, project_key, cwd, title, first_ts, last_ts, duration_s, turns, counts)
-           VALUES(?,?,?,?,?,?,?,?,?,?)""",
-        (
-            d.session_id,
-            sig,
-            m["project_key"],
-            m["cwd"],
-            m["title"],
-            m["first_ts"],
-            m["last_ts"],
-            duration_s(m["first_ts"], m["last_ts"]),
-            m["turns"],
-            orjson.dumps(counts, option=orjson.OPT_SORT_KEYS).decode(),
-        ),
-    )
-    ordinals: dict[str, int] = {}
-    rows = []
-    for it in d.items:
-        n = ordinals.get(it.section, 0)
-        ordinals[it.section] = n + 1
-        rows.append(
-            (d.session_id, it.section, n, it.kind, it.text, it.detail, it.obs_type, it.n, it.uuid, it.ts)
-        )
-    conn.executemany(
-        f"INSERT INTO digest_items(session_id, ordinal, {ITEM_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?)",
-        [(r[0], r[2], r[1], *r[3:]) for r in rows],
-    )
 
 
 def stored(conn: sqlite.Connection, sid: str) -> Digest | None:

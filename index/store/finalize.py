@@ -36,7 +36,7 @@ def finalize(conn: sqlite.Connection, jobs: int = 1) -> bool:
         reapply_memories(conn)  # promoted memories missing from a new file, demoted ones that came back
     # digests after the titles and the goal stack, which they read; nothing below changes what they read
     rows = stale_digests(conn)
-    helper = share_digests(conn, [sid for sid, _ in rows], jobs)
+    helper = share_digests(conn, rows, jobs)
     try:
         refresh_session_docs(conn)  # after the titles: a session's document holds its title
         merge_message_index(conn)
@@ -73,15 +73,22 @@ def merge_message_index(conn: sqlite.Connection) -> bool:
 
 
 def _titles(conn: sqlite.Connection) -> None:
-    """`summary.leafUuid` names the last message of a conversation, often in another file."""
-    conn.execute(
-        """UPDATE sessions SET title=(
-               SELECT s.summary FROM summaries s JOIN messages m ON m.uuid = s.leaf_uuid
-               WHERE m.session_id = sessions.session_id ORDER BY m.id DESC, s.rowid DESC LIMIT 1),
-             title_source='summary'
-           WHERE coalesce(title_source, '') NOT IN ('custom') AND EXISTS(
-               SELECT 1 FROM summaries s JOIN messages m ON m.uuid = s.leaf_uuid
-               WHERE m.session_id = sessions.session_id)"""
+    """`summary.leafUuid` names the last message of a conversation, often in another file. A session
+    takes the summary whose leaf is its latest message (the last stored summary of that leaf).
+
+    Read from the summaries' side, each leaf found by its uuid (≈ 12 k probes at 736 MB), not from the
+    sessions' side, which walked every message of every session twice (0.15-0.19 CPU-s of the serial
+    finalize there)."""
+    best: dict[str, str] = {}
+    for sid, summary in conn.execute(
+        """SELECT m.session_id, s.summary FROM summaries s CROSS JOIN messages m ON m.uuid = s.leaf_uuid
+           ORDER BY m.id, s.rowid"""
+    ):
+        best[sid] = summary  # in (message, summary) order: the last one wins
+    conn.executemany(
+        """UPDATE sessions SET title=?, title_source='summary'
+           WHERE session_id=? AND coalesce(title_source, '') NOT IN ('custom')""",
+        [(summary, sid) for sid, summary in best.items()],
     )
     conn.execute(
         """UPDATE sessions SET title=substr(first_prompt, 1, 120), title_source='first_prompt'
