@@ -13,6 +13,7 @@ Unicode character, that each kind of atom these patterns use (ASCII letters and 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 # Characters that match an ASCII letter of a pattern only under sre's IGNORECASE, not once lower-cased.
 CASE_ONLY = ("\u0131", "\u017f")  # dotless i, long s
@@ -39,3 +40,10 @@ class Folded:
         if same_when_lowered(text, low):
             return self._low.search(low) is not None
         return self.rx.search(text) is not None
+
+    def finditer(self, text: str, low: str) -> Iterator[re.Match[str]]:
+        """The matches of ``rx.finditer(text)``, by their spans (the matched text of a lower-cased run
+        is lower-cased: take ``text[m.start():m.end()]``); ``low`` is ``text.lower()``."""
+        if same_when_lowered(text, low):
+            return self._low.finditer(low)
+        return self.rx.finditer(text)

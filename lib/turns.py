@@ -45,21 +45,21 @@ def turn_of(
     stu = usage.get("server_tool_use")
     inp, out, creation, c5m, c1h, read = counts
     return Turn(
-        mid,
-        str(rec.get("requestId") or ""),
-        sid,
-        uuid,
-        rec.get("timestamp"),
-        model,
-        inp,
-        out,
-        creation,
-        c5m,
-        c1h,
-        read,
-        bool(rec.get("isSidechain")) or info.layout != "main",
-        rec.get("agentId") if isinstance(rec.get("agentId"), str) else info.agent_id,
-        (as_int(stu.get("web_search_requests")) or 0) if isinstance(stu, dict) else 0,
+        message_id=mid,
+        request_id=str(rec.get("requestId") or ""),
+        session_id=sid,
+        uuid=uuid,
+        ts=rec.get("timestamp"),
+        model=model,
+        input_tokens=inp,
+        output_tokens=out,
+        cache_creation_tokens=creation,
+        cache_5m_tokens=c5m,
+        cache_1h_tokens=c1h,
+        cache_read_tokens=read,
+        is_sidechain=bool(rec.get("isSidechain")) or info.layout != "main",
+        agent_id=rec.get("agentId") if isinstance(rec.get("agentId"), str) else info.agent_id,
+        web_search_requests=(as_int(stu.get("web_search_requests")) or 0) if isinstance(stu, dict) else 0,
     )
 
 

@@ -16,7 +16,7 @@ from extractors.folded import CASE_ONLY as _CASE_ONLY
 
 def _reference(text: str) -> str | None:
     last = None
-    for last in ANNOUNCED.finditer(text):  # noqa: B007
+    for last in ANNOUNCED.rx.finditer(text):  # noqa: B007
         pass
     return None if last is None else last.group(0)
 
@@ -29,7 +29,7 @@ def test_lower_casing_decides_every_atom_as_ignorecase_does() -> None:
     """For each character that lower-cases to one character and is not in `_CASE_ONLY`, every atom of
     the pattern matches it under IGNORECASE exactly when the plain atom matches its lower-case form."""
     chars = [c for c in _every_char() if len(c.lower()) == 1 and c not in _CASE_ONLY]
-    letters = sorted(set(re.sub(r"[^a-z]", "", ANNOUNCED.pattern)))
+    letters = sorted(set(re.sub(r"[^a-z]", "", ANNOUNCED.rx.pattern)))
     any_letter = re.compile("[a-z]", re.I).fullmatch
     near = [c for c in chars if any_letter(c) or c.lower() in string.ascii_lowercase]
     for atom in [*letters, "'", " "]:
