@@ -207,17 +207,26 @@ _HANDLERS: dict[str, Handler] = dict(_TOKEN_HANDLERS)
 _HANDLERS.update(flag=_flag, kvcolon=_key_value, kveq=_key_value, url=_url, bearer=_bearer)
 
 
-def _candidates(text: str, first: re.Match[str] | None = None) -> list[re.Match[str]]:
-    """Scan matches (each one anchor char wide) in text order (`first`: the first one, when the
-    caller's `SCAN.search` found it, so the text before it is not searched twice)."""
-    if len(text) < sp.LONG_TEXT:
-        if first is None:
-            first = sp.SCAN.search(text)  # the common no-candidate case costs one C call
+def _candidates(text: str) -> list[re.Match[str]]:
+    """Scan matches (each one anchor char wide, a URL's `://` three) in text order."""
+    if len(text) <= SHORT:
+        first = _SCAN_SEARCH(text)  # the common no-candidate case costs one C call
         return [] if first is None else list(sp.SCAN.finditer(text, first.start()))
+    return _anchor_matches(text)
+
+
+def _anchor_matches(text: str) -> list[re.Match[str]]:
+    """`SCAN.finditer(text)`, one pass per anchor char the text holds: every match starts at its
+    anchor char and covers no other anchor char, so the passes' matches, sorted, are SCAN's."""
     found: list[re.Match[str]] = []
-    for rx in sp.scans():  # one fast single-literal pass per anchor char
-        found.extend(rx.finditer(text))
-    found.sort(key=_start)
+    for anchor, rx in sp.scans():
+        if anchor in text:
+            m = rx.search(text)  # the common case: no match, one call
+            if m is not None:
+                found.append(m)
+                found.extend(rx.finditer(text, m.end()))
+    if len(found) > 1:
+        found.sort(key=_start)
     return found
 
 
@@ -225,11 +234,9 @@ def _start(m: re.Match[str]) -> int:
     return m.start()
 
 
-def _spans(
-    text: str, scan: bool = True, marks: bytes | None = None, first: re.Match[str] | None = None
-) -> list[Span]:
-    """Non-overlapping replacement spans in text order (`scan=False`: the scan regex found nothing;
-    `marks`: the text's `blob_marks`, `first`: its first scan match, when already computed).
+def _spans(text: str, found: list[re.Match[str]] | None = None, marks: bytes | None = None) -> list[Span]:
+    """Non-overlapping replacement spans in text order (`found`: the text's scan matches, `marks`: its
+    `blob_marks`, when the caller has them already).
 
     Candidates are judged in text order; one inside an accepted span is skipped (keeps long redacted
     values linear), and a hit overlapping an accepted span is dropped (first come wins). A candidate
@@ -238,7 +245,7 @@ def _spans(
     """
     out: list[Span] = []
     live: list[Span] = []  # accepted spans that end after the current candidate
-    for m in _candidates(text, first) if scan else ():
+    for m in _candidates(text) if found is None else found:
         p = m.start()
         if live:
             live = [h for h in live if h[1] > p]
@@ -292,19 +299,16 @@ def scrub_text(text: str) -> str:
         if hit is None:
             if (text.isascii() and text.encode().translate(ID_TABLE).isspace()) or API_ID(text):
                 return text  # uuids, timestamps, API ids: unique (not worth caching) and never secret
-            first = _SCAN_SEARCH(text)
-            hit = _scrub(text, first is not None, first=first)
+            hit = _scrub(text)
             if len(_short_cache) >= CACHE_MAX:
                 _short_cache.clear()
             _short_cache[text] = hit
         return hit
-    if n < sp.LONG_TEXT:
-        first = _SCAN_SEARCH(text)
-        if first is None:  # the common case: a few C passes, no candidate
-            marks = blob_marks(text)
-            return text if marks.find(CORE) < 0 else _scrub(text, False, marks)
-        return _scrub(text, first=first)
-    return _scrub(text)
+    found = _anchor_matches(text)
+    if not found:  # the common case: a few C passes, no candidate
+        marks = blob_marks(text)
+        return text if marks.find(CORE) < 0 else _scrub(text, found, marks)
+    return _scrub(text, found)
 
 
 def clear_caches() -> None:
@@ -313,10 +317,8 @@ def clear_caches() -> None:
     _b64_plain.clear()
 
 
-def _scrub(
-    text: str, scan: bool = True, marks: bytes | None = None, first: re.Match[str] | None = None
-) -> str:
-    spans = _spans(text, scan, marks, first)
+def _scrub(text: str, found: list[re.Match[str]] | None = None, marks: bytes | None = None) -> str:
+    spans = _spans(text, found, marks)
     if not spans:
         return text
     parts: list[str] = []
