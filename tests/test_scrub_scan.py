@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from unittest import mock
 
-from fixtures.secrets import KEYED, PREFIXED, jwt, pem
+from fixtures.secrets import KEYED, PREFIXED, RNG, jwt, pem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -101,6 +101,16 @@ PREFIXES = ("", "x", "_", "-", ".", "$", "DB_", "api_", "client-", "my.", "Xx", 
 
 
 def _secret_pieces() -> list[str]:
+    """One of each format. The fixtures share one seeded generator: its state is put back afterwards,
+    so the other scrubber tests draw the same values whether or not this module was imported."""
+    state = RNG.getstate()
+    try:
+        return _pieces()
+    finally:
+        RNG.setstate(state)
+
+
+def _pieces() -> list[str]:
     out = [make() for make, _ in PREFIXED.values()]
     out += [f"{key}={make()}" for make, key, _ in KEYED.values()]
     out += [
