@@ -12,6 +12,8 @@ scan, and everything else is passed to it.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import compress
+from operator import not_
 
 from extractors.scrubber import API_ID, ID_TABLE, MIN_LEN, SHORT, scrub_text
 
@@ -30,13 +32,14 @@ def scrub_changes(texts: Iterable[str]) -> dict[str, str]:
         clean = scrub_text(t)
         if clean is not t and clean != t:
             out[t] = clean
-    joined = SEP.join(ids)
-    if joined.count(SEP) != len(ids) - 1:  # a value holding the separator: each on its own
-        pairs = [(t, b"x") for t in ids]
-    else:  # one segment of marks per value: " " for an identifier character, "x" otherwise
-        pairs = list(zip(ids, joined.encode().translate(_TABLE).split(b"\n")))
-    for t, seg in pairs:
-        if not seg.isspace() and not API_ID(t):
+    # One segment of marks per value (" " for an identifier character, "x" otherwise), told apart in C;
+    # a value holding the separator makes more segments: then each is judged on its own.
+    marks = SEP.join(ids).encode().translate(_TABLE).split(b"\n")
+    rest: Iterable[str] = (
+        compress(ids, map(not_, map(bytes.isspace, marks))) if len(marks) == len(ids) else ids
+    )
+    for t in rest:
+        if not API_ID(t):
             clean = scrub_text(t)
             if clean is not t and clean != t:
                 out[t] = clean
