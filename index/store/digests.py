@@ -17,8 +17,7 @@ from typing import Any
 import orjson
 
 from index.store.digest_build import Digest, Item, build
-from index.store.digest_rows import ITEM_COLUMNS, duration_s, made, store
-from index.store.digest_share import Built
+from index.store.digest_rows import ITEM_COLUMNS, Built, duration_s, made, store
 from index.store.tx import transaction
 from lib import sqlite
 
