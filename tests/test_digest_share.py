@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from fixtures import make
+from hypothesis import given
+from hypothesis import strategies as st
 from test_digests import index, items, work_session
 
 import index.store.digest_share as share
@@ -53,8 +55,16 @@ def test_helper_builds_what_the_writer_builds(tmp_path: Path) -> None:
     try:
         assert set(helper.docs) == {*sids, "no-such-session"}  # all before the writer looked
         assert set(helper.got) == set(sids)
-        docs = helper.texts(conn, [*sids, "no-such-session"])
-        got = helper.finish(conn, [*stale, ("no-such-session", "x")])
+        docs = dict(
+            zip([*sids, "no-such-session"], helper.texts(conn, [*sids, "no-such-session"]), strict=True)
+        )
+        got = dict(
+            zip(
+                [*(sid for sid, _ in stale), "no-such-session"],
+                helper.digests(conn, [*stale, ("no-such-session", "x")]),
+                strict=True,
+            )
+        )
     finally:
         helper.stop()
     assert docs == {sid: texts(conn, sid) for sid in [*sids, "no-such-session"]}
@@ -67,13 +77,14 @@ def test_a_digest_of_another_signature_is_built_again(tmp_path: Path) -> None:
     db, _ = sessions(tmp_path)
     conn = sqlite.connect(db, isolation_level=None)
     stale = stale_all(conn)
+    sids = [sid for sid, _ in stale]
     helper = share.Helper(db, [])
     helper.start_digests()
     helper.proc.join()
     helper.thread.join()
     try:
         changed = [(sid, sig + "|changed") for sid, sig in stale]  # as if the session changed since
-        got = helper.finish(conn, changed)
+        got = dict(zip(sids, helper.digests(conn, changed), strict=True))
     finally:
         helper.stop()
     assert got == {sid: made(conn, sid, sig) for sid, sig in changed}
@@ -95,8 +106,8 @@ def test_writer_builds_what_a_failed_helper_did_not_deliver(
     helper.start_digests()  # to a helper that is gone: no error
     try:
         assert helper.proc.exitcode == 0 and helper.got == {} and helper.docs == {}
-        docs = helper.texts(conn, sids)
-        got = helper.finish(conn, stale)
+        docs = dict(zip(sids, helper.texts(conn, sids), strict=True))
+        got = dict(zip([sid for sid, _ in stale], helper.digests(conn, stale), strict=True))
     finally:
         helper.stop()
     assert docs == {sid: texts(conn, sid) for sid in sids}
@@ -154,3 +165,37 @@ def test_no_helper_for_one_job_or_few_sessions(tmp_path: Path, jobs: int, n: int
     db, _ = sessions(tmp_path, 1)
     conn = sqlite.connect(db, isolation_level=None)
     assert share.start(conn, ["x"] * n, jobs) is None
+
+
+@given(
+    n=st.integers(0, 40),
+    ahead=st.integers(0, 40),
+    pace=st.integers(0, 3),
+    skipped=st.sets(st.integers(0, 39), max_size=3),
+)
+def test_in_order_yields_each_value_in_order(n: int, ahead: int, pace: int, skipped: set[int]) -> None:
+    """Whatever the helper has delivered when the writer looks and however fast it goes on (`pace` keys
+    per key the writer builds; some never delivered), every key's value comes out once, in order, and
+    the writer builds from the back only keys the helper had not delivered when it needed them."""
+    keys = [f"k{i}" for i in range(n)]
+    got: dict[str, str] = {}
+    front = [0]
+
+    def deliver(count: int) -> None:
+        for _ in range(count):
+            if front[0] < n:
+                if front[0] not in skipped:
+                    got[keys[front[0]]] = keys[front[0]].upper()
+                front[0] += 1
+
+    built: list[str] = []
+
+    def build(key: str) -> str:
+        assert key not in got or skipped  # a key skipped ahead of it leaves the writer building
+        built.append(key)
+        deliver(pace)
+        return key.upper()
+
+    deliver(ahead)
+    assert list(share._in_order(keys, got, build)) == [k.upper() for k in keys]
+    assert built == keys[::-1][: len(built)]  # from the back, each once

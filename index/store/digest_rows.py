@@ -19,7 +19,6 @@ from lib import sqlite
 ITEM_COLUMNS = "section, kind, text, detail, obs_type, n, source_uuid, ts"
 # (the `digests` row, its `digest_items` rows), both in their INSERT's column order
 DigestRows = tuple[tuple[Any, ...], list[tuple[Any, ...]]]
-Built = dict[str, DigestRows | None]  # session id -> its digest's rows (None: the session is not indexed)
 
 
 def duration_s(first: str | None, last: str | None) -> int | None:

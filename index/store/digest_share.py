@@ -25,13 +25,13 @@ import multiprocessing as mp
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from multiprocessing.connection import Connection as Pipe
 from pathlib import Path
 from typing import TypeVar
 
 from index.store.db import db_file, open_reader
-from index.store.digest_rows import Built, DigestRows, made
+from index.store.digest_rows import DigestRows, made
 from index.store.digests import stale as stale_digests
 from index.store.session_docs import Texts, texts
 from lib import sqlite
@@ -78,21 +78,19 @@ class Helper:
         with contextlib.suppress(OSError):  # the helper is gone: the writer builds them all
             self.go.send_bytes(b"go")
 
-    def texts(self, conn: sqlite.Connection, sids: list[str]) -> dict[str, Texts]:
-        """The texts of the documents of `sids`: the writer builds from the back those the helper has not
-        delivered, down to the first it has."""
-        return _share(sids, self.docs, lambda sid: texts(conn, sid))
+    def texts(self, conn: sqlite.Connection, sids: list[str]) -> Iterator[Texts]:
+        """The texts of the documents of `sids`, in order (`_in_order`)."""
+        return _in_order(sids, self.docs, lambda sid: texts(conn, sid))
 
-    def finish(self, conn: sqlite.Connection, stale: Stale) -> Built:
-        """The rows of every digest of `stale`, the helper's where it built one with the same signature.
-        The caller stops the helper (`stop`) whatever happens."""
+    def digests(self, conn: sqlite.Connection, stale: Stale) -> Iterator[DigestRows | None]:
+        """The rows of each digest of `stale`, in order (`_in_order`); the helper's only where it built
+        one with the same signature. The caller stops the helper (`stop`) whatever happens."""
         sigs = dict(stale)
-        both = _share(
+        mine = _in_order(
             [sid for sid, _ in stale], self.got, lambda sid: (sigs[sid], made(conn, sid, sigs[sid]))
         )
-        return {
-            sid: rows if sig == sigs[sid] else made(conn, sid, sigs[sid]) for sid, (sig, rows) in both.items()
-        }
+        for (sid, sig), (built_sig, rows) in zip(stale, mine, strict=True):
+            yield rows if built_sig == sig else made(conn, sid, sig)
 
     def stop(self) -> None:
         """End the helper (it may still be building what the writer built) and its receiver."""
@@ -104,15 +102,18 @@ class Helper:
         self.thread.join()
 
 
-def _share(keys: list[str], got: dict[str, T], build: Callable[[str], T]) -> dict[str, T]:
-    """A value for each key: built here from the back down to the first the helper delivered (it builds
-    from the front), the helper's from there on; any the helper skipped is built here too."""
-    mine: dict[str, T] = {}
-    for key in reversed(keys):
-        if key in got:
-            break
-        mine[key] = build(key)
-    return {key: mine[key] if key in mine else got[key] if key in got else build(key) for key in keys}
+def _in_order(keys: list[str], got: Mapping[str, T], build: Callable[[str], T]) -> Iterator[T]:
+    """Each key's value in order, as the writer stores them: the helper's (it builds from the front)
+    while it has delivered the next one; while it has not, the writer builds from the back instead of
+    waiting, and takes its own values once the two meet. So the writer stores what the helper delivered
+    while the helper still builds, and only its own share is left when the helper stops."""
+    mine: dict[int, T] = {}
+    back = len(keys)  # keys[back:] are built here
+    for i, key in enumerate(keys):
+        while back > i and key not in got:
+            back -= 1
+            mine[back] = build(keys[back])
+        yield mine.pop(i) if i >= back else got[key]
 
 
 def start(conn: sqlite.Connection, docs: list[str], jobs: int) -> Helper | None:

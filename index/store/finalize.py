@@ -46,11 +46,10 @@ def finalize(conn: sqlite.Connection, jobs: int = 1) -> bool:
         docs = stale_docs(conn)
         merge_message_index(conn)  # first: the helper has the documents' texts ready by its end
         refresh_session_docs(conn, docs, helper.texts(conn, [r[0] for r in docs]) if helper else None)
-        built = helper.finish(conn, rows) if helper else None
+        refresh_digests(conn, rows, helper.digests(conn, rows) if helper else None)
     finally:
         if helper:
             helper.stop()
-    refresh_digests(conn, rows, built)
     return True
 
 

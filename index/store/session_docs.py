@@ -38,11 +38,11 @@ def stale(conn: sqlite.Connection) -> Stale:
                             WHERE d.sig IS NOT {_SIG}""").fetchall()
 
 
-def refresh(conn: sqlite.Connection, rows: Stale | None = None, made: dict[str, Texts] | None = None) -> int:
+def refresh(conn: sqlite.Connection, rows: Stale | None = None, made: Iterable[Texts] | None = None) -> int:
     """Rebuild stale documents and drop orphans in one transaction; returns how many were rebuilt.
     Cheap when nothing changed (one join over sessions), so it runs after every index run. `rows` are
-    `stale(conn)` when the caller listed them already, `made` the texts of documents built already
-    (by the finalize helper, `index/store/digest_share.py`); any not there is built here."""
+    `stale(conn)` when the caller listed them already, `made` their texts in that order when another
+    builds them (the finalize helper, `index/store/digest_share.py`), read one by one as they are stored."""
     rows = stale(conn) if rows is None else rows
     orphans = [
         r[0]
@@ -53,8 +53,10 @@ def refresh(conn: sqlite.Connection, rows: Stale | None = None, made: dict[str, 
         return 0
     with transaction(conn):
         _drop(conn, [r[3] for r in rows if r[3] is not None] + orphans)
-        for sid, title, sig, _ in rows:
-            prompts, answers = made[sid] if made is not None and sid in made else texts(conn, sid)
+        made_here = (texts(conn, r[0]) for r in rows)
+        for (sid, title, sig, _), (prompts, answers) in zip(
+            rows, made_here if made is None else made, strict=True
+        ):
             cur = conn.execute(
                 "INSERT INTO session_docs(session_id, sig, title, prompts, answers) VALUES(?,?,?,?,?)",
                 (sid, sig, title, prompts, answers),
