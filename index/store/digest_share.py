@@ -25,7 +25,7 @@ import multiprocessing as mp
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection as Pipe
 from pathlib import Path
 from typing import TypeVar
@@ -102,7 +102,7 @@ class Helper:
         self.thread.join()
 
 
-def _in_order(keys: list[str], got: Mapping[str, T], build: Callable[[str], T]) -> Iterator[T]:
+def _in_order(keys: list[str], got: dict[str, T], build: Callable[[str], T]) -> Iterator[T]:
     """Each key's value in order, as the writer stores them: the helper's (it builds from the front)
     while it has delivered the next one; while it has not, the writer builds from the back instead of
     waiting, and takes its own values once the two meet. So the writer stores what the helper delivered
@@ -113,7 +113,7 @@ def _in_order(keys: list[str], got: Mapping[str, T], build: Callable[[str], T]) 
         while back > i and key not in got:
             back -= 1
             mine[back] = build(keys[back])
-        yield mine.pop(i) if i >= back else got[key]
+        yield mine.pop(i) if i >= back else got.pop(key)  # popped: held only until stored
 
 
 def start(conn: sqlite.Connection, docs: list[str], jobs: int) -> Helper | None:
