@@ -1,6 +1,7 @@
 """Extraction and profile counters alone, over files parsed and scrubbed once.
 
 Usage: python bench/bench_extract.py [--projects DIR] [--work DIR] [--stage extract|counters|none] [--rounds N]
+       [--profile N]
 
 The worker's extraction (`index.store.prepare._extract`) and profile counters (`chunk_counters`) run
 over the chunks of every file of the corpus, after the parse and the scrub they need (done once, not
@@ -16,6 +17,8 @@ without valgrind first: a first run also compiles every module.
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import sys
 import time
 from pathlib import Path
@@ -40,6 +43,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--stage", choices=("extract", "counters", "none"), default="extract")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--profile", type=int, default=0, help="print the N costliest functions (cProfile)")
     args = ap.parse_args()
     raw = open_writer(fresh(work_dir(args.work, "bench-extract-") / "plan.db"))
     with transaction(raw):
@@ -49,15 +53,23 @@ def main() -> None:
         prep.scrub_chunk(c)
     prompts = [prep._extract(c)[1] for c in chunks] if args.stage == "counters" else []
     best = float("inf")
+    prof = cProfile.Profile() if args.profile else None
     for _ in range(args.rounds if args.stage != "none" else 0):
         t0 = time.process_time()
+        if prof:
+            prof.enable()
         if args.stage == "extract":
             for c in chunks:
                 prep._extract(c)
         else:
             for c, p in zip(chunks, prompts, strict=True):
                 chunk_counters(c.messages, p)
+        if prof:
+            prof.disable()
         best = min(best, time.process_time() - t0)
+    if prof:
+        pstats.Stats(prof).sort_stats("tottime").print_stats(args.profile)
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(args.profile)
     size = sum(t.size for t in tasks) / 1e6
     if args.stage == "none":
         print(f"none: parsed and scrubbed {len(chunks)} chunks, {size:.0f} MB")

@@ -46,10 +46,14 @@ class ClassModel:
     veto: float = 0.0  # a candidate the heuristics accept is kept at or above this probability
 
     def probability(self, features: dict[str, float]) -> float:
+        """The logistic of the bias plus the weighted features, summed in the features' order. A feature
+        of value 0 is skipped: its term is a zero, which leaves the sum as it is (the weights are finite,
+        a test checks the shipped ones), and two in three features of a candidate are 0."""
         z = self.bias
         w = self.weights
         for name, x in features.items():
-            z += w.get(name, 0.0) * x
+            if x:
+                z += w.get(name, 0.0) * x
         if z >= 0:
             return 1.0 / (1.0 + math.exp(-z))
         e = math.exp(z)

@@ -82,16 +82,6 @@ class Cue:
             return self.rx.search(text, at)
         return self.rx.search(text)
 
-    def index_words(self) -> frozenset[str] | None:
-        """Tokens under which to index this cue: for each alternative its rarest required part."""
-        if not self.gates:
-            return None
-        words: set[str] = set()
-        for conj in self.gates:
-            part = min(conj, key=_rarity)
-            words |= part
-        return frozenset(words)
-
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Cue({self.pattern[:40]!r}, {self.weight})"
 
@@ -143,28 +133,27 @@ class CueTable:
 
     def __init__(self, items: tuple[Cue, ...]) -> None:
         self.cues = items
-        index: dict[str, list[int]] = {}
+        # Under each lead word (a word of an alternative's rarest part, `GateCheck`), the cues with such
+        # an alternative and the parts that alternative still needs: the table checks every gate in one
+        # loop over the text's lead words, instead of a `GateCheck.passes` call per candidate cue (two
+        # in three candidates failed it). A cue's entries under one word are adjacent, in table order.
+        index: dict[str, list[tuple[int, tuple[frozenset[str], ...]]]] = {}
         always: list[int] = []
         for i, c in enumerate(items):
-            words = c.index_words()
-            if words is None:
+            if not c.gates:
                 always.append(i)
                 continue
-            for w in words:
-                index.setdefault(w, []).append(i)
+            check = c.checks
+            for w, alts in check.by_word.items():
+                for a in alts:
+                    index.setdefault(w, []).append((i, check.rest[a]))
         self._index = {w: tuple(v) for w, v in index.items()}
         self._keys = frozenset(index)
         self._always = tuple(always)
-        # Per cue, what scoring a candidate does, worked out once instead of per message: the gates
-        # still to check (None when being a candidate proves them) and the search to run (the bare
-        # regex search when the cue has no literal or start words to look for first).
-        self._steps: tuple[tuple[Cue, GateCheck | None, Callable[[str], re.Match[str] | None]], ...] = tuple(
-            (
-                c,
-                c.checks if c.gates and not c.simple else None,
-                c.rx.search if not c.literal and not c.starts else c._run,
-            )
-            for c in items
+        # Per cue, the search to run, worked out once instead of per message: the bare regex search when
+        # the cue has no literal or start words to look for first.
+        self._steps: tuple[tuple[Cue, Callable[[str], re.Match[str] | None]], ...] = tuple(
+            (c, c.rx.search if not c.literal and not c.starts else c._run) for c in items
         )
 
     def __iter__(self) -> Iterator[Cue]:
@@ -174,39 +163,60 @@ class CueTable:
         return len(self.cues)
 
     def candidates(self, tokens: frozenset[str]) -> tuple[int, ...] | list[int]:
-        """Indices (in table order) of the cues that may match a text with these tokens."""
+        """Indices (in table order) of the cues whose gate the tokens pass (the ones that may match)."""
         hit = self._keys.intersection(tokens)
         if not hit:
             return self._always
-        if len(hit) == 1 and not self._always:
-            return self._index[next(iter(hit))]  # one word's cues, already in table order
-        found = set(self._always)
         index = self._index
+        if len(hit) == 1 and not self._always:
+            out: list[int] = []
+            last = -1
+            for i, rest in index[next(iter(hit))]:  # one word's entries, already in table order
+                if i == last:
+                    continue
+                for part in rest:
+                    if part.isdisjoint(tokens):
+                        break
+                else:
+                    out.append(i)
+                    last = i
+            return out
+        found = set(self._always)
         for w in hit:
-            found.update(index[w])
+            for i, rest in index[w]:
+                if i in found:
+                    continue
+                for part in rest:
+                    if part.isdisjoint(tokens):
+                        break
+                else:
+                    found.add(i)
         return sorted(found)
 
     def _found(self, text: str, tokens: frozenset[str]) -> Iterator[tuple[int, Cue, re.Match[str]]]:
         """Every matching cue in table order: its index, the cue and its match."""
         steps = self._steps
         for i in self.candidates(tokens):
-            c, gates, search = steps[i]
-            if gates is not None and not gates.passes(tokens):
-                continue
+            c, search = steps[i]
             m = search(text)
             if m is not None:
                 yield i, c, m
 
     def weigh(self, text: str, tokens: frozenset[str]) -> tuple[float, int]:
-        """Sum of matching cue weights, and the offset of the strongest match (-1 when none)."""
+        """Sum of matching cue weights, and the offset of the strongest match (-1 when none). (The loop
+        of `_found` written out: a generator per call cost more than the search of most tables.)"""
         total = 0.0
         best_w = 0.0
         pos = -1
-        for _, c, m in self._found(text, tokens):
-            w = c.weight
-            total += w
-            if w > best_w:
-                best_w, pos = w, m.start()
+        steps = self._steps
+        for i in self.candidates(tokens):
+            c, search = steps[i]
+            m = search(text)
+            if m is not None:
+                w = c.weight
+                total += w
+                if w > best_w:
+                    best_w, pos = w, m.start()
         return total, pos
 
     def matches(self, text: str, tokens: frozenset[str]) -> Iterator[tuple[int, re.Match[str]]]:
@@ -241,8 +251,8 @@ def cues(*specs: Spec | Cue) -> CueTable:
     return CueTable(tuple(_make(s) for s in specs))
 
 
-def weigh(tbl: CueTable, text: str, tokens: frozenset[str]) -> tuple[float, int]:
-    return tbl.weigh(text, tokens)
+# `weigh(table, text, tokens)`: the method itself, not a function around it (a Python call per use).
+weigh = CueTable.weigh
 
 
 # --- things going wrong (shared by corrections and failed attempts) ---------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from lib.model import Carry, Message
 
@@ -33,33 +34,44 @@ def _head_tail(text: str, cap: int = _CAP) -> str:
 
 
 def iter_contexts(messages: list[Message], carry: Carry) -> Iterator[tuple[Message, Context]]:
-    """Yield (message, context) for human prompts and assistant text; update `carry` as we go."""
+    """Yield (message, context) for human prompts and assistant text; update `carry` as we go.
+
+    Consecutive messages mostly belong to one thread, so its state is looked up again only when the
+    session or agent changes (the key string and a dict probe per message were ~4 % of extraction);
+    every message still creates its thread when missing, as the carry keeps threads in that order."""
     threads = carry.threads
+    th: dict[str, Any] = {}
+    sid: str | None = None
+    aid: str | None = None
     for m in messages:
-        key = f"{m.session_id}|{m.agent_id or ''}"
-        th = threads.get(key)
-        if th is None:
-            th = threads[key] = {"a": None, "u": None, "t": []}
+        if m.session_id != sid or m.agent_id != aid or sid is None:
+            sid, aid = m.session_id, m.agent_id
+            key = f"{sid}|{aid or ''}"
+            got = threads.get(key)
+            if got is None:
+                got = threads[key] = {"a": None, "u": None, "t": []}
+            th = got
         kind = m.kind
         if kind == "tool_use":
-            th["t"] = (
-                th["t"] + [[m.tool_use_id or "", m.tool_name or "", (m.tool_target or "")[:200], False, ""]]
-            )[-_TOOLS:]
+            tools = th["t"]
+            entry = [m.tool_use_id or "", m.tool_name or "", (m.tool_target or "")[:200], False, ""]
+            # A new list, as before: a context never shares the carry's (nor the JSON it came from).
+            th["t"] = [*tools[1 - _TOOLS :], entry] if len(tools) >= _TOOLS else [*tools, entry]
         elif kind == "tool_result":
+            tid = m.tool_use_id or ""
             for t in reversed(th["t"]):
-                if t[0] == (m.tool_use_id or ""):
+                if t[0] == tid:
                     t[3] = bool(m.is_error)
                     t[4] = m.text[:_HEAD]
                     break
-        elif kind in ("prompt", "agent_prompt"):
-            ctx = Context(th["a"], th["u"], [(t[1], t[2], t[3], t[4]) for t in th["t"]])
-            yield m, ctx
-            th["u"] = _head_tail(m.text)
-            th["t"] = []
-        elif kind == "text":
-            ctx = Context(th["a"], th["u"], [(t[1], t[2], t[3], t[4]) for t in th["t"]])
-            yield m, ctx
-            th["a"] = _head_tail(m.text)
+        elif kind == "text" or kind == "prompt" or kind == "agent_prompt":
+            tools = th["t"]
+            yield m, Context(th["a"], th["u"], [(t[1], t[2], t[3], t[4]) for t in tools] if tools else [])
+            if kind == "text":
+                th["a"] = _head_tail(m.text)
+            else:
+                th["u"] = _head_tail(m.text)
+                th["t"] = []
     # Bound the carry: keep only the threads touched most recently.
     if len(threads) > 64:
         for k in list(threads)[:-64]:

@@ -8,7 +8,7 @@ import hashlib
 from typing import Any
 
 from lib import content as C
-from lib.injected import COMMAND_PREFIX, PLACEHOLDER, is_mcp_answer, only_ours, strip_ours
+from lib.injected import COMMAND_PREFIX, PLACEHOLDER, is_mcp_answer, only_ours
 from lib.model import (
     AgentInfo,
     Alias,
@@ -149,7 +149,7 @@ class RecordState:
         offset: int,
     ) -> Message:
         aid, side = self._agent_for(rec, uuid, parent)
-        text = strip_ours(C.strip_private(text))[0]
+        text = C.message_text(text)
         m = Message(
             uuid=uuid,
             session_id=sid,

@@ -64,6 +64,22 @@ def test_steps_equal_every_cue_searched(text: str, pick: int) -> None:
     assert sorted(table.candidates(tokens)) == list(table.candidates(tokens))
 
 
+@settings(max_examples=300, deadline=None)
+@given(TEXTS, st.integers(min_value=0, max_value=10_000))
+def test_candidates_are_the_cues_whose_gate_holds(text: str, pick: int) -> None:
+    """The table checks the gates in its own index: the cues whose own `GateCheck` (and, before it, the
+    plain gate: some alternative with every part among the tokens) holds, in table order."""
+    table = TABLES[pick % len(TABLES)]
+    tokens = tokens_of(text)
+    plain = [
+        i
+        for i, c in enumerate(table.cues)
+        if not c.gates or any(all(not part.isdisjoint(tokens) for part in conj) for conj in c.gates)
+    ]
+    assert list(table.candidates(tokens)) == plain
+    assert plain == [i for i, c in enumerate(table.cues) if not c.gates or c.checks.passes(tokens)]
+
+
 @settings(max_examples=200, deadline=None)
 @given(TEXTS, TEXTS)
 def test_memos_of_the_previous_message_equal_the_checks(text: str, prev: str) -> None:

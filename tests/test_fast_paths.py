@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import math
 import re
 
 from hypothesis import given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 import extractors.pipeline  # noqa: F401  (builds every cue table)
 from extractors.assistant_decisions import _HEADING, _INSTEAD, _says_instead
 from extractors.choices import _ASK_WORDS, _asks
+from extractors.confidence import ClassModel, models
 from extractors.cues import Cue
 from extractors.gate import Gates
 from extractors.patterns import Hit
@@ -89,3 +91,38 @@ def test_normalise_equals_the_four_replaces(text: str) -> None:
 
     want = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     assert normalise(text) == want
+
+
+def _probability_before(model: ClassModel, features: dict[str, float]) -> float:
+    """`ClassModel.probability` as it was: every feature's term added, zeros too."""
+    z = model.bias
+    for name, x in features.items():
+        z += model.weights.get(name, 0.0) * x
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def test_the_shipped_weights_are_finite() -> None:
+    """What makes skipping a zero feature exact: a finite weight times zero adds a zero."""
+    for role in models().values():
+        for m in role.values():
+            assert math.isfinite(m.bias) and all(math.isfinite(w) for w in m.weights.values())
+
+
+FEATURE_VALUES = st.one_of(
+    st.sampled_from([0.0, -0.0, 1.0, 0.5, 0.125, -1.0]), st.floats(-50, 50, allow_nan=False)
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_probability_equals_every_term_added(data: st.DataObject) -> None:
+    role = data.draw(st.sampled_from(sorted(models())))
+    model = models()[role][data.draw(st.sampled_from(sorted(models()[role])))]
+    names = sorted(model.weights) + ["not_a_feature", "other"]
+    features = data.draw(st.dictionaries(st.sampled_from(names), FEATURE_VALUES, max_size=len(names)))
+    bias = data.draw(st.sampled_from([model.bias, 0.0, -0.0]))
+    model = ClassModel(bias, model.weights, model.emit, model.bundle, model.veto)
+    assert model.probability(features) == _probability_before(model, features)

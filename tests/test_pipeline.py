@@ -74,3 +74,36 @@ def test_sessions_touched_by_several_files_of_one_batch_are_counted_and_branched
         conn.execute("SELECT count(*) FROM messages WHERE on_main = 0").fetchone()[0] > 0
     )  # forks abandoned
     conn.execute("ROLLBACK")
+
+
+def test_an_index_run_collects_less_often_and_puts_the_collector_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While files are parsed and written the cyclic GC runs with the run's thresholds and the objects
+    alive at the start frozen (`parsers.few_collections`); after the run, and after a run that fails
+    mid-way, the process's collector is as it was."""
+    import gc
+
+    _sessions(tmp_path / "projects", 3)
+    before = gc.get_threshold()
+    seen: list[tuple[tuple[int, int, int], int]] = []
+    real = parsers.parse_all
+
+    def watching(*a: Any, **k: Any) -> Any:
+        for item in real(*a, **k):
+            seen.append((gc.get_threshold(), gc.get_freeze_count()))
+            yield item
+
+    monkeypatch.setattr("index.store.ingest.parse_all", watching)
+    run_index(tmp_path / "i.db", [tmp_path / "projects"], jobs=1)
+    assert seen and all(t == parsers.RUN_THRESHOLDS and frozen > 0 for t, frozen in seen)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+    def failing(*a: Any, **k: Any) -> Any:
+        yield from ()
+        raise RuntimeError("a parser bug")
+
+    monkeypatch.setattr("index.store.ingest.parse_all", failing)
+    with pytest.raises(RuntimeError):
+        run_index(tmp_path / "i.db", [tmp_path / "projects"], full=True, jobs=1)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

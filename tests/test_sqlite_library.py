@@ -162,3 +162,41 @@ def test_vectors_off_says_so_rather_than_a_missing_package(tmp_path: Path) -> No
     )
     status = json.loads(p.stdout)
     assert status["available"] is False and status["reason"] == "vectors are off (TOTAL_RECALL_VECTORS=0)"
+
+
+@pytest.mark.parametrize("name", [sqlite.STDLIB, sqlite.EXTENSIBLE])
+def test_bytes_and_none_bind_as_before(name: str) -> None:
+    """The identity adapters (`bind_plainly`) change how bytes and None reach SQLite, not what is
+    stored: a blob and a NULL, the same bytes back; other types keep their usual binding, and a value
+    of a subclass of bytes still goes through the protocol (it is not an exact type)."""
+    mod = pytest.importorskip(name)  # in-memory only: no file is shared with the process's library
+    sqlite.bind_plainly(mod)
+    assert mod.adapters[(bytes, mod.PrepareProtocol)](b"\x00x") == b"\x00x"
+    assert mod.adapters[(type(None), mod.PrepareProtocol)](None) is None
+    conn = mod.connect(":memory:")
+    conn.execute("CREATE TABLE t(v)")
+    values = [b"", b"\x00\xffpacked", None, "text", 7, 2.5, bytearray(b"ba"), memoryview(b"mv")]
+    conn.executemany("INSERT INTO t VALUES(?)", [(v,) for v in values])
+    got = conn.execute("SELECT v, typeof(v) FROM t ORDER BY rowid").fetchall()
+    assert got == [
+        (b"", "blob"),
+        (b"\x00\xffpacked", "blob"),
+        (None, "null"),
+        ("text", "text"),
+        (7, "integer"),
+        (2.5, "real"),
+        (b"ba", "blob"),
+        (b"mv", "blob"),
+    ]
+
+    class Tagged(bytes):
+        def __conform__(self, protocol: object) -> str:
+            return "conformed"
+
+    assert conn.execute("SELECT ?", (Tagged(b"raw"),)).fetchone() == ("conformed",)
+
+
+def test_the_process_library_binds_plainly() -> None:
+    mod = sqlite.module()
+    assert (bytes, mod.PrepareProtocol) in mod.adapters
+    assert (type(None), mod.PrepareProtocol) in mod.adapters

@@ -12,13 +12,13 @@ a record taken over by a better copy in another file, a main branch that moved.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
 
 from index.store.digest_build import Digest, Item, build
-from index.store.digest_rows import ITEM_COLUMNS, duration_s, made, store
-from index.store.digest_share import Built
+from index.store.digest_rows import ITEM_COLUMNS, DigestRows, duration_s, made, store
 from index.store.tx import transaction
 from lib import sqlite
 
@@ -38,12 +38,15 @@ def stale(conn: sqlite.Connection) -> list[tuple[str, str]]:
 
 
 def refresh(
-    conn: sqlite.Connection, rows: list[tuple[str, str]] | None = None, built: Built | None = None
+    conn: sqlite.Connection,
+    rows: list[tuple[str, str]] | None = None,
+    built: Iterable[DigestRows | None] | None = None,
 ) -> int:
     """Rebuild the digests of sessions whose signature changed and drop orphans, in one transaction;
     returns how many were rebuilt. Cheap when nothing changed (one pass over sessions). `rows` are
-    `stale(conn)` when the caller listed them already, `built` the rows of their digests made already
-    (by a helper, `index/store/digest_share.py`); any not there is built here."""
+    `stale(conn)` when the caller listed them already, `built` the rows of their digests in that order
+    (None: a session not indexed) when another builds them (the helper, `index/store/digest_share.py`),
+    read one by one as they are stored."""
     rows = stale(conn) if rows is None else rows
     marked = conn.execute("SELECT 1 FROM pending WHERE what = 'digest' LIMIT 1").fetchone() is not None
     orphans = [
@@ -58,8 +61,8 @@ def refresh(
         conn.execute("DELETE FROM pending WHERE what = 'digest'")
         for sid in orphans:
             _delete(conn, sid)
-        for sid, sig in rows:
-            ready = built[sid] if built is not None and sid in built else made(conn, sid, sig)
+        made_here = (made(conn, sid, sig) for sid, sig in rows)
+        for (sid, _), ready in zip(rows, made_here if built is None else built, strict=True):
             _delete(conn, sid)
             if ready is not None:
                 store(conn, ready)

@@ -8,43 +8,48 @@ the next one, even when that one finds no file to read.
 
 from __future__ import annotations
 
-from index.store.digest_share import start as share_digests
+from index.store.digest_share import start as share
 from index.store.digests import refresh as refresh_digests
 from index.store.digests import stale as stale_digests
 from index.store.memories import reapply_memories
 from index.store.operator import refold_pending
 from index.store.profiles import materialise
 from index.store.session_docs import refresh as refresh_session_docs
+from index.store.session_docs import stale as stale_docs
 from index.store.tx import transaction
 from lib import sqlite
 
 
 def finalize(conn: sqlite.Connection, jobs: int = 1) -> bool:
     """Finalise if anything was written since the last finalisation; returns whether it did. With
-    `jobs` > 1 (the run's parsers are gone by now) a helper process builds most stale digests while
-    this one does the rest (`index/store/digest_share.py`)."""
+    `jobs` > 1 (the run's parsers are gone by now) a helper process builds most session documents'
+    texts and stale digests while this one does the rest (`index/store/digest_share.py`)."""
     if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
         refresh_session_docs(conn)  # nothing new; builds the documents an index from before v6 lacks
         refresh_digests(conn)  # and the digests an index from before v7 lacks
         return False
-    with transaction(conn):
-        _titles(conn)
-        _link_agents(conn)
-        refold_pending(conn)
-        materialise(conn)
-        conn.execute("DELETE FROM pending WHERE what='finalize'")
-        reapply_memories(conn)  # promoted memories missing from a new file, demoted ones that came back
-    # digests after the titles and the goal stack, which they read; nothing below changes what they read
-    rows = stale_digests(conn)
-    helper = share_digests(conn, rows, jobs)
+    # the helper starts now: documents' texts read nothing the steps below write
+    helper = share(conn, [r[0] for r in stale_docs(conn)], jobs) if jobs > 1 else None
     try:
-        refresh_session_docs(conn)  # after the titles: a session's document holds its title
-        merge_message_index(conn)
-        built = helper.finish(conn) if helper else None
+        with transaction(conn):
+            _titles(conn)
+            _link_agents(conn)
+            refold_pending(conn)
+            materialise(conn)
+            conn.execute("DELETE FROM pending WHERE what='finalize'")
+            reapply_memories(conn)  # promoted memories missing from a new file, demoted ones that came back
+        # digests and documents after the titles and the goal stack, which they read; nothing below
+        # changes what they read
+        if helper:
+            helper.start_digests()
+        rows = stale_digests(conn)
+        docs = stale_docs(conn)
+        merge_message_index(conn)  # first: the helper has the documents' texts ready by its end
+        refresh_session_docs(conn, docs, helper.texts(conn, [r[0] for r in docs]) if helper else None)
+        refresh_digests(conn, rows, helper.digests(conn, rows) if helper else None)
     finally:
         if helper:
             helper.stop()
-    refresh_digests(conn, rows, built)
     return True
 
 

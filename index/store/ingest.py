@@ -17,7 +17,7 @@ from index.store.db import IndexCorrupt, IndexError_, access_problem, is_damage,
 from index.store.extractor_stamp import stamp_extractors
 from index.store.finalize import finalize
 from index.store.lock import IndexBusy, writer_lock
-from index.store.parsers import Unread, parse_all
+from index.store.parsers import Unread, few_collections, parse_all
 from index.store.plugins import vectors
 from index.store.resets import drop_duplicates, reset_files
 from index.store.skips import SKIPPED, Parsing, left_unread, record_skips
@@ -192,24 +192,25 @@ def _run_index(
         done = 0
         batch = _Batch(conn)
         failed: list[Unread] = []
-        for item in parse_all(tasks, jobs, note):
-            if isinstance(item, Unread):
-                report.errors.append(
-                    f"{item.reason} (failed twice; {SKIPPED})" if item.failed else item.reason
-                )
-                failed += [item] if item.failed else []
-                continue
-            c = item.chunk
-            m_added, e_added = batch.write(item)
-            report.messages_added += m_added
-            report.extractions_added += e_added
-            report.records += c.records
-            report.bad_lines.update(c.bad_lines)
-            report.bytes_read += c.end - c.start
-            done += item.size - c.start
-            if progress:
-                progress(done, total, c.path)
-        batch.close()
+        with few_collections():
+            for item in parse_all(tasks, jobs, note):
+                if isinstance(item, Unread):
+                    report.errors.append(
+                        f"{item.reason} (failed twice; {SKIPPED})" if item.failed else item.reason
+                    )
+                    failed += [item] if item.failed else []
+                    continue
+                c = item.chunk
+                m_added, e_added = batch.write(item)
+                report.messages_added += m_added
+                report.extractions_added += e_added
+                report.records += c.records
+                report.bad_lines.update(c.bad_lines)
+                report.bytes_read += c.end - c.start
+                done += item.size - c.start
+                if progress:
+                    progress(done, total, c.path)
+            batch.close()
         with transaction(conn):
             record_skips(conn, failed)
         report.files_skipped += len(failed)

@@ -109,7 +109,7 @@ def utterance(m: Message, ctx: Context) -> Utterance:
         is_sidechain=m.is_sidechain,
         prev_assistant_text=ctx.prev_assistant_text,
         prev_user_text=ctx.prev_user_text,
-        recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools],
+        recent_tools=[ToolEvent(n, s, e, h) for n, s, e, h in ctx.tools] if ctx.tools else [],
     )
 
 

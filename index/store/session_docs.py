@@ -27,23 +27,36 @@ DOC_CLIP = 2000  # chars of one message in the document: a pasted log or a long 
 _SIG = "s.n_messages || '|' || coalesce(s.last_ts, '') || '|' || coalesce(s.title, '')"
 
 
-def refresh(conn: sqlite.Connection) -> int:
+Stale = list[tuple[str, str, str, int | None]]  # (session id, title, signature, its document's id) of each
+Texts = tuple[str, str]  # a session's document text: (prompts, answers)
+
+
+def stale(conn: sqlite.Connection) -> Stale:
+    """The sessions whose document must be rebuilt: none yet, or its signature changed."""
+    return conn.execute(f"""SELECT s.session_id, coalesce(s.title, ''), {_SIG}, d.id FROM sessions s
+                            LEFT JOIN session_docs d ON d.session_id = s.session_id
+                            WHERE d.sig IS NOT {_SIG}""").fetchall()
+
+
+def refresh(conn: sqlite.Connection, rows: Stale | None = None, made: Iterable[Texts] | None = None) -> int:
     """Rebuild stale documents and drop orphans in one transaction; returns how many were rebuilt.
-    Cheap when nothing changed (one join over sessions), so it runs after every index run."""
-    stale = conn.execute(f"""SELECT s.session_id, coalesce(s.title, ''), {_SIG}, d.id FROM sessions s
-                             LEFT JOIN session_docs d ON d.session_id = s.session_id
-                             WHERE d.sig IS NOT {_SIG}""").fetchall()
+    Cheap when nothing changed (one join over sessions), so it runs after every index run. `rows` are
+    `stale(conn)` when the caller listed them already, `made` their texts in that order when another
+    builds them (the finalize helper, `index/store/digest_share.py`), read one by one as they are stored."""
+    rows = stale(conn) if rows is None else rows
     orphans = [
         r[0]
         for r in conn.execute("""SELECT id FROM session_docs d WHERE NOT EXISTS(
                                                  SELECT 1 FROM sessions s WHERE s.session_id = d.session_id)""")
     ]
-    if not stale and not orphans:
+    if not rows and not orphans:
         return 0
     with transaction(conn):
-        _drop(conn, [r[3] for r in stale if r[3] is not None] + orphans)
-        for sid, title, sig, _ in stale:
-            prompts, answers = _texts(conn, sid)
+        _drop(conn, [r[3] for r in rows if r[3] is not None] + orphans)
+        made_here = (texts(conn, r[0]) for r in rows)
+        for (sid, title, sig, _), (prompts, answers) in zip(
+            rows, made_here if made is None else made, strict=True
+        ):
             cur = conn.execute(
                 "INSERT INTO session_docs(session_id, sig, title, prompts, answers) VALUES(?,?,?,?,?)",
                 (sid, sig, title, prompts, answers),
@@ -52,7 +65,7 @@ def refresh(conn: sqlite.Connection) -> int:
                 "INSERT INTO session_fts(rowid, title, prompts, answers) VALUES(?,?,?,?)",
                 (cur.lastrowid, title, prompts, answers),
             )
-    return len(stale)
+    return len(rows)
 
 
 def _drop(conn: sqlite.Connection, ids: list[int]) -> None:
@@ -65,8 +78,10 @@ def _drop(conn: sqlite.Connection, ids: list[int]) -> None:
         conn.execute("DELETE FROM session_docs WHERE id=?", (did,))
 
 
-def _texts(conn: sqlite.Connection, session_id: str) -> tuple[str, str]:
-    """(the user's prompts, the assistant's text and away summaries), each message clipped."""
+def texts(conn: sqlite.Connection, session_id: str) -> Texts:
+    """(the user's prompts, the assistant's text and away summaries), each message clipped. Reads
+    only messages and agents' compaction flags, which finalize never writes, so the helper may build
+    them before the titles are set."""
     prompts: list[str] = []
     answers: list[str] = []
     marks = ",".join("?" * len(DOC_KINDS))
