@@ -158,7 +158,9 @@ def test_brief_examples_keep_key_names() -> None:
     "scheme", ["postgres", "postgresql", "mysql", "mongodb+srv", "redis", "amqp", "https"]
 )
 def test_url_credentials(scheme: str) -> None:
-    pw = rnd(18, ALNUM + "!$%*")
+    # the first character plain: one of `$%!*` there reads as a placeholder or variable (`$DB_PASS`),
+    # which the scrubber rightly leaves alone, so the test would depend on the generator's draw order
+    pw = rnd(1) + rnd(17, ALNUM + "!$%*")
     out = scrub_text(f"DATABASE_URL={scheme}://app_user:{pw}@db.internal:5432/prod?sslmode=require")
     assert (
         out == f"DATABASE_URL={scheme}://app_user:[REDACTED:password]@db.internal:5432/prod?sslmode=require"
