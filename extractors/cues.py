@@ -221,14 +221,11 @@ class CueTable:
 
     def matches(self, text: str, tokens: frozenset[str]) -> Iterator[tuple[int, re.Match[str]]]:
         """Every matching cue, in table order, with its match."""
-        for i, _, m in self._found(text, tokens):
-            yield i, m
+        return ((i, m) for i, _, m in self._found(text, tokens))
 
     def first(self, text: str, tokens: frozenset[str]) -> tuple[int, re.Match[str]] | None:
         """Index and match of the first cue (in table order) that matches."""
-        for i, _, m in self._found(text, tokens):
-            return i, m
-        return None
+        return next(((i, m) for i, _, m in self._found(text, tokens)), None)
 
 
 def table(*items: Cue) -> CueTable:
@@ -241,9 +238,7 @@ Spec = tuple[str, float] | tuple[str, float, str]
 def _make(spec: Spec | Cue) -> Cue:
     if isinstance(spec, Cue):
         return spec
-    if len(spec) == 3:
-        return Cue(spec[0], spec[1], need=spec[2])
-    return Cue(spec[0], spec[1])
+    return Cue(spec[0], spec[1], need=spec[2]) if len(spec) == 3 else Cue(spec[0], spec[1])
 
 
 def cues(*specs: Spec | Cue) -> CueTable:
