@@ -24,7 +24,7 @@ _COMMON = wordset(
 class Cue:
     """A regex with a weight and a token gate (see :mod:`extractors.gate`)."""
 
-    __slots__ = ("rx", "weight", "gates", "checks", "pattern", "starts", "simple", "literal")
+    __slots__ = ("rx", "weight", "gates", "checks", "pattern", "starts", "literal")
 
     def __init__(
         self, pattern: str, weight: float = 1.0, flags: int = 0, need: str | None = None, literal: str = ""
@@ -55,8 +55,6 @@ class Cue:
         if pattern.startswith("^"):
             first.clear()
         self.starts: tuple[str, ...] = tuple(sorted(first)) if 0 < len(first) <= 4 else ()
-        # One alternative with one required word set: being a table candidate already proves the gate.
-        self.simple = len(self.gates) == 1 and len(self.gates[0]) == 1
         self.checks = GateCheck(self.gates)
 
     @property

@@ -47,4 +47,4 @@ def scrub_changes(texts: Iterable[str]) -> dict[str, str]:
 
 
 SEP = "\x00"
-_TABLE = ID_TABLE[:0] + b"\n" + ID_TABLE[1:]  # the scrubber's identifier table, the separator as "\n"
+_TABLE = b"\n" + ID_TABLE[1:]  # the scrubber's identifier table, the separator (byte 0) as "\n"
