@@ -31,6 +31,7 @@ import index.store.prepare as prep  # noqa: E402
 from bench.scratch import fresh, work_dir  # noqa: E402
 from index.store.db import open_writer  # noqa: E402
 from index.store.ingest import _Batch, plan  # noqa: E402
+from index.store.parsers import few_collections  # noqa: E402
 from index.store.tx import transaction  # noqa: E402
 from lib.discovery import canonical_roots  # noqa: E402
 
@@ -98,9 +99,10 @@ def main() -> None:
     t0 = time.process_time()
     batch = _Batch(conn)
     batch.MAX_SECONDS = 1e9  # batches by bytes only, so the split does not depend on the clock
-    for p in prepared:
-        batch.write(p)
-    batch.close()
+    with few_collections():  # as `run_index` writes
+        for p in prepared:
+            batch.write(p)
+        batch.close()
     t1 = time.process_time()
     os.getppid()
     fin.finalize(conn)

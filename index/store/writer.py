@@ -289,6 +289,7 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
         deferred.sessions.update(dict.fromkeys(c.sessions))
     if taken:
         _follow(conn, taken, fid)
+    reset = int(prep.reset)  # an int binds directly; a bool takes the adapter protocol's two failed lookups
     conn.execute(
         """UPDATE ingest_state SET root=?, project_dir=?, layout=?, size=?, mtime_ns=?, inode=?, offset=?,
            head_hash=?, carry=?, missing=0, agent=?,
@@ -307,13 +308,13 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
             prep.head_hash,
             orjson.dumps(c.carry.to_json()).decode(),
             prep.agent,
-            prep.reset,
+            reset,
             c.records,
             c.records,
-            prep.reset,
+            reset,
             c.lines,
             c.lines,
-            prep.reset,
+            reset,
             sum(c.bad_lines.values()),
             sum(c.bad_lines.values()),
             fid,
