@@ -49,7 +49,7 @@ WRITER = [
     (wr, "count_sessions", "session counts"),
     (wr, "update_main_branches", "main branch"),
     (wr, "_take_over", "take-over check"),
-    (wr, "_name_task_results", "Task result names"),
+    (wr, "name_task_results", "Task result names"),
     (fin, "refold_pending", "finalize: operator folding"),
     (fin, "materialise", "finalize: profiles"),
     (fin, "refresh_session_docs", "finalize: session documents"),

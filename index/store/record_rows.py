@@ -1,10 +1,14 @@
 """The per-record tables of a chunk (usage, durations, compactions, summaries, spawns, agents), split
-from the writer: rows keyed by record, not messages or sessions. Called inside `write_chunk`'s transaction."""
+from the writer: rows keyed by record, not messages or sessions, and the names of the Task results the
+spawns explain. Called inside `write_chunk`'s transaction."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
+from index.store.message_rows import KIND, TOOL_NAME, TOOL_USE_ID
 from lib import sqlite
 from lib.model import FileChunk, Turn
 
@@ -142,4 +146,33 @@ def write_record_rows(conn: sqlite.Connection, c: FileChunk, turns: list[tuple[A
                 )
                 for a in c.agents
             ],
+        )
+
+
+def name_task_results(conn: sqlite.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """A Task call's result is named `Task` (as the walker names it within a chunk) also when the call
+    was read in an earlier chunk or another file."""
+    calls = [
+        (r[TOOL_USE_ID], r[0])
+        for r in rows
+        if r[KIND] == "tool_result" and r[TOOL_NAME] is None and r[TOOL_USE_ID]
+    ]
+    if not calls:
+        return
+    # only the results of calls that spawned a task (few; probing the small task_spawns table first
+    # spares reading every result row, whose columns lie past its body)
+    spawned = {
+        t
+        for (t,) in conn.execute(
+            "SELECT tool_use_id FROM task_spawns WHERE tool_use_id IN (SELECT value FROM json_each(?))",
+            (orjson.dumps([t for t, _ in calls]).decode(),),
+        )
+    }
+    ids = [u for t, u in calls if t in spawned]
+    if ids:
+        conn.execute(
+            """UPDATE messages SET tool_name='Task' WHERE uuid IN (SELECT value FROM json_each(?))
+                        AND tool_name IS NULL AND EXISTS(SELECT 1 FROM task_spawns t
+                        WHERE t.tool_use_id = messages.tool_use_id AND t.uuid != messages.uuid)""",
+            (orjson.dumps(ids).decode(),),
         )

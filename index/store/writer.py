@@ -11,10 +11,10 @@ from typing import Any
 import orjson
 
 from index.store.idents import identifier_parts
-from index.store.message_rows import KIND, PARENT, TOOL_NAME, TOOL_USE_ID
+from index.store.message_rows import PARENT
 from index.store.operator import mark_projects
 from index.store.pending import mark_pending
-from index.store.record_rows import write_record_rows
+from index.store.record_rows import name_task_results, write_record_rows
 from index.store.schema import session_token
 from index.store.session_rows import copy_rank, count_sessions, update_main_branches, write_sessions
 from index.store.textstore import unpack
@@ -86,8 +86,15 @@ class Deferred:
     messages: list[tuple[int, str, str, str]] = field(default_factory=list)  # (rowid, text, idents, session)
     after: int | None = None  # extractions with a larger id are not in extractions_fts yet
     sessions: dict[str, None] = field(default_factory=dict)  # touched, in the order first seen
+    marked: bool = False  # the `pending` mark is in this transaction already (one statement per batch)
+
+    def mark_pending(self, conn: sqlite.Connection) -> None:
+        if not self.marked:
+            mark_pending(conn)
+            self.marked = True
 
     def flush(self, conn: sqlite.Connection) -> None:
+        self.marked = False  # before a commit (or a delete mid-batch): the next chunk marks again
         if self.messages:
             _index_messages(conn, self.messages)
             self.messages = []
@@ -101,13 +108,15 @@ class Deferred:
 
     def drop(self) -> None:
         """The transaction was rolled back: nothing is pending any more."""
-        self.messages, self.after, self.sessions = [], None, {}
+        self.messages, self.after, self.sessions, self.marked = [], None, {}, False
 
 
 def file_id_for(conn: sqlite.Connection, path: str) -> int:
     """The id of a file's ingest_state row (created on first sight); `path` is stored as its key."""
     key = path_key(path)
-    conn.execute("INSERT OR IGNORE INTO ingest_state(path) VALUES(?)", (key,))
+    cur = conn.execute("INSERT OR IGNORE INTO ingest_state(path) VALUES(?)", (key,))
+    if cur.rowcount == 1 and cur.lastrowid is not None:  # a new file: the row just inserted
+        return cur.lastrowid
     fid: int = conn.execute("SELECT id FROM ingest_state WHERE path=?", (key,)).fetchone()[0]
     return fid
 
@@ -246,7 +255,10 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
     """
     c = prep.chunk
     fid = file_id_for(conn, c.path)
-    mark_pending(conn)
+    if deferred is None:
+        mark_pending(conn)
+    else:
+        deferred.mark_pending(conn)
     if prep.reset:
         if deferred is not None:
             deferred.flush(conn)  # FTS5 can only forget what it was given
@@ -267,12 +279,14 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
     else:
         deferred.messages += fts
     added = len(new) - len(taken)  # a copy taken over is written again, not new
-    ext_last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
-    if deferred is not None and deferred.after is None and prep.extractions:
-        deferred.after = ext_last
-    written = write_extractions(conn, prep.extractions, fid, fts=deferred is None)
-    if written:
-        mark_projects(conn, "id > ?", (ext_last,))
+    written = 0
+    if prep.extractions:
+        ext_last = _last_extraction(conn)
+        if deferred is not None and deferred.after is None:
+            deferred.after = ext_last
+        written = write_extractions(conn, prep.extractions, fid, fts=deferred is None, after=ext_last)
+        if written:
+            mark_projects(conn, "id > ?", (ext_last,))
     if prep.counters:
         conn.executemany(
             """INSERT INTO profile_counters(file_id, profile, key, value) VALUES(?,?,?,?)
@@ -280,7 +294,7 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
             [(fid, p, k, v) for p, k, v in prep.counters if (p, k) not in NOT_ADDITIVE],
         )
     write_record_rows(conn, c, prep.turns, fid)
-    _name_task_results(conn, rows)
+    name_task_results(conn, rows)
     write_sessions(conn, c, fid, prep.layout)
     if deferred is None:
         count_sessions(conn, c.sessions)
@@ -336,14 +350,26 @@ def _fts_rows(
     return [(rid, texts[at[u]], idents[at[u]], tokens[rows[at[u]][1]]) for rid, u in new]
 
 
+def _last_extraction(conn: sqlite.Connection) -> int:
+    """The largest extraction id (0 when none): rows inserted after it have larger ids."""
+    last: int = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
+    return last
+
+
 def write_extractions(
-    conn: sqlite.Connection, rows: list[tuple[Any, ...]], file_id: int | None, *, fts: bool = True
+    conn: sqlite.Connection,
+    rows: list[tuple[Any, ...]],
+    file_id: int | None,
+    *,
+    fts: bool = True,
+    after: int | None = None,
 ) -> int:
     """rows: (kind, content, context_json, score, session_id, source_uuid, ordinal, cwd, project_key, ts).
-    Without `fts`, the caller indexes the new rows itself (`Deferred`). Returns the rows added."""
+    Without `fts`, the caller indexes the new rows itself (`Deferred`); `after`: the largest id
+    before them, when the caller has just read it. Returns the rows added."""
     if not rows:
         return 0
-    last = conn.execute("SELECT coalesce(max(id), 0) FROM extractions").fetchone()[0]
+    last = _last_extraction(conn) if after is None else after
     n: int = conn.executemany(
         """INSERT OR IGNORE INTO extractions(kind, content, context, score, session_id, source_uuid, ordinal,
            cwd, project_key, ts, file_id) VALUES(?,?,?,?,?,?,?,?,?,?,?)""",
@@ -364,32 +390,3 @@ def _index_extractions(conn: sqlite.Connection, after: int) -> None:
            SELECT id, content, context FROM extractions WHERE id > ?""",
         (after,),
     )
-
-
-def _name_task_results(conn: sqlite.Connection, rows: list[tuple[Any, ...]]) -> None:
-    """A Task call's result is named `Task` (as the walker names it within a chunk) also when the call
-    was read in an earlier chunk or another file."""
-    calls = [
-        (r[TOOL_USE_ID], r[0])
-        for r in rows
-        if r[KIND] == "tool_result" and r[TOOL_NAME] is None and r[TOOL_USE_ID]
-    ]
-    if not calls:
-        return
-    # only the results of calls that spawned a task (few; probing the small task_spawns table first
-    # spares reading every result row, whose columns lie past its body)
-    spawned = {
-        t
-        for (t,) in conn.execute(
-            "SELECT tool_use_id FROM task_spawns WHERE tool_use_id IN (SELECT value FROM json_each(?))",
-            (orjson.dumps([t for t, _ in calls]).decode(),),
-        )
-    }
-    ids = [u for t, u in calls if t in spawned]
-    if ids:
-        conn.execute(
-            """UPDATE messages SET tool_name='Task' WHERE uuid IN (SELECT value FROM json_each(?))
-                        AND tool_name IS NULL AND EXISTS(SELECT 1 FROM task_spawns t
-                        WHERE t.tool_use_id = messages.tool_use_id AND t.uuid != messages.uuid)""",
-            (orjson.dumps(ids).decode(),),
-        )
