@@ -108,6 +108,22 @@ def expected(records: list[dict[str, Any]], info: FileInfo) -> tuple[dict[str, S
     return sessions, fields
 
 
+def facts(sessions: dict[str, SessionDelta]) -> dict[str, tuple[Any, ...]]:
+    return {
+        sid: (
+            d.first_ts,
+            d.last_ts,
+            d.cwd,
+            d.git_branch,
+            d.version,
+            d.is_agent_only,
+            d.resumed_from,
+            d.titles,
+        )
+        for sid, d in sessions.items()
+    }
+
+
 def present(values: list[Any]) -> Any:
     return st.sampled_from([MISSING, *values])
 
@@ -169,33 +185,7 @@ def test_record_path_equals_the_calls_it_replaced(
     for offset, rec in enumerate(records):
         state.record(rec, offset)
     sessions, fields = expected(records, info)
-    got = {
-        sid: (
-            d.first_ts,
-            d.last_ts,
-            d.cwd,
-            d.git_branch,
-            d.version,
-            d.is_agent_only,
-            d.resumed_from,
-            d.titles,
-        )
-        for sid, d in chunk.sessions.items()
-    }
-    want = {
-        sid: (
-            d.first_ts,
-            d.last_ts,
-            d.cwd,
-            d.git_branch,
-            d.version,
-            d.is_agent_only,
-            d.resumed_from,
-            d.titles,
-        )
-        for sid, d in sessions.items()
-    }
-    assert got == want
+    assert facts(chunk.sessions) == facts(sessions)
     for m in chunk.messages:
         common = (m.ts, m.cwd, m.git_branch, m.agent_id, m.is_sidechain, m.version)
         assert common == fields[m.byte_offset][1:]
