@@ -91,24 +91,28 @@ class RecordState:
         if not isinstance(parent, str):
             parent = None
         side = rec.get("isSidechain")
-        aid = rec.get("agentId")
-        if not isinstance(aid, str):
-            aid = None
-        main = self.main
-        if not main:
-            aid, is_side = aid or self.info.agent_id, True
-        else:
-            is_side = bool(side)
-            if is_side and aid is None:  # stored or not, it carries the inline agent down the chain
-                aid = self._inline_agent(uuid, parent)
-        if t == "progress" or t == "attachment":
-            self.alias(uuid, parent, sid)
+        if t == "progress" or t == "attachment":  # a tree node only: no agent, no metadata, no message
+            if side and self.main and not isinstance(rec.get("agentId"), str):
+                self._inline_agent(uuid, parent)  # it carries the inline agent down the chain
+            if uuid:  # `alias`, inlined for the ~1 in 3 records that are progress
+                self.alias_parent[uuid] = parent
+                chunk.aliases.append(Alias(uuid, parent, sid))
+                self.prev_uuid = uuid
             data = rec.get("data") if t == "progress" else None
             if isinstance(data, dict) and data.get("type") == "agent_progress":  # mirrored_turn's own test
                 mirrored = mirrored_turn(rec, uuid, sid, self.info)
                 if mirrored is not None:
                     chunk.turns.append(mirrored)
             return
+        aid = rec.get("agentId")
+        if not isinstance(aid, str):
+            aid = None
+        if not self.main:
+            aid, is_side = aid or self.info.agent_id, True
+        else:
+            is_side = bool(side)
+            if is_side and aid is None:
+                aid = self._inline_agent(uuid, parent)
         ts = rec.get("timestamp")
         cwd = rec.get("cwd")
         branch = rec.get("gitBranch")
@@ -235,7 +239,10 @@ class RecordState:
             m.kind, text = C.classify_user_text(content, is_meta=is_meta, is_compact=is_compact)
             m.text = C.message_text(text)
         elif isinstance(content, list):
-            results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            results = []  # (a loop, not a comprehension: that is one more call per record in 3.11)
+            for b in content:
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    results.append(b)
             if results:
                 self._tool_result(rec, m, results)
             else:
