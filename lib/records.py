@@ -141,22 +141,31 @@ class RecordState:
             d.version = version
         if self.resumes and sid != self.info.stem:
             self.session(self.info.stem).resumed_from = self.session(self.info.stem).resumed_from or sid
-        # Role, kind and text are the handler's; positional up to `is_sidechain` (keywords cost more).
+        # Kind and text are the handler's. Every field positional, in `Message`'s order: keywords make
+        # calling a class build a dict of them, per message.
         m = Message(
             uuid,
             sid,
             parent,
             ROLES[tname],  # the constant, not the record's string: pickled once per chunk, not per message
-            "",
+            "",  # kind
             ts,
-            "",
+            "",  # text
             cwd if isinstance(cwd, str) else None,
             branch or None,
             aid,
             is_side,
-            version=version,
-            byte_offset=offset,
-            agent=self.info.agent,
+            None,  # tool_name
+            None,  # tool_use_id
+            None,  # tool_target
+            False,  # is_error
+            None,  # message_id
+            None,  # model
+            version,
+            offset,
+            False,  # parent_external
+            None,  # fallback_parent
+            self.info.agent,
         )
         if t == "system":
             kept = self._system(rec, m)

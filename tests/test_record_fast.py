@@ -9,13 +9,14 @@ the same common fields of every message, the same tree, for every record sequenc
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from lib.content import tool_summary
-from lib.model import Carry, FileChunk, FileInfo, SessionDelta
+from lib.model import Carry, FileChunk, FileInfo, Message, SessionDelta
 from lib.records import RecordState
 
 MISSING = object()  # a key the record does not have
@@ -222,3 +223,32 @@ def old_target(inp: dict[str, Any]) -> str | None:
 )
 def test_tool_target_skips_the_key_loop_only_when_it_changes_nothing(inp: dict[str, Any]) -> None:
     assert tool_summary("Grep", inp)[0] == old_target(inp)
+
+
+def test_message_fields_in_the_order_record_passes_them() -> None:
+    """`RecordState.record` makes each `Message` with every field positional: a field added or moved
+    must be added there too."""
+    assert [f.name for f in fields(Message)] == [
+        "uuid",
+        "session_id",
+        "parent_uuid",
+        "role",
+        "kind",
+        "ts",
+        "text",
+        "cwd",
+        "git_branch",
+        "agent_id",
+        "is_sidechain",
+        "tool_name",
+        "tool_use_id",
+        "tool_target",
+        "is_error",
+        "message_id",
+        "model",
+        "version",
+        "byte_offset",
+        "parent_external",
+        "fallback_parent",
+        "agent",
+    ]
