@@ -93,7 +93,7 @@ _SWITCH = cues(
         r"\b\w+ it is(?:[.!]|$|, (?:since|because|then)\b)|"
         r"\b(?:decided|chosen|agreed|pinned|locked|settled) (?:approach|decision|design|plan|option)\b",
         0.9,
-        "it decided chosen agreed pinned locked settled",
+        "it & is | decided chosen agreed pinned locked settled",
     ),
     (
         r"\b(?:scrapped|scrapping|dropped|dropping|parked|parking|shelved|abandoned|abandoning|ditched|ditching)\b|"
@@ -144,7 +144,8 @@ _SWITCH = cues(
         r"(?: is|'s) (?:\w+ )?(?:better|cleaner|simpler|stronger)\b|"
         r"^\W{0,4}(?:approved|agreed)(?: and| -|,)? (?:recorded|noted|locked)\b",
         1.0,
-        "your approved agreed",
+        "your & version idea approach framing suggestion proposal plan design direction solution & is s & better "
+        "cleaner simpler stronger | approved agreed & recorded noted locked",
     ),
 )
 # ... and why.
@@ -209,9 +210,12 @@ def _is_menu(v: View) -> bool:
 
 
 def _restates(sentence: str, prev_user: str) -> bool:
-    """The assistant's "X instead of Y" repeats the switch the user just asked for."""
+    """The assistant's "X instead of Y" repeats the switch the user just asked for. (The prompt is
+    lower-cased only for a sentence that says "instead": most do not.)"""
+    if not _says_instead(sentence):
+        return False
     prev = normalise(prev_user[:1500]).lower()
-    if not (_says_instead(sentence) and _says_instead(prev)):
+    if not _says_instead(prev):
         return False
     return overlap(sentence, prev) >= 2
 
@@ -235,8 +239,14 @@ def assistant_decision(v: View, prev_user: str | None = None, floor: float = THR
         score -= 1.0
         if score < floor:
             return []
-    content = sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose)
-    if prev_user and _restates(content.lower(), prev_user):
+
+    def content() -> str:
+        return sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose)
+
+    # The sentence is cut only when read (`Hit`): for the restatement test only when the prose says
+    # "instead" or "rather" (a sentence of it that says "instead" / "rather than" lower-cased holds one,
+    # and so does ``low``), else when the candidate is kept.
+    if prev_user and ("instead" in low or "rather" in low) and _restates(content().lower(), prev_user):
         score -= 1.0
         if score < floor:
             return []

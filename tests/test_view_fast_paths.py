@@ -1,0 +1,136 @@
+"""Cheaper forms of the view's and the assistant decisions' steps hold to the forms they replace: the
+line test with its log-level regex behind a two-letter test, the tokens of an ASCII text by translate
+and split, the restatement test that lower-cases the prompt only when needed, and the cue gates given
+by hand (every match passes them)."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from extractors import assistant_decisions as ad
+from extractors.assistant_decisions import _restates, _says_instead
+from extractors.cues import CueTable
+from extractors.decisions import overlap
+from extractors.gate import tokens_of
+from extractors.patterns import (
+    _LOG_LEVEL,
+    _NOISY_PREFIX,
+    _noisy_line,
+    clip,
+    make_view,
+    normalise,
+    sentence_at,
+)
+
+
+def _noisy_line_before(line: str, stripped: str, after_prose: bool) -> bool:
+    """`patterns._noisy_line` as it was: the log-level regex and the prefix tuple tested on every line,
+    among the first tests. Each of them could only answer True, before any test that can answer False,
+    so the old function was "either of them, or the tests that remain", and those are the new function
+    whenever both are false (its guards then answer False as well)."""
+    if stripped and (_LOG_LEVEL.match(stripped) or stripped.startswith(_NOISY_PREFIX)):
+        return True
+    return _noisy_line(line, stripped, after_prose)
+
+
+LINE_PARTS = [
+    "ERROR", "ERR!", "WARN", "WARNING", "INFO", "DEBUG", "FATAL", "TRACE", "PANIC", "ER", "WA", "Er", "IN",
+    "npm", "the", "we", "is", "fix", "it", "a", "x=1", "key:", "User:", "def", "const", "Traceback", 'File "',
+    "12:30", "--", "++", "=>", "$", "at", "...", "===", "#", "##", "\u2022", "\u2714", "\u00e9", "\u2026",
+    " ", " ", "  ", "    ", "\t", ":", ";", "{", "}", "(", ".", "?", "!", ",", "-", "*", "1", "_", "\u00a0",
+]  # fmt: skip
+LINES = st.lists(st.sampled_from(LINE_PARTS), min_size=1, max_size=14).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(LINES, st.booleans())
+def test_noisy_line_equals_the_form_before(line: str, after_prose: bool) -> None:
+    stripped = line.strip()
+    assert _noisy_line(line, stripped, after_prose) == _noisy_line_before(line, stripped, after_prose)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_noisy_line_equals_the_form_before_on_any_text(line: str) -> None:
+    stripped = line.strip()
+    for after_prose in (False, True):
+        assert _noisy_line(line, stripped, after_prose) == _noisy_line_before(line, stripped, after_prose)
+
+
+_WORD = re.compile(r"\w+", re.ASCII)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(st.text(max_size=80), st.text(st.characters(max_codepoint=127), max_size=80)))
+def test_tokens_equal_the_regex_tokens(text: str) -> None:
+    assert tokens_of(text) == frozenset(_WORD.findall(text))
+
+
+def _restates_before(sentence: str, prev_user: str) -> bool:
+    prev = normalise(prev_user[:1500]).lower()
+    if not (_says_instead(sentence) and _says_instead(prev)):
+        return False
+    return overlap(sentence, prev) >= 2
+
+
+SWITCH_WORDS = "instead rather than of use redis postgres the cache let me x . \n Instead RATHER".split(" ")
+SWITCH_TEXT = st.lists(st.sampled_from(SWITCH_WORDS + [" "]), max_size=16).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SWITCH_TEXT, SWITCH_TEXT)
+def test_restates_equals_the_form_before(sentence: str, prev_user: str) -> None:
+    assert _restates(sentence, prev_user) == _restates_before(sentence, prev_user)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SWITCH_TEXT, st.integers(min_value=0, max_value=200))
+def test_a_sentence_that_says_instead_comes_from_prose_that_says_it(text: str, pos: int) -> None:
+    """`assistant_decision` cuts the sentence for the restatement test only when the lower-cased prose
+    holds "instead" or "rather": no sentence of other prose says "instead" / "rather than"."""
+    v = make_view(text, None, human=False)
+    for content in (sentence_at(v.prose, pos), clip(v.prose)):
+        if _says_instead(content.lower()):
+            assert "instead" in v.low or "rather" in v.low
+
+
+# The cues whose gate is given by hand (`need`) in the assistant decisions' switch table, and words that
+# make their regexes match often.
+HAND_GATED = [c for c in ad._SWITCH if c.pattern.startswith((r"\b\w+ it is", r"\byour "))]
+GATE_WORDS = (
+    "it is your version idea plan design solution s better cleaner stronger approved agreed recorded noted "
+    "locked decided chosen approach option linear style".split()
+)
+GATE_PHRASES = [
+    "your plan is better",
+    "your design's cleaner",
+    "your own idea is much stronger",
+    "approved and recorded",
+    "agreed, noted",
+    "linear style it is",
+    "decided approach",
+]
+GATE_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(GATE_WORDS),
+        st.sampled_from(GATE_PHRASES),
+        st.sampled_from([" ", ", ", ". ", "'", "!", " -", ", since", "\n"]),
+    ),
+    max_size=14,
+).map(" ".join)
+
+
+def test_hand_gated_cues_found() -> None:
+    assert len(HAND_GATED) == 2 and isinstance(ad._SWITCH, CueTable)
+
+
+@settings(max_examples=600, deadline=None)
+@given(GATE_TEXT)
+def test_every_match_of_a_hand_gated_cue_passes_its_gate(text: str) -> None:
+    tokens = tokens_of(text)
+    for c in HAND_GATED:
+        if c.rx.search(text) is not None:
+            assert c.checks.passes(tokens), (c.pattern, text)
