@@ -175,9 +175,18 @@ _WAITING = Cue(
 
 
 # A heading that names the choice ("### Decided approach", "## Verdict", "## Framework decision").
-_HEADING = re.compile(
-    r"^#{1,4} [^\n]{0,40}?\b(?:decided|decision|decisions|verdict|choice|chosen)\b", re.M | re.I | re.A
-)
+_HEADING_BODY = r"#{1,4} [^\n]{0,40}?\b(?:decided|decision|decisions|verdict|choice|chosen)\b"
+_HEADING = re.compile("^" + _HEADING_BODY, re.M | re.I | re.A)
+# The same after a newline: a match of `_HEADING` is one of this or one at the start of the text. Its
+# literal "\n" (not cased: a prefix even under IGNORECASE) lets sre skip to the line starts, where it
+# tried `^` at every position.
+_HEADING_AFTER_NL = re.compile("\n" + _HEADING_BODY, re.I | re.A)
+
+
+def _has_heading(text: str) -> bool:
+    """`_HEADING.search(text)` finds something."""
+    return _HEADING.match(text) is not None or _HEADING_AFTER_NL.search(text) is not None
+
 
 # Several options laid out side by side: a menu or a recommendation for the user, unless one is taken.
 _OPTION_LABEL = re.compile(r"\boption (?:[a-h]|\d{1,2})\b", re.A)
@@ -227,7 +236,7 @@ def assistant_decision(v: View, prev_user: str | None = None, floor: float = THR
         return []
     scan = low[:1200]
     switch, pos = weigh(_SWITCH, scan, v.tok)
-    if "# " in v.text[:3000] and _HEADING.search(v.text[:3000]):  # (every heading match holds "# ")
+    if "# " in v.text[:3000] and _has_heading(v.text[:3000]):  # (every heading match holds "# ")
         switch += 0.7  # (the prose drops headings: "### Decided approach", "## Verdict" are read raw)
     if switch <= 0 and floor > 0:
         return []

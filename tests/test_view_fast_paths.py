@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extractors import assistant_decisions as ad
-from extractors.assistant_decisions import _restates, _says_instead
+from extractors import rules
+from extractors.assistant_decisions import _HEADING, _has_heading, _restates, _says_instead
 from extractors.cues import CueTable
 from extractors.decisions import overlap
 from extractors.gate import tokens_of
@@ -100,9 +101,10 @@ def test_a_sentence_that_says_instead_comes_from_prose_that_says_it(text: str, p
 # The cues whose gate is given by hand (`need`) in the assistant decisions' switch table, and words that
 # make their regexes match often.
 HAND_GATED = [c for c in ad._SWITCH if c.pattern.startswith((r"\b\w+ it is", r"\byour "))]
+HAND_GATED += [c for c in rules._STANDING if "always" in c.pattern and "(?<!can )" in c.pattern]
 GATE_WORDS = (
     "it is your version idea plan design solution s better cleaner stronger approved agreed recorded noted "
-    "locked decided chosen approach option linear style".split()
+    "locked decided chosen approach option linear style always can not n't nt use run been".split()
 )
 GATE_PHRASES = [
     "your plan is better",
@@ -112,6 +114,8 @@ GATE_PHRASES = [
     "agreed, noted",
     "linear style it is",
     "decided approach",
+    "always run",
+    "we always\tuse",
 ]
 GATE_TEXT = st.lists(
     st.one_of(
@@ -124,7 +128,7 @@ GATE_TEXT = st.lists(
 
 
 def test_hand_gated_cues_found() -> None:
-    assert len(HAND_GATED) == 2 and isinstance(ad._SWITCH, CueTable)
+    assert len(HAND_GATED) == 3 and isinstance(ad._SWITCH, CueTable)
 
 
 @settings(max_examples=600, deadline=None)
@@ -134,3 +138,25 @@ def test_every_match_of_a_hand_gated_cue_passes_its_gate(text: str) -> None:
     for c in HAND_GATED:
         if c.rx.search(text) is not None:
             assert c.checks.passes(tokens), (c.pattern, text)
+
+
+HEADING_PARTS = [
+    "#",
+    "##",
+    "#####",
+    " ",
+    "\n",
+    "Decided",
+    "approach",
+    "VERDICT",
+    "x",
+    "choice:",
+    "#x",
+    "\u00e9",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(HEADING_PARTS), max_size=16).map("".join))
+def test_has_heading_equals_the_pattern(text: str) -> None:
+    assert _has_heading(text) == (_HEADING.search(text) is not None)
