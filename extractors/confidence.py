@@ -54,26 +54,22 @@ class ClassModel:
         for name, x in features.items():
             if x:
                 z += w.get(name, 0.0) * x
-        return _logistic(z)
-
-
-def _logistic(z: float) -> float:
-    if z >= 0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1.0 + e)
+        if z >= 0:
+            return 1.0 / (1.0 + math.exp(-z))
+        e = math.exp(z)
+        return e / (1.0 + e)
 
 
 # A role's classes, their biases, and per feature name the (class index, weight) pairs of the classes that
-# weigh it; keyed by the models' identities, which the entry keeps alive (so no id is reused meanwhile).
+# weigh it; keyed by the identity of the role's dict of models (`models()` makes each once; nothing changes
+# one after), which the entry keeps alive so that no other dict takes its id meanwhile.
 _Merged = tuple[tuple[str, ...], tuple[float, ...], dict[str, tuple[tuple[int, float], ...]]]
-_MERGED: dict[tuple[tuple[str, int], ...], tuple[tuple[ClassModel, ...], _Merged]] = {}
+_MERGED: dict[int, tuple[dict[str, ClassModel], _Merged]] = {}
 
 
 def _merged(role_models: dict[str, ClassModel]) -> _Merged:
-    key = tuple((cls, id(m)) for cls, m in role_models.items())
-    hit = _MERGED.get(key)
-    if hit is not None:
+    hit = _MERGED.get(id(role_models))
+    if hit is not None and hit[0] is role_models:
         return hit[1]
     by_feature: dict[str, list[tuple[int, float]]] = {}
     for i, m in enumerate(role_models.values()):
@@ -86,7 +82,7 @@ def _merged(role_models: dict[str, ClassModel]) -> _Merged:
     )
     if len(_MERGED) >= 16:
         _MERGED.clear()
-    _MERGED[key] = (tuple(role_models.values()), merged)
+    _MERGED[id(role_models)] = (role_models, merged)
     return merged
 
 
@@ -102,7 +98,15 @@ def probabilities(role_models: dict[str, ClassModel], features: dict[str, float]
         if x:
             for i, w in get(name, ()):
                 z[i] += w * x
-    return {cls: _logistic(zi) for cls, zi in zip(names, z, strict=True)}
+    out: dict[str, float] = {}
+    for cls, zi in zip(names, z, strict=True):
+        # (the logistic of `probability`, written out: a call per class cost more than its two lines)
+        if zi >= 0:
+            out[cls] = 1.0 / (1.0 + math.exp(-zi))
+        else:
+            e = math.exp(zi)
+            out[cls] = e / (1.0 + e)
+    return out
 
 
 @cache

@@ -152,13 +152,16 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
         return True
     if stripped[-1] in ";{}":
         return True
-    if "\t" in line or "        " in stripped:
+    if "\t" in line:
         return True
-    if stripped.count("    ") >= 2:
-        # Aligned columns; but people also pad list items in a one-line reply with spaces.
-        lowered = stripped.lower().split()
-        if len(lowered) < 8 or len(_FUNCTION_WORDS.intersection(lowered)) < 2:
+    if "    " in stripped:  # (most lines hold no run of four spaces: one scan rules out the next two)
+        if "        " in stripped:
             return True
+        if stripped.count("    ") >= 2:
+            # Aligned columns; but people also pad list items in a one-line reply with spaces.
+            lowered = stripped.lower().split()
+            if len(lowered) < 8 or len(_FUNCTION_WORDS.intersection(lowered)) < 2:
+                return True
     if line.startswith("    ") and c not in "-*\u2022" and not c.isdigit():  # indented 4+
         return True
     raw = stripped.encode("utf-8", "replace")
@@ -177,7 +180,7 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
         return True
     if c in "TF" and stripped.startswith(("Traceback", 'File "')):
         return True
-    if words[0].lower() in _SPEAKER_TAGS:
+    if words[0][-1] in ":*" and words[0].lower() in _SPEAKER_TAGS:  # (every tag ends with one of those)
         # A quoted transcript ("User: ...", "Agent: ...") is material, not the sender's own words.
         return True
     if len(words) <= 3 and (words[0].endswith(":") or "=" in words[0]) and stripped[-1] not in ".?!":

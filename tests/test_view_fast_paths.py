@@ -17,8 +17,10 @@ from extractors.cues import CueTable
 from extractors.decisions import overlap
 from extractors.gate import tokens_of
 from extractors.patterns import (
+    _FUNCTION_WORDS,
     _LOG_LEVEL,
     _NOISY_PREFIX,
+    _SPEAKER_TAGS,
     _noisy_line,
     clip,
     make_view,
@@ -28,11 +30,22 @@ from extractors.patterns import (
 
 
 def _noisy_line_before(line: str, stripped: str, after_prose: bool) -> bool:
-    """`patterns._noisy_line` as it was: the log-level regex and the prefix tuple tested on every line,
-    among the first tests. Each of them could only answer True, before any test that can answer False,
-    so the old function was "either of them, or the tests that remain", and those are the new function
-    whenever both are false (its guards then answer False as well)."""
-    if stripped and (_LOG_LEVEL.match(stripped) or stripped.startswith(_NOISY_PREFIX)):
+    """`patterns._noisy_line` as it was. The tests that changed (the log-level regex, the prefix tuple,
+    the eight spaces, the aligned columns and the speaker tag, each tested on every line that got that
+    far, with no guard) could each only answer True, all before the first test that can answer False;
+    so the old function was "any of them, or the tests that remain", and those are the new function
+    whenever all of them are false (its guards only ever turn a test off)."""
+    if not stripped:
+        return True
+    lowered = stripped.lower().split()
+    if (
+        _LOG_LEVEL.match(stripped)
+        or stripped.startswith(_NOISY_PREFIX)
+        or "        " in stripped
+        or stripped.count("    ") >= 2
+        and (len(lowered) < 8 or len(_FUNCTION_WORDS.intersection(lowered)) < 2)
+        or stripped.split()[0].lower() in _SPEAKER_TAGS
+    ):
         return True
     return _noisy_line(line, stripped, after_prose)
 
@@ -41,6 +54,7 @@ LINE_PARTS = [
     "ERROR", "ERR!", "WARN", "WARNING", "INFO", "DEBUG", "FATAL", "TRACE", "PANIC", "ER", "WA", "Er", "IN",
     "npm", "the", "we", "is", "fix", "it", "a", "x=1", "key:", "User:", "def", "const", "Traceback", 'File "',
     "12:30", "--", "++", "=>", "$", "at", "...", "===", "#", "##", "\u2022", "\u2714", "\u00e9", "\u2026",
+    "user:", "**Assistant:**", "Claude:", "AI:",
     " ", " ", "  ", "    ", "\t", ":", ";", "{", "}", "(", ".", "?", "!", ",", "-", "*", "1", "_", "\u00a0",
 ]  # fmt: skip
 LINES = st.lists(st.sampled_from(LINE_PARTS), min_size=1, max_size=14).map("".join)
