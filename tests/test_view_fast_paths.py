@@ -5,6 +5,7 @@ by hand (every match passes them)."""
 
 from __future__ import annotations
 
+import gc
 import re
 
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from extractors import assistant_decisions as ad
 from extractors import rules
 from extractors.assistant_decisions import _HEADING, _has_heading, _restates, _says_instead
-from extractors.cues import CueTable
+from extractors.cues import Cue, CueTable
 from extractors.decisions import overlap
 from extractors.gate import tokens_of
 from extractors.patterns import (
@@ -174,3 +175,26 @@ HEADING_PARTS = [
 @given(st.lists(st.sampled_from(HEADING_PARTS), max_size=16).map("".join))
 def test_has_heading_equals_the_pattern(text: str) -> None:
     assert _has_heading(text) == (_HEADING.search(text) is not None)
+
+
+def _all_cues() -> list[Cue]:
+    return [o for o in gc.get_objects() if isinstance(o, Cue)]
+
+
+CUE_WORDS = sorted({w for c in _all_cues() for conj in c.gates for part in conj for w in part})[:300]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(CUE_WORDS), st.sampled_from([" ", ", ", ".", "\n", "'"])), max_size=30
+    ),
+    st.integers(min_value=0, max_value=100_000),
+)
+def test_a_cues_find_is_its_run(words: list[str], pick: int) -> None:
+    """`Cue.find` (the bare regex search where there is nothing to look for first) finds what `_run` does."""
+    text = " ".join(words)
+    cues = _all_cues()
+    for c in (cues[pick % len(cues)], cues[(pick * 7 + 3) % len(cues)]):
+        a, b = c.find(text), c._run(text)
+        assert (a and a.span()) == (b and b.span())
