@@ -234,6 +234,7 @@ class View:
 
 
 _WH_OPEN = re.compile(r"^(?:what|why|how|where|when|which|who)\b")
+_WH_FIRST = frozenset("wh")  # (the letters its words open with: a set test rules most lines out first)
 _Q_OPEN = re.compile(
     r"^(?:what|why|how|where|when|which|who|is|are|do|does|did|can|could|would|should|will|shall|has|have)\b"
 )
@@ -283,9 +284,10 @@ def make_view(text: str, prev: str | None, human: bool = True) -> View:
     # Users often drop the "?" after "how/why/what ..."; "can you ..." without one is a request.
     question = (
         stripped.endswith("?")
-        or bool(_WH_OPEN.match(first))
-        or bool(_Q_OPEN.match(first))
-        and "?" in low[:300]
+        or first[:1] in _WH_FIRST
+        and _WH_OPEN.match(first) is not None
+        or "?" in low[:300]
+        and _Q_OPEN.match(first) is not None
     )
     prev_raw = prev or ""
     if len(prev_raw) > PREV_HEAD + PREV_TAIL + 200:

@@ -21,7 +21,9 @@ from extractors.patterns import (
     _FUNCTION_WORDS,
     _LOG_LEVEL,
     _NOISY_PREFIX,
+    _Q_OPEN,
     _SPEAKER_TAGS,
+    _WH_OPEN,
     _noisy_line,
     clip,
     make_view,
@@ -80,8 +82,17 @@ _WORD = re.compile(r"\w+", re.ASCII)
 
 
 @settings(max_examples=600, deadline=None)
-@given(st.one_of(st.text(max_size=80), st.text(st.characters(max_codepoint=127), max_size=80)))
+@given(
+    st.one_of(
+        st.text(max_size=80),
+        st.text(st.characters(max_codepoint=127), max_size=80),
+        st.lists(
+            st.sampled_from(["ab", "_", "9", " ", "\u00e9", "\u2014", "\U0001f600", "\ud800", "\udfff", "?"])
+        ).map("".join),
+    )
+)
 def test_tokens_equal_the_regex_tokens(text: str) -> None:
+    """Lone surrogates too (not in `st.text`): the ASCII encoder's "replace" makes each a "?"."""
     assert tokens_of(text) == frozenset(_WORD.findall(text))
 
 
@@ -198,3 +209,23 @@ def test_a_cues_find_is_its_run(words: list[str], pick: int) -> None:
     for c in (cues[pick % len(cues)], cues[(pick * 7 + 3) % len(cues)]):
         a, b = c.find(text), c._run(text)
         assert (a and a.span()) == (b and b.span())
+
+
+Q_WORDS = "what why how where who is are can could would do when which whatever hows ? . \n x".split(" ") + [
+    " "
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(Q_WORDS), max_size=14).map(" ".join))
+def test_question_equals_the_form_before(text: str) -> None:
+    """The view's question test with its cheap parts first (a first letter, "?" in the head) answers as
+    the regexes did before them."""
+    v = make_view(text, None)
+    before = (
+        v.low.rstrip().endswith("?")
+        or bool(_WH_OPEN.match(v.first))
+        or bool(_Q_OPEN.match(v.first))
+        and "?" in v.low[:300]
+    )
+    assert v.question == before
