@@ -16,6 +16,7 @@ from extractors import rules
 from extractors.assistant_decisions import _HEADING, _has_heading, _restates, _says_instead
 from extractors.cues import Cue, CueTable
 from extractors.decisions import overlap
+from extractors.features import _clip, _evidence
 from extractors.gate import tokens_of
 from extractors.patterns import (
     _FUNCTION_WORDS,
@@ -229,3 +230,22 @@ def test_question_equals_the_form_before(text: str) -> None:
         and "?" in v.low[:300]
     )
     assert v.question == before
+
+
+EVIDENCE = st.dictionaries(
+    st.sampled_from(["correction", "decision", "goal", "progress", "fact"]),
+    st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.sampled_from([-2.0, 4.0, -0.0, 0.0, -2, 4, 0, -3, 5]),
+    ),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(EVIDENCE)
+def test_evidence_features_equal_the_clipped_comprehension(evidence: dict[str, float]) -> None:
+    before = {f"h:{k}": _clip(x) for k, x in evidence.items()}
+    after = _evidence(evidence)
+    assert [(k, repr(x), type(x)) for k, x in after.items()] == [
+        (k, repr(x), type(x)) for k, x in before.items()
+    ]
