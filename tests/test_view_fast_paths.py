@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extractors import assistant_decisions as ad
+from extractors import assistant_voice as av
 from extractors import rules
 from extractors.assistant_decisions import _HEADING, _has_heading, _restates, _says_instead
 from extractors.cues import Cue, CueTable
@@ -249,3 +250,30 @@ def test_evidence_features_equal_the_clipped_comprehension(evidence: dict[str, f
     assert [(k, repr(x), type(x)) for k, x in after.items()] == [
         (k, repr(x), type(x)) for k, x in before.items()
     ]
+
+
+PLAN_PARTS = [
+    "next steps",
+    "i need",
+    "remaining",
+    "plan",
+    ":",
+    " ",
+    "\n",
+    "\n\n",
+    "1.",
+    "2)",
+    "-",
+    "*",
+    "x",
+    "\t",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PLAN_PARTS), max_size=16).map("".join))
+def test_plan_list_equals_the_form_before(low: str) -> None:
+    before = any(
+        low[max(0, m.start() - 12) : m.start()].endswith(av._PLAN_LABELS) for m in av._PLAN_LIST.finditer(low)
+    )
+    assert av._plan_list(low) == before
