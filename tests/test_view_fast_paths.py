@@ -168,20 +168,7 @@ def test_every_match_of_a_hand_gated_cue_passes_its_gate(text: str) -> None:
             assert c.checks.passes(tokens), (c.pattern, text)
 
 
-HEADING_PARTS = [
-    "#",
-    "##",
-    "#####",
-    " ",
-    "\n",
-    "Decided",
-    "approach",
-    "VERDICT",
-    "x",
-    "choice:",
-    "#x",
-    "\u00e9",
-]
+HEADING_PARTS = "#|##|#####| |\n|Decided|approach|VERDICT|x|choice:|#x|\u00e9".split("|")
 
 
 @settings(max_examples=400, deadline=None)
@@ -252,22 +239,7 @@ def test_evidence_features_equal_the_clipped_comprehension(evidence: dict[str, f
     ]
 
 
-PLAN_PARTS = [
-    "next steps",
-    "i need",
-    "remaining",
-    "plan",
-    ":",
-    " ",
-    "\n",
-    "\n\n",
-    "1.",
-    "2)",
-    "-",
-    "*",
-    "x",
-    "\t",
-]
+PLAN_PARTS = "next steps|i need|remaining|plan|:| |\n|\n\n|1.|2)|-|*|x|\t".split("|")
 
 
 @settings(max_examples=400, deadline=None)
