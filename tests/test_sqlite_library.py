@@ -165,17 +165,18 @@ def test_vectors_off_says_so_rather_than_a_missing_package(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("name", [sqlite.STDLIB, sqlite.EXTENSIBLE])
-def test_bytes_and_none_bind_as_before(name: str) -> None:
-    """The identity adapters (`bind_plainly`) change how bytes and None reach SQLite, not what is
-    stored: a blob and a NULL, the same bytes back; other types keep their usual binding, and a value
+def test_bytes_none_and_bools_bind_as_before(name: str) -> None:
+    """The adapters of `bind_plainly` change how bytes, None and bools reach SQLite, not what is
+    stored: a blob, a NULL and an integer 0 or 1, the same values back; other types keep their usual binding, and a value
     of a subclass of bytes still goes through the protocol (it is not an exact type)."""
     mod = pytest.importorskip(name)  # in-memory only: no file is shared with the process's library
     sqlite.bind_plainly(mod)
     assert mod.adapters[(bytes, mod.PrepareProtocol)](b"\x00x") == b"\x00x"
     assert mod.adapters[(type(None), mod.PrepareProtocol)](None) is None
+    assert type(mod.adapters[(bool, mod.PrepareProtocol)](True)) is int
     conn = mod.connect(":memory:")
     conn.execute("CREATE TABLE t(v)")
-    values = [b"", b"\x00\xffpacked", None, "text", 7, 2.5, bytearray(b"ba"), memoryview(b"mv")]
+    values = [b"", b"\x00\xffpacked", None, "text", 7, 2.5, bytearray(b"ba"), memoryview(b"mv"), True, False]
     conn.executemany("INSERT INTO t VALUES(?)", [(v,) for v in values])
     got = conn.execute("SELECT v, typeof(v) FROM t ORDER BY rowid").fetchall()
     assert got == [
@@ -187,6 +188,8 @@ def test_bytes_and_none_bind_as_before(name: str) -> None:
         (2.5, "real"),
         (b"ba", "blob"),
         (b"mv", "blob"),
+        (1, "integer"),
+        (0, "integer"),
     ]
 
     class Tagged(bytes):
