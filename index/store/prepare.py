@@ -9,6 +9,7 @@ are built from scrubbed text; nothing reaches the writer unscrubbed.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import fields
 from itertools import chain
 from operator import attrgetter
@@ -41,7 +42,14 @@ def prepare(task: Task) -> Prepared:
         _drop_sessions(chunk, task.forgotten)
     scrub_chunk(chunk)
     rows, prompts = _extract(chunk)
-    counters = chunk_counters(chunk.messages, prompts)
+    return assemble(task, chunk, rows, chunk_counters(chunk.messages, prompts))
+
+
+def assemble(
+    task: Task, chunk: FileChunk, rows: list[tuple[Any, ...]], counters: Counter[tuple[str, str]]
+) -> Prepared:
+    """The hand-over to the writer: the scrubbed chunk's rows, FTS fields and counters (a stage of its
+    own so `bench/cg_glue.py` can count it apart)."""
     memo: dict[bytes, tuple[str, ...]] = {}
     fields = {m.uuid: fts_fields(m.text, memo) for m in chunk.messages}  # a uuid seen twice: its last text
     per_row = (
