@@ -21,6 +21,7 @@ import sys
 import time
 from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -60,12 +61,14 @@ def main() -> None:
     for c in chunks:
         prep.scrub_chunk(c)
     phase("scrub")
-    extracted = [prep._extract(c) for c in chunks]
+    same: list[dict[Any, Any]] = [{} for _ in chunks]
+    extracted = [prep._extract(c, s) for c, s in zip(chunks, same)]
     phase("extract")
     counters = [chunk_counters(c.messages, prompts) for c, (_, prompts) in zip(chunks, extracted)]
     phase("counters")
     prepared = [
-        prep.assemble(t, c, rows, n) for t, c, (rows, _), n in zip(tasks, chunks, extracted, counters)
+        prep.assemble(t, c, rows, n, s)
+        for t, c, (rows, _), n, s in zip(tasks, chunks, extracted, counters, same)
     ]
     phase("assemble")
     blobs = [ForkingPickler.dumps(p) for p in prepared]

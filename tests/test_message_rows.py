@@ -4,14 +4,19 @@ message up by uuid, whichever rows the insert kept (a repeated uuid, a prefix st
 
 from __future__ import annotations
 
+import pickle
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from index.store.message_rows import fts_fields, message_rows
+from index.store.idents import identifier_parts
+from index.store.message_rows import fts_columns, message_rows
+from index.store.record_rows import turn_rows
 from index.store.schema import session_token
 from index.store.textstore import unpack
 from index.store.writer import _fts_rows
-from lib.model import Message
+from lib.model import Message, Turn
 
 _MESSAGES = st.lists(
     st.tuples(st.sampled_from("abcdefgh"), st.sampled_from(["s1", "s2"]), st.text(max_size=30)),
@@ -21,8 +26,7 @@ _MESSAGES = st.lists(
 
 def _by_uuid(rows: list[tuple[str, str, str]], new: list[tuple[int, str]]) -> list[tuple[int, str, str, str]]:
     """The writer before: every field looked up by uuid (a uuid seen twice: its last text, session)."""
-    memo: dict[bytes, tuple[str, ...]] = {}
-    fields = {u: fts_fields(t, memo)[1:] for u, _, t in rows}
+    fields = {u: (t, identifier_parts(t)) for u, _, t in rows}
     sessions = {u: session_token(s) for u, s, _ in rows}
     return [(rid, *fields[u], sessions[u]) for rid, u in new]
 
@@ -34,14 +38,65 @@ def test_fts_rows_by_position_as_by_uuid(rows: list[tuple[str, str, str]], store
         Message(uuid=u, session_id=s, parent_uuid=None, role="user", kind="prompt", ts=None, text=t)
         for u, s, t in rows
     ]
-    memo: dict[bytes, tuple[str, ...]] = {}
-    fields = {m.uuid: fts_fields(m.text, memo) for m in messages}
-    per_row = [fields[m.uuid] for m in messages]
-    bodies = tuple(f[0] for f in per_row)
-    texts, idents = tuple(f[1] for f in per_row), tuple(f[2] for f in per_row)
-    table = message_rows(messages, bodies)
-    assert [unpack(r[6]) for r in table] == [fields[u][1] for u, _, _ in rows]
+    bodies, texts, idents = fts_columns(messages)
+    table = message_rows(messages, bodies, {})
+    last = {u: t for u, _, t in rows}
+    assert [unpack(r[6]) for r in table] == [last[u] for u, _, _ in rows]
     # what INSERT OR IGNORE keeps: each uuid's first row, unless stored already; ids in that order
     kept = [u for u in dict.fromkeys(u for u, _, _ in rows) if u not in stored]
     new = [(100 + n, u) for n, u in enumerate(kept)]
     assert _fts_rows(table, texts, idents, new) == _by_uuid(rows, new)
+
+
+# Equal values as distinct objects, as the parser makes them.
+_IDS = st.sampled_from(["a", "bb", "s1", "model-x", "Bash", "toolu_1"]).map(lambda s: "".join(list(s)))
+_OPT = st.none() | _IDS
+_SHARED = (0, 1, 2, 7, 9, 10, 13, 14)  # uuid, session, parent, agent, tool, tool use, message id, model
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_IDS, _IDS, _OPT, _OPT, _OPT, _OPT, _OPT, _OPT), max_size=10))
+def test_rows_share_equal_strings_and_stay_equal(fields: list[tuple[Any, ...]]) -> None:
+    """Equal ids and names become one object across the message and turn rows (`same`), and the rows
+    are equal to the plain ones, pickled or not: only the objects' identity changes."""
+    messages = [
+        Message(
+            uuid=u,
+            session_id=s,
+            parent_uuid=p,
+            role="assistant",
+            kind="text",
+            ts=None,
+            text="x",
+            agent_id=a,
+            tool_name=n,
+            tool_use_id=t,
+            message_id=i,
+            model=mo,
+        )
+        for u, s, p, a, n, t, i, mo in fields
+    ]
+    turns = [Turn(u, "r", s, u, None, p, 1, 2, 3, 4, 5, 6, False, a) for u, s, p, a, *_ in fields]
+    same: dict[Any, Any] = {}
+    table = message_rows(messages, tuple(b"" for _ in messages), same)
+    rows = turn_rows(turns, same)
+    plain = [
+        (m.uuid, m.session_id, m.parent_uuid, m.role, m.kind, m.ts, b"", m.agent_id, m.is_sidechain)
+        + (
+            m.tool_name,
+            m.tool_use_id,
+            m.tool_target,
+            m.is_error,
+            m.message_id,
+            m.model,
+            m.byte_offset,
+            m.agent,
+        )
+        for m in messages
+    ]
+    assert table == plain
+    assert pickle.loads(pickle.dumps((table, rows))) == (plain, turn_rows(turns, {}))
+    for r in table:
+        assert all(r[i] is same[r[i]] for i in _SHARED)
+    for r in rows:
+        assert all(r[i] is same[r[i]] for i in (0, 2, 3, 5, 14))

@@ -3,6 +3,7 @@ fields (text and identifier parts), ready for SQL (index/store/writer.py writes 
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from index.store.idents import identifier_parts
@@ -10,33 +11,48 @@ from index.store.textstore import pack
 from lib.model import Message
 
 
-def fts_fields(text: str, memo: dict[bytes, tuple[str, ...]]) -> tuple[bytes, str, str]:
-    """(packed body, FTS text, FTS identifier parts) for one message; runs in the worker. `memo`:
-    one file's identifier parts by word (`identifier_parts`)."""
-    return pack(text), text, identifier_parts(text, memo)
+def fts_columns(messages: list[Message]) -> tuple[tuple[bytes, ...], tuple[str, ...], tuple[str, ...]]:
+    """(packed bodies, FTS texts, FTS identifier parts) of `messages`, in their order (a uuid seen twice:
+    its last text in both rows); runs in the worker. One `map` per column, no call or pair per message;
+    `memo` keeps one file's identifier parts by word (`identifier_parts`)."""
+    texts = [m.text for m in messages]
+    uuids = [m.uuid for m in messages]
+    if len(set(uuids)) != len(uuids):
+        last = dict(zip(uuids, texts))
+        texts = [last[u] for u in uuids]
+    memo: dict[bytes, tuple[str, ...]] = {}
+    return tuple(map(pack, texts)), tuple(texts), tuple(map(identifier_parts, texts, repeat(memo)))
 
 
-def message_rows(messages: list[Message], bodies: tuple[bytes, ...]) -> list[tuple[Any, ...]]:
+def message_rows(
+    messages: list[Message], bodies: tuple[bytes, ...], same: dict[Any, Any]
+) -> list[tuple[Any, ...]]:
     """Messages as rows of `messages` with their packed bodies (without their file id, which the writer
     knows); in the worker. One comprehension, no call per row (`attrgetter` was slower: the bytecode's
-    attribute reads are specialised for slots); the flags stay bools, which SQLite stores as 0 / 1."""
+    attribute reads are specialised for slots); the flags stay bools, which SQLite stores as 0 / 1.
+
+    Equal ids and names are put in the rows as one object (`same`): the parser builds a new string for
+    each record's session id, model, tool name, message id and parent, and the pickler writes (and the
+    writer's unpickler builds) each object once, so a repeat costs a reference instead of a string.
+    `same` holds them for the chunk's other rows (aliases, turns, extractions) too."""
+    put = same.setdefault
     return [
         (
-            m.uuid,
-            m.session_id,
-            m.parent_uuid,
+            put(m.uuid, m.uuid),
+            put(m.session_id, m.session_id),
+            put(m.parent_uuid, m.parent_uuid),
             m.role,
             m.kind,
             m.ts,
             body,
-            m.agent_id,
+            put(m.agent_id, m.agent_id),
             m.is_sidechain,
-            m.tool_name,
-            m.tool_use_id,
+            put(m.tool_name, m.tool_name),
+            put(m.tool_use_id, m.tool_use_id),
             m.tool_target,
             m.is_error,
-            m.message_id,
-            m.model,
+            put(m.message_id, m.message_id),
+            put(m.model, m.model),
             m.byte_offset,
             m.agent,
         )

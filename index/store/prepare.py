@@ -23,7 +23,7 @@ from extractors.profiles import chunk_counters
 from extractors.scrub_batch import scrub_changes
 from extractors.scrubber import scrub_obj, scrub_text
 from extractors.summaries import extract_summary
-from index.store.message_rows import fts_fields, message_rows
+from index.store.message_rows import fts_columns, message_rows
 from index.store.record_rows import fold_turns, turn_rows
 from index.store.tasks import Task, head_hash
 from index.store.userstate import LEAF
@@ -41,27 +41,30 @@ def prepare(task: Task) -> Prepared:
     if task.forgotten:
         _drop_sessions(chunk, task.forgotten)
     scrub_chunk(chunk)
-    rows, prompts = _extract(chunk)
-    return assemble(task, chunk, rows, chunk_counters(chunk.messages, prompts))
+    same: dict[Any, Any] = {}  # equal ids and names as one object across the rows (`message_rows`)
+    rows, prompts = _extract(chunk, same)
+    return assemble(task, chunk, rows, chunk_counters(chunk.messages, prompts), same)
 
 
 def assemble(
-    task: Task, chunk: FileChunk, rows: list[tuple[Any, ...]], counters: Counter[tuple[str, str]]
+    task: Task,
+    chunk: FileChunk,
+    rows: list[tuple[Any, ...]],
+    counters: Counter[tuple[str, str]],
+    same: dict[Any, Any],
 ) -> Prepared:
     """The hand-over to the writer: the scrubbed chunk's rows, FTS fields and counters (a stage of its
     own so `bench/cg_glue.py` can count it apart)."""
-    memo: dict[bytes, tuple[str, ...]] = {}
-    fields = {m.uuid: fts_fields(m.text, memo) for m in chunk.messages}  # a uuid seen twice: its last text
-    per_row = (
-        fields.values() if len(fields) == len(chunk.messages) else [fields[m.uuid] for m in chunk.messages]
-    )
-    bodies, texts, idents = zip(*per_row) if per_row else ((), (), ())
-    messages = message_rows(chunk.messages, bodies)
+    bodies, texts, idents = fts_columns(chunk.messages)
+    messages = message_rows(chunk.messages, bodies, same)
+    put = same.setdefault
     externals = [
-        (i, m.parent_uuid, m.fallback_parent) for i, m in enumerate(chunk.messages) if m.parent_external
+        (i, put(m.parent_uuid, m.parent_uuid), m.fallback_parent)
+        for i, m in enumerate(chunk.messages)
+        if m.parent_external
     ]
-    aliases = [(a.uuid, a.parent_uuid) for a in chunk.aliases]
-    turns = fold_turns(turn_rows(chunk.turns))
+    aliases = [(put(a.uuid, a.uuid), put(a.parent_uuid, a.parent_uuid)) for a in chunk.aliases]
+    turns = fold_turns(turn_rows(chunk.turns, same))
     chunk.messages, chunk.aliases, chunk.turns = [], [], []  # they travel as the rows above
     return Prepared(
         chunk=chunk,
@@ -121,8 +124,12 @@ def utterance(m: Message, ctx: Context) -> Utterance:
     )
 
 
-def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Message, Context]]]:
-    """Extraction rows for the chunk, plus the human prompts with their context (for profiles)."""
+def _extract(
+    chunk: FileChunk, same: dict[Any, Any]
+) -> tuple[list[tuple[Any, ...]], list[tuple[Message, Context]]]:
+    """Extraction rows for the chunk, plus the human prompts with their context (for profiles); their
+    session ids as the equal objects of the other rows (`same`: see `message_rows`)."""
+    put = same.setdefault
     rows: list[tuple[Any, ...]] = []
     prompts: list[tuple[Message, Context]] = []
     for m, ctx in iter_contexts(chunk.messages, chunk.carry):
@@ -132,17 +139,18 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Messag
             prompts.append((m, ctx))
         for e in extract(utterance(m, ctx)):
             content = scrub_text(e.content)
-            context = scrub_obj(e.context) if e.context else {}
+            context = orjson.dumps(scrub_obj(e.context) if e.context else {}).decode()
+            cwd = e.cwd or m.cwd
             rows.append(
                 (
                     e.kind,
                     content,
-                    orjson.dumps(context).decode(),
+                    put(context, context),  # most are "{}"
                     float(e.score),
-                    e.session_id,
+                    put(e.session_id, e.session_id),
                     e.source_uuid,
                     e.ordinal,
-                    e.cwd or m.cwd,
+                    put(cwd, cwd),
                     project_key(m.cwd),
                     e.ts or m.ts,
                 )
@@ -158,7 +166,7 @@ def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Messag
                         scrub_text(e.content),
                         orjson.dumps(e.context).decode(),
                         e.score,
-                        e.session_id,
+                        put(e.session_id, e.session_id),
                         e.source_uuid,
                         0,
                         e.cwd,

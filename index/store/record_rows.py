@@ -9,17 +9,19 @@ from lib import sqlite
 from lib.model import FileChunk, Turn
 
 
-def turn_rows(turns: list[Turn]) -> list[tuple[Any, ...]]:
+def turn_rows(turns: list[Turn], same: dict[Any, Any]) -> list[tuple[Any, ...]]:
     """Turns as rows of `turns` (without their file id); built in the worker, written by the writer.
-    One comprehension, no call per turn; `is_sidechain` stays a bool, which SQLite stores as 0 / 1."""
+    One comprehension, no call per turn; `is_sidechain` stays a bool, which SQLite stores as 0 / 1.
+    Ids and the model as the equal objects of the message rows (`same`: see `message_rows`)."""
+    put = same.setdefault
     return [
         (
-            t.message_id,
+            put(t.message_id, t.message_id),
             t.request_id,
-            t.session_id,
-            t.uuid,
+            put(t.session_id, t.session_id),
+            put(t.uuid, t.uuid),
             t.ts,
-            t.model,
+            put(t.model, t.model),
             t.input_tokens,
             t.output_tokens,
             t.cache_creation_tokens,
@@ -28,7 +30,7 @@ def turn_rows(turns: list[Turn]) -> list[tuple[Any, ...]]:
             t.cache_read_tokens,
             t.web_search_requests,
             t.is_sidechain,
-            t.agent_id,
+            put(t.agent_id, t.agent_id),
         )
         for t in turns
     ]
