@@ -17,6 +17,8 @@ from lib.context import Context
 from lib.model import EDIT_TOOLS, Message
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z']+")
+# `_WORD`'s matches of 5 characters or more (a match of `_WORD` is a whole run: none starts inside one).
+_LONG_WORD = re.compile(r"[A-Za-z][A-Za-z']{4,}")
 _HOME = re.compile(r"^(?:/Users/|/home/|[A-Za-z]:\\Users\\)([^/\\]+)")
 _SSH = re.compile(r"\b(?:ssh|scp|rsync|mosh)\s+(?:-\S+\s+)*(?:[\w.-]+@)?([A-Za-z][\w-]{1,40})(?:[:\s]|$)")
 _SSH_WORDS = ("ssh", "scp", "rsync", "mosh")  # every match holds one: a command without any skips the regex
@@ -209,8 +211,12 @@ def learned_typos(
         return out
     ref: dict[tuple[str, int], set[str]] = {}
     firsts = {w[0] for w in maybe}  # (a reference word is looked up by its first letter: others never are)
-    for r in set(map(str.lower, _WORD.findall(reference))):  # each distinct word once
-        if len(r) >= 5 and r[0] in firsts:
+    if reference.isascii():  # lower-casing keeps ASCII text's words in place: one C call for them all
+        long_words = set(_LONG_WORD.findall(reference.lower()))
+    else:
+        long_words = set(map(str.lower, _LONG_WORD.findall(reference)))
+    for r in long_words:  # each distinct word once
+        if r[0] in firsts:
             ref.setdefault((r[0], len(r)), set()).add(r)
     if not ref:
         return out

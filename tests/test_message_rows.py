@@ -14,7 +14,7 @@ from index.store.idents import identifier_parts
 from index.store.message_rows import fts_columns, message_rows
 from index.store.record_rows import turn_rows
 from index.store.schema import session_token
-from index.store.textstore import unpack
+from index.store.textstore import pack, unpack
 from index.store.writer import _fts_rows
 from lib.model import Message, Turn
 
@@ -100,3 +100,26 @@ def test_rows_share_equal_strings_and_stay_equal(fields: list[tuple[Any, ...]]) 
         assert all(r[i] is same[r[i]] for i in _SHARED)
     for r in rows:
         assert all(r[i] is same[r[i]] for i in (0, 2, 3, 5, 14))
+
+
+_TEXTS = st.text(max_size=600) | st.text(
+    alphabet="aBcD1 _.\ud800\u00e9", max_size=600
+)  # a lone surrogate too
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcd"), _TEXTS), max_size=8))
+def test_fts_columns_equal_each_text_packed_and_split(rows: list[tuple[str, str]]) -> None:
+    """`fts_columns` (each text encoded once for both) equals `pack` and `identifier_parts` of each
+    message's text (a uuid seen twice: its last text), surrogates and texts past the raw limit included."""
+    messages = [
+        Message(uuid=u, session_id="s", parent_uuid=None, role="user", kind="prompt", ts=None, text=t)
+        for u, t in rows
+    ]
+    last = {u: t for u, t in rows}
+    texts = [last[u] for u, _ in rows]
+    assert fts_columns(messages) == (
+        tuple(map(pack, texts)),
+        tuple(texts),
+        tuple(identifier_parts(t) for t in texts),
+    )

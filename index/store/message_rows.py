@@ -6,22 +6,23 @@ from __future__ import annotations
 from itertools import repeat
 from typing import Any
 
-from index.store.idents import identifier_parts
-from index.store.textstore import pack
+from index.store.idents import utf8_parts
+from index.store.textstore import pack_utf8
 from lib.model import Message
 
 
 def fts_columns(messages: list[Message]) -> tuple[tuple[bytes, ...], tuple[str, ...], tuple[str, ...]]:
     """(packed bodies, FTS texts, FTS identifier parts) of `messages`, in their order (a uuid seen twice:
     its last text in both rows); runs in the worker. One `map` per column, no call or pair per message;
-    `memo` keeps one file's identifier parts by word (`identifier_parts`)."""
+    each text encoded once for both; `memo` keeps one file's identifier parts by word (`identifier_parts`)."""
     texts = [m.text for m in messages]
     uuids = [m.uuid for m in messages]
     if len(set(uuids)) != len(uuids):
         last = dict(zip(uuids, texts))
         texts = [last[u] for u in uuids]
+    data = [t.encode("utf-8", "replace") for t in texts]  # once for both
     memo: dict[bytes, tuple[str, ...]] = {}
-    return tuple(map(pack, texts)), tuple(texts), tuple(map(identifier_parts, texts, repeat(memo)))
+    return tuple(map(pack_utf8, data)), tuple(texts), tuple(map(utf8_parts, data, repeat(memo)))
 
 
 def message_rows(
