@@ -21,7 +21,6 @@ import sys
 import time
 from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -31,6 +30,7 @@ from bench.scratch import fresh, work_dir  # noqa: E402
 from extractors.profiles import chunk_counters  # noqa: E402
 from index.store.db import open_writer  # noqa: E402
 from index.store.ingest import plan  # noqa: E402
+from index.store.message_rows import sharer  # noqa: E402
 from index.store.tx import transaction  # noqa: E402
 from lib.discovery import canonical_roots  # noqa: E402
 from lib.model import Carry  # noqa: E402
@@ -61,7 +61,7 @@ def main() -> None:
     for c in chunks:
         prep.scrub_chunk(c)
     phase("scrub")
-    same: list[dict[Any, Any]] = [{} for _ in chunks]
+    same = [sharer(c) for c in chunks]
     extracted = [prep._extract(c, s) for c, s in zip(chunks, same)]
     phase("extract")
     counters = [chunk_counters(c.messages, prompts) for c, (_, prompts) in zip(chunks, extracted)]

@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from index.store.idents import identifier_parts
-from index.store.message_rows import fts_columns, message_rows
+from index.store.message_rows import fts_columns, message_rows, sharer
 from index.store.record_rows import turn_rows
 from index.store.schema import session_token
 from index.store.textstore import pack, unpack
 from index.store.writer import _fts_rows
-from lib.model import Message, Turn
+from lib.model import FileChunk, Message, Turn
 
 _MESSAGES = st.lists(
     st.tuples(st.sampled_from("abcdefgh"), st.sampled_from(["s1", "s2"]), st.text(max_size=30)),
@@ -39,7 +39,7 @@ def test_fts_rows_by_position_as_by_uuid(rows: list[tuple[str, str, str]], store
         for u, s, t in rows
     ]
     bodies, texts, idents = fts_columns(messages)
-    table = message_rows(messages, bodies, {})
+    table = message_rows(messages, bodies, {}.setdefault)
     last = {u: t for u, _, t in rows}
     assert [unpack(r[6]) for r in table] == [last[u] for u, _, _ in rows]
     # what INSERT OR IGNORE keeps: each uuid's first row, unless stored already; ids in that order
@@ -78,8 +78,8 @@ def test_rows_share_equal_strings_and_stay_equal(fields: list[tuple[Any, ...]]) 
     ]
     turns = [Turn(u, "r", s, u, None, p, 1, 2, 3, 4, 5, 6, False, a) for u, s, p, a, *_ in fields]
     same: dict[Any, Any] = {}
-    table = message_rows(messages, tuple(b"" for _ in messages), same)
-    rows = turn_rows(turns, same)
+    table = message_rows(messages, tuple(b"" for _ in messages), same.setdefault)
+    rows = turn_rows(turns, same.setdefault)
     plain = [
         (m.uuid, m.session_id, m.parent_uuid, m.role, m.kind, m.ts, b"", m.agent_id, m.is_sidechain)
         + (
@@ -95,7 +95,7 @@ def test_rows_share_equal_strings_and_stay_equal(fields: list[tuple[Any, ...]]) 
         for m in messages
     ]
     assert table == plain
-    assert pickle.loads(pickle.dumps((table, rows))) == (plain, turn_rows(turns, {}))
+    assert pickle.loads(pickle.dumps((table, rows))) == (plain, turn_rows(turns, {}.setdefault))
     for r in table:
         assert all(r[i] is same[r[i]] for i in _SHARED)
     for r in rows:
@@ -123,3 +123,23 @@ def test_fts_columns_equal_each_text_packed_and_split(rows: list[tuple[str, str]
         tuple(texts),
         tuple(identifier_parts(t) for t in texts),
     )
+
+
+def test_sharer_keeps_values_when_a_field_is_not_a_string() -> None:
+    """Only a chunk whose id and name fields hold str or None shares objects: an unhashable value from a
+    damaged record (a model given as a JSON object) travels as it is instead of stopping the file."""
+    ok = Message(
+        uuid="u1", session_id="s", parent_uuid=None, role="assistant", kind="text", ts=None, text="x"
+    )
+    odd = Message(
+        uuid="u2", session_id="s", parent_uuid="u1", role="assistant", kind="text", ts=None, text="y"
+    )
+    odd.model = {"name": "m"}  # type: ignore[assignment]
+    chunk = FileChunk(path="p", start=0, end=1, messages=[ok])
+    put = sharer(chunk)
+    assert put("a" * 3, "a" * 3) is put("".join(["a"] * 3), "x")
+    chunk.messages.append(odd)
+    put = sharer(chunk)
+    rows = message_rows(chunk.messages, (b"", b""), put)
+    assert rows[1][14] == {"name": "m"}
+    assert put("".join(["a"] * 3), "x") == "aaa"

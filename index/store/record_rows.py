@@ -3,17 +3,17 @@ from the writer: rows keyed by record, not messages or sessions. Called inside `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lib import sqlite
 from lib.model import FileChunk, Turn
 
 
-def turn_rows(turns: list[Turn], same: dict[Any, Any]) -> list[tuple[Any, ...]]:
+def turn_rows(turns: list[Turn], put: Callable[[Any, Any], Any]) -> list[tuple[Any, ...]]:
     """Turns as rows of `turns` (without their file id); built in the worker, written by the writer.
     One comprehension, no call per turn; `is_sidechain` stays a bool, which SQLite stores as 0 / 1.
-    Ids and the model as the equal objects of the message rows (`same`: see `message_rows`)."""
-    put = same.setdefault
+    Ids and the model as the equal objects of the message rows (`put`: `message_rows.sharer`)."""
     return [
         (
             put(t.message_id, t.message_id),
