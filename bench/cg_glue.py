@@ -30,7 +30,6 @@ from bench.scratch import fresh, work_dir  # noqa: E402
 from extractors.profiles import chunk_counters  # noqa: E402
 from index.store.db import open_writer  # noqa: E402
 from index.store.ingest import plan  # noqa: E402
-from index.store.message_rows import sharer  # noqa: E402
 from index.store.tx import transaction  # noqa: E402
 from lib.discovery import canonical_roots  # noqa: E402
 from lib.model import Carry  # noqa: E402
@@ -61,14 +60,12 @@ def main() -> None:
     for c in chunks:
         prep.scrub_chunk(c)
     phase("scrub")
-    same = [sharer(c) for c in chunks]
-    extracted = [prep._extract(c, s) for c, s in zip(chunks, same)]
+    extracted = [prep._extract(c) for c in chunks]
     phase("extract")
     counters = [chunk_counters(c.messages, prompts) for c, (_, prompts) in zip(chunks, extracted)]
     phase("counters")
     prepared = [
-        prep.assemble(t, c, rows, n, s)
-        for t, c, (rows, _), n, s in zip(tasks, chunks, extracted, counters, same)
+        prep.assemble(t, c, rows, n) for t, c, (rows, _), n in zip(tasks, chunks, extracted, counters)
     ]
     phase("assemble")
     blobs = [ForkingPickler.dumps(p) for p in prepared]

@@ -23,7 +23,7 @@ from extractors.profiles import chunk_counters
 from extractors.scrub_batch import scrub_changes
 from extractors.scrubber import scrub_obj, scrub_text
 from extractors.summaries import extract_summary
-from index.store.message_rows import Share, fts_columns, message_rows, sharer
+from index.store.message_rows import fts_columns, message_rows
 from index.store.record_rows import fold_turns, turn_rows
 from index.store.tasks import Task, head_hash
 from index.store.userstate import LEAF
@@ -41,9 +41,8 @@ def prepare(task: Task) -> Prepared:
     if task.forgotten:
         _drop_sessions(chunk, task.forgotten)
     scrub_chunk(chunk)
-    share = sharer(chunk)  # equal ids and names as one object across the rows (`message_rows`)
-    rows, prompts = _extract(chunk, share)
-    return assemble(task, chunk, rows, chunk_counters(chunk.messages, prompts), share)
+    rows, prompts = _extract(chunk)
+    return assemble(task, chunk, rows, chunk_counters(chunk.messages, prompts))
 
 
 def assemble(
@@ -51,19 +50,16 @@ def assemble(
     chunk: FileChunk,
     rows: list[tuple[Any, ...]],
     counters: Counter[tuple[str, str]],
-    put: Share,
 ) -> Prepared:
     """The hand-over to the writer: the scrubbed chunk's rows, FTS fields and counters (a stage of its
     own so `bench/cg_glue.py` can count it apart)."""
     bodies, texts, idents = fts_columns(chunk.messages)
-    messages = message_rows(chunk.messages, bodies, put)
+    messages = message_rows(chunk.messages, bodies)
     externals = [
-        (i, put(m.parent_uuid, m.parent_uuid), m.fallback_parent)
-        for i, m in enumerate(chunk.messages)
-        if m.parent_external
+        (i, m.parent_uuid, m.fallback_parent) for i, m in enumerate(chunk.messages) if m.parent_external
     ]
-    aliases = [(put(a.uuid, a.uuid), put(a.parent_uuid, a.parent_uuid)) for a in chunk.aliases]
-    turns = fold_turns(turn_rows(chunk.turns, put))
+    aliases = [(a.uuid, a.parent_uuid) for a in chunk.aliases]
+    turns = fold_turns(turn_rows(chunk.turns))
     chunk.messages, chunk.aliases, chunk.turns = [], [], []  # they travel as the rows above
     return Prepared(
         chunk=chunk,
@@ -123,9 +119,8 @@ def utterance(m: Message, ctx: Context) -> Utterance:
     )
 
 
-def _extract(chunk: FileChunk, put: Share) -> tuple[list[tuple[Any, ...]], list[tuple[Message, Context]]]:
-    """Extraction rows for the chunk, plus the human prompts with their context (for profiles); their
-    session ids as the equal objects of the other rows (`put`: `message_rows.sharer`)."""
+def _extract(chunk: FileChunk) -> tuple[list[tuple[Any, ...]], list[tuple[Message, Context]]]:
+    """Extraction rows for the chunk, plus the human prompts with their context (for profiles)."""
     rows: list[tuple[Any, ...]] = []
     prompts: list[tuple[Message, Context]] = []
     for m, ctx in iter_contexts(chunk.messages, chunk.carry):
@@ -135,14 +130,14 @@ def _extract(chunk: FileChunk, put: Share) -> tuple[list[tuple[Any, ...]], list[
             prompts.append((m, ctx))
         for e in extract(utterance(m, ctx)):
             content = scrub_text(e.content)
-            context = orjson.dumps(scrub_obj(e.context) if e.context else {}).decode()
+            context = scrub_obj(e.context) if e.context else {}
             rows.append(
                 (
                     e.kind,
                     content,
-                    put(context, context),  # most are "{}"
+                    orjson.dumps(context).decode(),
                     float(e.score),
-                    put(e.session_id, e.session_id),
+                    e.session_id,
                     e.source_uuid,
                     e.ordinal,
                     e.cwd or m.cwd,
@@ -161,7 +156,7 @@ def _extract(chunk: FileChunk, put: Share) -> tuple[list[tuple[Any, ...]], list[
                         scrub_text(e.content),
                         orjson.dumps(e.context).decode(),
                         e.score,
-                        put(e.session_id, e.session_id),
+                        e.session_id,
                         e.source_uuid,
                         0,
                         e.cwd,

@@ -3,25 +3,26 @@ from the writer: rows keyed by record, not messages or sessions. Called inside `
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from lib import sqlite
 from lib.model import FileChunk, Turn
 
 
-def turn_rows(turns: list[Turn], put: Callable[[Any, Any], Any]) -> list[tuple[Any, ...]]:
+def turn_rows(turns: list[Turn]) -> list[tuple[Any, ...]]:
     """Turns as rows of `turns` (without their file id); built in the worker, written by the writer.
     One comprehension, no call per turn; `is_sidechain` stays a bool, which SQLite stores as 0 / 1.
-    Ids and the model as the equal objects of the message rows (`put`: `message_rows.sharer`)."""
+    A repeat of the previous row's session id and model is put in as that row's object (pickled and
+    unpickled once: see `message_rows`)."""
+    sid = model = None
     return [
         (
-            put(t.message_id, t.message_id),
+            t.message_id,
             t.request_id,
-            put(t.session_id, t.session_id),
-            put(t.uuid, t.uuid),
+            (sid := sid if t.session_id == sid else t.session_id),
+            t.uuid,
             t.ts,
-            put(t.model, t.model),
+            (model := model if t.model == model else t.model),
             t.input_tokens,
             t.output_tokens,
             t.cache_creation_tokens,
@@ -30,7 +31,7 @@ def turn_rows(turns: list[Turn], put: Callable[[Any, Any], Any]) -> list[tuple[A
             t.cache_read_tokens,
             t.web_search_requests,
             t.is_sidechain,
-            put(t.agent_id, t.agent_id),
+            t.agent_id,
         )
         for t in turns
     ]
