@@ -32,16 +32,17 @@ class _Words:
     pattern opening with `\\b` makes sre try every position, one opening with the words' first letters lets
     it skip to them (about half the time)."""
 
-    __slots__ = ("folded", "_tail")
+    __slots__ = ("folded", "rx", "_tail")
 
     def __init__(self, words: str) -> None:
         self.folded = Folded(rf"\b(?:{words})\b")
+        self.rx = self.folded.rx  # the case-insensitive pattern itself
         self._tail = re.compile(rf"(?:{words})\b")
 
     def found(self, text: str, low: str) -> bool:
-        """`self.folded.found(text, low)`."""
+        """`self.rx.search(text)` finds something (as `self.folded.found(text, low)`)."""
         if not same_when_lowered(text, low):
-            return self.folded.rx.search(text) is not None
+            return self.rx.search(text) is not None
         hit = self._tail.search(low)
         while hit is not None:
             at = hit.start()

@@ -184,23 +184,7 @@ _VOICE_PIECES = (
     "lgtm well done exactly wrong broken still not still doesnt still doesn't failing doesn't work not working "
     "wtf ugh again? useless frustrated frustrating annoying stop please pls plz PLEASE"
 ).split(" ")
-_VOICE_PIECES += [
-    "x",
-    "_",
-    "9",
-    "é",
-    "ß",
-    "\u0130",
-    "\u0131",
-    "\u017f",
-    "\u212a",
-    "'",
-    "?",
-    ".",
-    "-",
-    " ",
-    "\n",
-]
+_VOICE_PIECES += list("x_9\u00e9\u00df\u0130\u0131\u017f\u212a'?.- \n")  # and what lower() moves or folds
 _VOICE_PIECES += ["thanksgiving", "unstoppable", "plzz", "agains", "gr8", "niceness", "stop_it", "x-stop"]
 
 
