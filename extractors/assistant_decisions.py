@@ -93,7 +93,7 @@ _SWITCH = cues(
         r"\b\w+ it is(?:[.!]|$|, (?:since|because|then)\b)|"
         r"\b(?:decided|chosen|agreed|pinned|locked|settled) (?:approach|decision|design|plan|option)\b",
         0.9,
-        "it decided chosen agreed pinned locked settled",
+        "it & is | decided chosen agreed pinned locked settled",
     ),
     (
         r"\b(?:scrapped|scrapping|dropped|dropping|parked|parking|shelved|abandoned|abandoning|ditched|ditching)\b|"
@@ -144,7 +144,8 @@ _SWITCH = cues(
         r"(?: is|'s) (?:\w+ )?(?:better|cleaner|simpler|stronger)\b|"
         r"^\W{0,4}(?:approved|agreed)(?: and| -|,)? (?:recorded|noted|locked)\b",
         1.0,
-        "your approved agreed",
+        "your & version idea approach framing suggestion proposal plan design direction solution & is s & better "
+        "cleaner simpler stronger | approved agreed & recorded noted locked",
     ),
 )
 # ... and why.
@@ -174,9 +175,18 @@ _WAITING = Cue(
 
 
 # A heading that names the choice ("### Decided approach", "## Verdict", "## Framework decision").
-_HEADING = re.compile(
-    r"^#{1,4} [^\n]{0,40}?\b(?:decided|decision|decisions|verdict|choice|chosen)\b", re.M | re.I | re.A
-)
+_HEADING_BODY = r"#{1,4} [^\n]{0,40}?\b(?:decided|decision|decisions|verdict|choice|chosen)\b"
+_HEADING = re.compile("^" + _HEADING_BODY, re.M | re.I | re.A)
+# The same after a newline: a match of `_HEADING` is one of this or one at the start of the text. Its
+# literal "\n" (not cased: a prefix even under IGNORECASE) lets sre skip to the line starts, where it
+# tried `^` at every position.
+_HEADING_AFTER_NL = re.compile("\n" + _HEADING_BODY, re.I | re.A)
+
+
+def _has_heading(text: str) -> bool:
+    """`_HEADING.search(text)` finds something."""
+    return _HEADING.match(text) is not None or _HEADING_AFTER_NL.search(text) is not None
+
 
 # Several options laid out side by side: a menu or a recommendation for the user, unless one is taken.
 _OPTION_LABEL = re.compile(r"\boption (?:[a-h]|\d{1,2})\b", re.A)
@@ -209,9 +219,12 @@ def _is_menu(v: View) -> bool:
 
 
 def _restates(sentence: str, prev_user: str) -> bool:
-    """The assistant's "X instead of Y" repeats the switch the user just asked for."""
+    """The assistant's "X instead of Y" repeats the switch the user just asked for. (The prompt is
+    lower-cased only for a sentence that says "instead": most do not.)"""
+    if not _says_instead(sentence):
+        return False
     prev = normalise(prev_user[:1500]).lower()
-    if not (_says_instead(sentence) and _says_instead(prev)):
+    if not _says_instead(prev):
         return False
     return overlap(sentence, prev) >= 2
 
@@ -223,7 +236,7 @@ def assistant_decision(v: View, prev_user: str | None = None, floor: float = THR
         return []
     scan = low[:1200]
     switch, pos = weigh(_SWITCH, scan, v.tok)
-    if "# " in v.text[:3000] and _HEADING.search(v.text[:3000]):  # (every heading match holds "# ")
+    if "# " in v.text[:3000] and _has_heading(v.text[:3000]):  # (every heading match holds "# ")
         switch += 0.7  # (the prose drops headings: "### Decided approach", "## Verdict" are read raw)
     if switch <= 0 and floor > 0:
         return []
@@ -235,8 +248,14 @@ def assistant_decision(v: View, prev_user: str | None = None, floor: float = THR
         score -= 1.0
         if score < floor:
             return []
-    content = sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose)
-    if prev_user and _restates(content.lower(), prev_user):
+
+    def content() -> str:
+        return sentence_at(v.prose, max(pos, 0)) if pos > 0 else clip(v.prose)
+
+    # The sentence is cut only when read (`Hit`): for the restatement test only when the prose says
+    # "instead" or "rather" (a sentence of it that says "instead" / "rather than" lower-cased holds one,
+    # and so does ``low``), else when the candidate is kept.
+    if prev_user and ("instead" in low or "rather" in low) and _restates(content().lower(), prev_user):
         score -= 1.0
         if score < floor:
             return []

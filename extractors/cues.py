@@ -24,7 +24,7 @@ _COMMON = wordset(
 class Cue:
     """A regex with a weight and a token gate (see :mod:`extractors.gate`)."""
 
-    __slots__ = ("rx", "weight", "gates", "checks", "pattern", "starts", "literal")
+    __slots__ = ("rx", "weight", "gates", "checks", "pattern", "starts", "literal", "find")
 
     def __init__(
         self, pattern: str, weight: float = 1.0, flags: int = 0, need: str | None = None, literal: str = ""
@@ -56,6 +56,11 @@ class Cue:
             first.clear()
         self.starts: tuple[str, ...] = tuple(sorted(first)) if 0 < len(first) <= 4 else ()
         self.checks = GateCheck(self.gates)
+        # The search to run once the gate holds, worked out once: the bare regex search when there is
+        # no literal or start word to look for first (a Python call less per search).
+        self.find: Callable[[str], re.Match[str] | None] = (
+            self.rx.search if not literal and not self.starts else self._run
+        )
 
     @property
     def gated(self) -> bool:
@@ -64,7 +69,7 @@ class Cue:
     def search(self, text: str, tokens: frozenset[str]) -> re.Match[str] | None:
         if self.gates and not self.checks.passes(tokens):
             return None
-        return self._run(text)
+        return self.find(text)
 
     def _run(self, text: str) -> re.Match[str] | None:
         if self.literal and self.literal not in text:
@@ -148,11 +153,7 @@ class CueTable:
         self._index = {w: tuple(v) for w, v in index.items()}
         self._keys = frozenset(index)
         self._always = tuple(always)
-        # Per cue, the search to run, worked out once instead of per message: the bare regex search when
-        # the cue has no literal or start words to look for first.
-        self._steps: tuple[tuple[Cue, Callable[[str], re.Match[str] | None]], ...] = tuple(
-            (c, c.rx.search if not c.literal and not c.starts else c._run) for c in items
-        )
+        self._steps = tuple((c, c.find) for c in items)  # per cue, the search to run
 
     def __iter__(self) -> Iterator[Cue]:
         return iter(self.cues)

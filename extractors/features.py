@@ -101,6 +101,24 @@ def _clip(x: float, lo: float = -2.0, hi: float = 4.0) -> float:
     return min(hi, max(lo, x))
 
 
+# The feature name of each class's evidence, made once (an f-string per class and utterance before).
+_EVIDENCE_NAMES: dict[str, str] = {}
+
+
+def _evidence(evidence: dict[str, float]) -> dict[str, float]:
+    """``h:<class>``: the heuristics' evidence, clipped to [-2, 4] (`_clip` written out: a call and two
+    builtins per class cost more than the comparisons; same value, NaN and the bounds included)."""
+    f: dict[str, float] = {}
+    names = _EVIDENCE_NAMES
+    for k, x in evidence.items():
+        name = names.get(k)
+        if name is None:
+            name = names[k] = "h:" + k
+        y = x if x > -2.0 else -2.0
+        f[name] = y if y < 4.0 else 4.0
+    return f
+
+
 def _shape(v: View) -> dict[str, float]:
     words = v.words
     text_len = max(1, len(v.text))
@@ -117,7 +135,7 @@ def _shape(v: View) -> dict[str, float]:
 
 def user_features(u: Utterance, v: View, evidence: dict[str, float]) -> dict[str, float]:
     """Features of a human prompt; ``evidence``: the heuristics' raw score per class."""
-    f = {f"h:{k}": _clip(x) for k, x in evidence.items()}
+    f = _evidence(evidence)
     f.update(_shape(v))
     prev = v.prev
     f["first"] = float(not prev)
@@ -139,7 +157,7 @@ def user_features(u: Utterance, v: View, evidence: dict[str, float]) -> dict[str
 
 def assistant_features(u: Utterance, v: View, evidence: dict[str, float]) -> dict[str, float]:
     """Features of an assistant text block; ``evidence``: the heuristics' raw score per class."""
-    f = {f"h:{k}": _clip(x) for k, x in evidence.items()}
+    f = _evidence(evidence)
     f.update(_shape(v))
     errors = sum(1 for t in u.recent_tools if t.is_error)
     f["tool_errors"] = min(errors, 3) / 3.0

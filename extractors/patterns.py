@@ -32,6 +32,9 @@ _NOISY_FIRST = frozenset("|>$@[{}()<%=\t\u276f\u279c\u2502\u250c\u2514\u251c\u25
 _NOISY_PREFIX2 = ("--", "++", "-+", "+-", "=>", "$ ", "at ")
 _NOISY_PREFIX3 = ("===", "___", "***", "~~~", "...")
 _NOISY_PREFIX = _NOISY_PREFIX2 + _NOISY_PREFIX3
+# The characters those prefixes open with: most lines open with none, and one set test is cheaper than the
+# ten `startswith` tests of the tuple.
+_PREFIX_FIRST = frozenset(p[0] for p in _NOISY_PREFIX)
 _CODE_WORDS = wordset(
     "const let var def class import from function return if for while elif else try except catch public "
     "private async await fn pub impl struct enum"
@@ -53,6 +56,10 @@ _IMAGE = re.compile(r"\[Image #\d+\]")
 
 # Log lines: "ERROR: ...", "WARN[0003] ...", "npm ERR! ...".
 _LOG_LEVEL = re.compile(r"^(?:\w+ )?(?:ERROR|ERR!|WARN(?:ING)?|INFO|DEBUG|FATAL|TRACE|PANIC)\b")
+# The first two letters of its levels (case-sensitive, as the pattern): a match has one of them at the start
+# of the line or, after a first word (``\w+``: no space in it) and one space, at the start of the second
+# word; a line of prose almost never, so that test rules the regex call out for nearly every line.
+_LOG_HEADS = frozenset(("ER", "WA", "IN", "DE", "FA", "TR", "PA"))
 _GERUND = re.compile(r"^\W*[A-Z]?[a-z]+ing\b")  # \s is in \W: "\W*\s*" backtracked quadratically
 
 
@@ -137,21 +144,24 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
         return True
     c = stripped[0]
     # (`status_line` needs a symbol first: not an ASCII character)
-    if c in _NOISY_FIRST or (not c.isascii() and status_line(stripped)) or _LOG_LEVEL.match(stripped):
+    if c in _NOISY_FIRST or (not c.isascii() and status_line(stripped)):
         return True
     if c == "#" and not _HEADER.match(stripped):
         return True
-    if stripped.startswith(_NOISY_PREFIX):
+    if c in _PREFIX_FIRST and stripped.startswith(_NOISY_PREFIX):
         return True
     if stripped[-1] in ";{}":
         return True
-    if "\t" in line or "        " in stripped:
+    if "\t" in line:
         return True
-    if stripped.count("    ") >= 2:
-        # Aligned columns; but people also pad list items in a one-line reply with spaces.
-        lowered = stripped.lower().split()
-        if len(lowered) < 8 or len(_FUNCTION_WORDS.intersection(lowered)) < 2:
+    if "    " in stripped:  # (most lines hold no run of four spaces: one scan rules out the next two)
+        if "        " in stripped:
             return True
+        if stripped.count("    ") >= 2:
+            # Aligned columns; but people also pad list items in a one-line reply with spaces.
+            lowered = stripped.lower().split()
+            if len(lowered) < 8 or len(_FUNCTION_WORDS.intersection(lowered)) < 2:
+                return True
     if line.startswith("    ") and c not in "-*\u2022" and not c.isdigit():  # indented 4+
         return True
     raw = stripped.encode("utf-8", "replace")
@@ -162,11 +172,15 @@ def _noisy_line(line: str, stripped: str, after_prose: bool) -> bool:
     if c.isdigit() and _TIMESTAMP.match(stripped):
         return True
     words = stripped.split()
+    if (stripped[:2] in _LOG_HEADS or (len(words) > 1 and words[1][:2] in _LOG_HEADS)) and _LOG_LEVEL.match(
+        stripped
+    ):
+        return True  # (tested after the other line tests: each of them can only answer True as well)
     if words[0] in _CODE_WORDS and stripped[-1] in ":{(=;,":
         return True
     if c in "TF" and stripped.startswith(("Traceback", 'File "')):
         return True
-    if words[0].lower() in _SPEAKER_TAGS:
+    if words[0][-1] in ":*" and words[0].lower() in _SPEAKER_TAGS:  # (every tag ends with one of those)
         # A quoted transcript ("User: ...", "Agent: ...") is material, not the sender's own words.
         return True
     if len(words) <= 3 and (words[0].endswith(":") or "=" in words[0]) and stripped[-1] not in ".?!":
@@ -220,6 +234,7 @@ class View:
 
 
 _WH_OPEN = re.compile(r"^(?:what|why|how|where|when|which|who)\b")
+_WH_FIRST = frozenset("wh")  # (the letters its words open with: a set test rules most lines out first)
 _Q_OPEN = re.compile(
     r"^(?:what|why|how|where|when|which|who|is|are|do|does|did|can|could|would|should|will|shall|has|have)\b"
 )
@@ -269,9 +284,10 @@ def make_view(text: str, prev: str | None, human: bool = True) -> View:
     # Users often drop the "?" after "how/why/what ..."; "can you ..." without one is a request.
     question = (
         stripped.endswith("?")
-        or bool(_WH_OPEN.match(first))
-        or bool(_Q_OPEN.match(first))
-        and "?" in low[:300]
+        or first[:1] in _WH_FIRST
+        and _WH_OPEN.match(first) is not None
+        or "?" in low[:300]
+        and _Q_OPEN.match(first) is not None
     )
     prev_raw = prev or ""
     if len(prev_raw) > PREV_HEAD + PREV_TAIL + 200:

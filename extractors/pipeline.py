@@ -23,7 +23,7 @@ from extractors.assistant_decisions import assistant_decision
 from extractors.assistant_voice import failed_attempt, progress, self_correction
 from extractors.attempts import extract_user_failed
 from extractors.choices import CHOICE_PREFIX, navigation_menu
-from extractors.confidence import KIND_CLASS, ClassModel, models
+from extractors.confidence import KIND_CLASS, ClassModel, models, probabilities
 from extractors.corrections import THRESHOLD as CORRECTION_THRESHOLD
 from extractors.corrections import correction_score, extract_corrections, pasted_failure
 from extractors.decisions import user_decision
@@ -176,7 +176,7 @@ def decide(a: Analysis, role_models: dict[str, ClassModel]) -> list[Hit]:
     probability, and the others at ``emit`` and :data:`MODEL_ONLY_FLOOR` (:data:`NO_EVIDENCE_FLOOR` for
     a candidate without any evidence of its class) or more, with that
     probability as their confidence; kinds without a class model keep the heuristics' verdict."""
-    probs: dict[str, float] = {}
+    probs: dict[str, float] | None = None
     kept: list[Hit] = []
     for h in a.hits:
         cls = KIND_CLASS.get(h.kind)
@@ -186,8 +186,8 @@ def decide(a: Analysis, role_models: dict[str, ClassModel]) -> list[Hit]:
             if cls is None or accepted:
                 kept.append(h)
             continue
-        if cls not in probs:
-            probs[cls] = model.probability(a.features)
+        if probs is None:
+            probs = probabilities(role_models, a.features)
         p = probs[cls]
         floor = MODEL_ONLY_FLOOR if h.raw > 0 else NO_EVIDENCE_FLOOR.get(cls, MODEL_ONLY_FLOOR)
         if (accepted and p >= min(model.emit, model.veto)) or p >= max(model.emit, floor):

@@ -85,7 +85,8 @@ _STANDING = table(
     # Not permissive or negated ("you can always use X", "it doesn't always have to be X").
     Cue(
         r"(?<!can )(?<!could )(?<!may )(?<!might )(?<!not )(?<!n't )(?<!nt )\balways\s+(?!been|was|were|had|has|is|are|fails?|failing|crash|seems?|get|gets|getting|happens?|"
-        r"worked|works|did|does|returns?|shows?)[a-z]"
+        r"worked|works|did|does|returns?|shows?)[a-z]",
+        need="always",  # (the lookbehinds keep `gate_of` from deriving it: the cue was searched on every prompt)
     ),
     Cue(
         r"\b(?:every time|each time|whenever) (?:you|we)\b|\b(?:at|after|before) (?:each|every) (?:step|change|commit|edit)\b"

@@ -41,14 +41,14 @@ def strip_private(text: str) -> str:
 
 
 def message_text(text: str) -> str:
-    """What the walker keeps of every message's text: `strip_ours(strip_private(text))[0]` in one call,
-    their guards tested here (two calls and a tuple per message were ~1 % of parsing; most texts hold
-    none of the marks)."""
+    """What the walker stores of every message's text: `strip_ours(strip_private(text))[0]` cut at
+    TEXT_CAP, in one call with their guards tested here (two calls and a tuple per message were ~1 % of
+    parsing; most texts hold none of the marks, and few reach the cap)."""
     if "<" in text and ("<private>" in text or "<PRIVATE>" in text) or "\x1b" in text:
         text = strip_private(text)
     if MARK in text or LEGACY_CUE in text:
         text = strip_ours(text)[0]
-    return text
+    return text if len(text) <= TEXT_CAP else cut(text, TEXT_CAP)
 
 
 def classify_user_text(text: str, *, is_meta: bool, is_compact: bool) -> tuple[str, str]:
@@ -117,11 +117,12 @@ def tool_summary(name: str, inp: Any) -> tuple[str | None, str]:
     target: str | None = None
     if "command" in inp and isinstance(inp["command"], str):
         target = cut(inp["command"], 300)
-    for key in ("file_path", "notebook_path", "path", "url", "pattern", "query", "skill"):
-        v = inp.get(key)
-        if isinstance(v, str) and v:
-            target = target or cut(v, 300)
-            break
+    if not target:  # (the loop below can change only an empty target: a command skips it)
+        for key in ("file_path", "notebook_path", "path", "url", "pattern", "query", "skill"):
+            v = inp.get(key)
+            if isinstance(v, str) and v:
+                target = cut(v, 300)
+                break
     if name in ("Task", "Agent"):
         target = cut(str(inp.get("subagent_type") or inp.get("description") or ""), 300) or None
     if name == "TodoWrite" and isinstance(inp.get("todos"), list):

@@ -1,34 +1,48 @@
-"""What a record tells about its session and tree, apart from its message (split from lib/records.py)."""
+"""What a record tells about its session and tree, apart from its message (split from lib/records.py):
+the records outside the conversation tree, and the walk through skipped nodes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from lib.model import SessionDelta
+from lib.content import strip_private
+from lib.model import FileChunk, SessionDelta
+
+NON_TREE = {
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "permission-mode",
+    "last-prompt",
+    "pr-link",
+    "custom-title",
+    "ai-title",
+    "agent-name",
+    "mode",
+}
+TREE = frozenset(("user", "assistant", "system", "attachment", "progress"))  # records in the tree
 
 
-def note_session(d: SessionDelta, rec: dict[str, Any]) -> None:
-    """The session's time span, cwd, branch and version, as one record shows them."""
-    ts = rec.get("timestamp")
-    if isinstance(ts, str):
-        if d.first_ts is None or ts < d.first_ts:
-            d.first_ts = ts
-        if d.last_ts is None or ts > d.last_ts:
-            d.last_ts = ts
-    if not rec.get("isSidechain"):
-        cwd = rec.get("cwd")
-        if isinstance(cwd, str) and cwd:
-            d.cwd = cwd
-        br = rec.get("gitBranch")
-        if isinstance(br, str) and br:
-            d.git_branch = br
-    else:
-        d.is_agent_only = d.cwd is None
-        if d.cwd is None and isinstance(rec.get("cwd"), str):
-            d.cwd = rec["cwd"]
-    v = rec.get("version")
-    if isinstance(v, str):
-        d.version = v
+def other_record(
+    chunk: FileChunk, session: Callable[[str], SessionDelta], rec: dict[str, Any], t: Any, tname: str
+) -> None:
+    """A record of type `t` outside TREE (`tname`: `t`, or "?" when not a string): a summary's or a
+    title's text is kept, every other record is counted as skipped (and as unknown if not NON_TREE)."""
+    if t == "summary":
+        leaf, title = rec.get("leafUuid"), rec.get("summary")
+        if isinstance(leaf, str) and isinstance(title, str) and title.strip():
+            chunk.summaries.append((leaf, strip_private(title.strip())))
+        return
+    if t in ("custom-title", "ai-title"):
+        sid = rec.get("sessionId")
+        title = rec.get("customTitle") or rec.get("aiTitle") or rec.get("title")
+        if isinstance(sid, str) and isinstance(title, str) and title.strip():
+            session(sid).titles["custom" if t == "custom-title" else "ai"] = strip_private(title.strip())
+        return
+    if t not in NON_TREE:
+        chunk.record_types["unknown:" + tname] += 1
+    chunk.skipped += 1
 
 
 def through_aliases(p: str | None, alias_parent: dict[str, str | None]) -> str | None:

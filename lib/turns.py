@@ -43,23 +43,25 @@ def turn_of(
     if not _INTS.issuperset(map(type, counts)):  # 92 % are all exact ints: `as_int(v) or 0` is v
         counts = tuple([as_int(v) or 0 for v in counts])
     stu = usage.get("server_tool_use")
+    aid = rec.get("agentId")
     inp, out, creation, c5m, c1h, read = counts
+    # Positional, in the field order of `Turn` (keywords cost ~60 instructions each, per turn).
     return Turn(
-        message_id=mid,
-        request_id=str(rec.get("requestId") or ""),
-        session_id=sid,
-        uuid=uuid,
-        ts=rec.get("timestamp"),
-        model=model,
-        input_tokens=inp,
-        output_tokens=out,
-        cache_creation_tokens=creation,
-        cache_5m_tokens=c5m,
-        cache_1h_tokens=c1h,
-        cache_read_tokens=read,
-        is_sidechain=bool(rec.get("isSidechain")) or info.layout != "main",
-        agent_id=rec.get("agentId") if isinstance(rec.get("agentId"), str) else info.agent_id,
-        web_search_requests=(as_int(stu.get("web_search_requests")) or 0) if isinstance(stu, dict) else 0,
+        mid,
+        str(rec.get("requestId") or ""),
+        sid,
+        uuid,
+        rec.get("timestamp"),
+        model,
+        inp,
+        out,
+        creation,
+        c5m,
+        c1h,
+        read,
+        bool(rec.get("isSidechain")) or info.layout != "main",
+        aid if isinstance(aid, str) else info.agent_id,
+        (as_int(stu.get("web_search_requests")) or 0) if isinstance(stu, dict) else 0,
     )
 
 

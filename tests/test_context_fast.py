@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.content import message_text, strip_private
+from lib.content import TEXT_CAP, cut, message_text, strip_private
 from lib.context import Context, _head_tail, iter_contexts
 from lib.injected import LEGACY_HEADERS, MARK, fence, strip_ours
 from lib.model import Carry, Message
@@ -127,6 +127,9 @@ PIECES = [
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from(PIECES), max_size=12).map("".join))
-def test_message_text_equals_the_two_strips(text: str) -> None:
-    assert message_text(text) == strip_ours(strip_private(text))[0]
+@given(st.lists(st.sampled_from(PIECES), max_size=12).map("".join), st.sampled_from([0, TEXT_CAP - 40]))
+def test_message_text_equals_the_two_strips(text: str, pad: int) -> None:
+    """The two strips, then the cap the record path applied after them (padding reaches it)."""
+    text = "w " * (pad // 2) + text
+    kept = strip_ours(strip_private(text))[0]
+    assert message_text(text) == (kept if len(kept) <= TEXT_CAP else cut(kept, TEXT_CAP))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import extractors.pipeline  # noqa: F401  (builds every cue table)
 from extractors.assistant_decisions import _HEADING, _INSTEAD, _says_instead
 from extractors.choices import _ASK_WORDS, _asks
-from extractors.confidence import ClassModel, models
+from extractors.confidence import ClassModel, models, probabilities
 from extractors.cues import Cue
 from extractors.gate import Gates
 from extractors.patterns import Hit
@@ -126,3 +126,18 @@ def test_probability_equals_every_term_added(data: st.DataObject) -> None:
     bias = data.draw(st.sampled_from([model.bias, 0.0, -0.0]))
     model = ClassModel(bias, model.weights, model.emit, model.bundle, model.veto)
     assert model.probability(features) == _probability_before(model, features)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_probabilities_equal_each_class_model(data: st.DataObject) -> None:
+    role = data.draw(st.sampled_from(sorted(models())))
+    role_models = dict(models()[role])
+    if data.draw(st.booleans()):
+        # A class whose bias is a zero of either sign and which weighs nothing: its sum stays that zero.
+        role_models["other"] = ClassModel(data.draw(st.sampled_from([0.0, -0.0])), {}, 0.5, 1.0, 0.5)
+    names = sorted({n for m in role_models.values() for n in m.weights}) + ["not_a_feature"]
+    features = data.draw(st.dictionaries(st.sampled_from(names), FEATURE_VALUES, max_size=40))
+    assert probabilities(role_models, features) == {
+        c: m.probability(features) for c, m in role_models.items()
+    }

@@ -19,6 +19,8 @@ import pytest
 from fixtures import make, rows
 from test_properties import ANSWERS, PROMPTS
 
+from index.store.db import open_writer
+from index.store.first_build import building_path
 from index.store.ingest import run_index
 from lib import sqlite
 from lib.discovery import key_path
@@ -295,11 +297,26 @@ _DRIVER = textwrap.dedent("""
 
 
 @pytest.mark.parametrize(
-    ("jobs", "kill_after"), [(1, "committed:1"), (1, "committed:12"), (2, "committed:5"), (1, "finalizing:1")]
+    ("jobs", "kill_after", "first"),
+    [
+        (1, "committed:1", False),
+        (1, "committed:12", False),
+        (2, "committed:5", False),
+        (1, "finalizing:1", False),
+        (1, "committed:12", True),
+        (2, "finalizing:1", True),
+    ],
 )
-def test_kill_9_mid_run_then_rerun_equals_a_clean_index(tmp_path: Path, jobs: int, kill_after: str) -> None:
+def test_kill_9_mid_run_then_rerun_equals_a_clean_index(
+    tmp_path: Path, jobs: int, kill_after: str, first: bool
+) -> None:
+    """What was committed survives the kill: in the index itself when it exists (WAL), in the file a
+    first index is built in otherwise (index/store/first_build.py), while nothing half-built shows at
+    the index path; the next run goes on from there."""
     root = corpus(tmp_path / "projects")
     db = tmp_path / "index.db"
+    if not first:
+        open_writer(db).close()
     what, n = kill_after.split(":")
     child = subprocess.Popen(
         [sys.executable, "-c", _DRIVER, str(db), str(root), str(jobs)],
@@ -317,8 +334,11 @@ def test_kill_9_mid_run_then_rerun_equals_a_clean_index(tmp_path: Path, jobs: in
     os.killpg(child.pid, signal.SIGKILL)
     child.wait(timeout=30)
     assert seen == int(n), "the run ended before the kill point"
-    conn = sqlite.connect(db)
+    if first:
+        assert not db.exists()
+    conn = sqlite.connect(building_path(db) if first else db)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] > 0  # the batches committed
     conn.close()
     assert run_index(db, [root]).errors == []
     assert_equal_to_clean(db, root, tmp_path)
@@ -372,10 +392,16 @@ def test_concurrent_index_runs_while_transcripts_grow(tmp_path: Path) -> None:
 _DISK_FULL = textwrap.dedent("""
     set -u
     mount -t tmpfs -o size=$SIZE tmpfs "$MNT" || exit 77
+    if [ "$FIRST" = 0 ]; then  # an index that exists, written in place
+        "$PY" -c "import sys; from pathlib import Path; from index.store.db import open_writer; open_writer(Path(sys.argv[1])).close()" \\
+            "$MNT/index.db"
+    fi
     "$PY" -m total_recall --db "$MNT/index.db" index --projects-root "$ROOT" --jobs 1 >"$OUT/full.out" 2>"$OUT/full.err"
     echo $? >"$OUT/full.rc"
+    DB="$MNT/index.db"; [ "$FIRST" = 1 ] && DB="$MNT/index.db.building"  # a first index is built beside
+    [ -e "$MNT/index.db" ]; echo $? >"$OUT/index_path_missing"
     "$PY" -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])" \\
-        "$MNT/index.db" >"$OUT/integrity"
+        "$DB" >"$OUT/integrity"
     mount -o remount,size=256m "$MNT"
     "$PY" -m total_recall --db "$MNT/index.db" index --projects-root "$ROOT" --json >"$OUT/after.out" 2>"$OUT/after.err"
     echo $? >"$OUT/after.rc"
@@ -383,7 +409,8 @@ _DISK_FULL = textwrap.dedent("""
 """)
 
 
-def test_disk_full_is_one_line_and_the_index_stays_consistent(tmp_path: Path) -> None:
+@pytest.mark.parametrize("first", [False, True])
+def test_disk_full_is_one_line_and_the_index_stays_consistent(tmp_path: Path, first: bool) -> None:
     unshare = shutil.which("unshare")
     if not unshare or subprocess.run([unshare, "-rm", "true"], capture_output=True).returncode != 0:
         pytest.skip("cannot mount a small tmpfs here (needs unshare with user and mount namespaces)")
@@ -399,6 +426,7 @@ def test_disk_full_is_one_line_and_the_index_stays_consistent(tmp_path: Path) ->
         "PY": sys.executable,
         "SIZE": "700k",
         "TOTAL_RECALL_VECTORS": "0",
+        "FIRST": str(int(first)),
     }
     p = subprocess.run(
         [unshare, "-rm", "sh", "-c", _DISK_FULL],
@@ -415,6 +443,7 @@ def test_disk_full_is_one_line_and_the_index_stays_consistent(tmp_path: Path) ->
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert err.startswith("error: no space left") and "free disk space" in err
     assert (out / "integrity").read_text().strip() == "ok"
+    assert (out / "index_path_missing").read_text().strip() == str(int(first))  # nothing half-built shows
     assert (out / "after.rc").read_text().strip() == "0", (out / "after.err").read_text()
     assert json.loads((out / "after.out").read_text())["errors"] == []
     assert_equal_to_clean(out / "index.db", root, tmp_path)

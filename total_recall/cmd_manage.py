@@ -123,7 +123,7 @@ def consolidate(obj: Any, wait: float, as_json: bool) -> None:
 def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float, as_json: bool) -> None:
     """Delete the index and rebuild it from scratch (vectors too, when the index had them). Your own
     decisions (forgotten sessions, promoted and demoted memories, in index.user.json) are applied again."""
-    from index.store import load, reapply, run_index, writer_lock
+    from index.store import discard_build, load, reapply, run_index, writer_lock
     from vec.backfill import backfill, store_exists
     from vec.embed import model_config
 
@@ -134,6 +134,7 @@ def rebuild(obj: Any, yes: bool, roots: tuple[str, ...], jobs: int, wait: float,
         had_vectors = store_exists(obj.db)
         for suffix in ("", "-wal", "-shm"):
             Path(str(obj.db) + suffix).unlink(missing_ok=True)
+        discard_build(obj.db)  # a first index a stopped run left: this one starts from nothing
         report = run_index(obj.db, paths, full=True, jobs=jobs, agents=agents)
         applied = reapply(obj.db)
     out = {**report.to_json(), "reapplied": applied}

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from index.store.filters import parse_ts as parse_ts
     from index.store.filters import since_day as since_day
     from index.store.filters import zone as zone
+    from index.store.first_build import discard_build as discard_build
     from index.store.fts_query import Query as Query
     from index.store.fts_query import snippet_terms as snippet_terms
     from index.store.ingest import run_index as run_index
@@ -123,6 +124,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "access_problem": ("db", "access_problem"),
     "consolidate": ("manage", "consolidate"),
     "db_file": ("db", "db_file"),
+    "discard_build": ("first_build", "discard_build"),
     "enforced": ("verdicts", "enforced"),
     "forget": ("manage", "forget"),
     "listing": ("memories", "listing"),
@@ -176,6 +178,7 @@ __all__ = [
     "access_problem",
     "consolidate",
     "db_file",
+    "discard_build",
     "enforced",
     "extractors_state",
     "forget",

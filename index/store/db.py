@@ -10,6 +10,7 @@ import os
 import time
 from pathlib import Path
 
+from index.store.first_build import building_path
 from index.store.schema import SCHEMA_VERSION, current_version, migrate
 from lib import sqlite
 
@@ -94,19 +95,31 @@ def _tune(conn: sqlite.Connection) -> None:
     conn.execute("PRAGMA cache_size=-32000")
 
 
-def open_writer(path: Path) -> sqlite.Connection:
-    """The single writer: creates the DB if needed and migrates it."""
+def open_writer(path: Path, *, logged: bool = True) -> sqlite.Connection:
+    """The single writer: creates the DB if needed and migrates it. `logged=False`: a first index
+    built beside the index path (`set_journal`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         conn = sqlite.connect(str(path), isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
         _tune(conn)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
+        set_journal(conn, logged)
         migrate(conn)
     except sqlite.DatabaseError as exc:
         raise open_failure(path, exc, write=True) from exc
     return conn
+
+
+def set_journal(conn: sqlite.Connection, logged: bool) -> None:
+    """WAL, so readers never wait for the writer, with commits made durable at checkpoints; or, for a
+    first index that nobody reads yet (index/store/first_build.py), batches kept atomic by a rollback
+    journal and nothing forced to disk until the end."""
+    if logged:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    else:
+        conn.execute("PRAGMA journal_mode=TRUNCATE")
+        conn.execute("PRAGMA synchronous=OFF")
 
 
 def open_existing_writer(path: Path) -> sqlite.Connection:
@@ -131,6 +144,11 @@ def open_reader(path: Path, *, deadline: float | None = None) -> sqlite.Connecti
     """Read-only connection; raises IndexMissing/IndexCorrupt/IndexLocked with a fix. With a
     `deadline` (time.monotonic()) nothing on it, lock waits included, runs past that moment."""
     if not path.exists():
+        if building_path(path).exists():
+            raise IndexMissing(
+                f"no index at {path} yet: its first index is being built, or was stopped",
+                "wait for `total-recall index` to finish, or run it to go on where it stopped",
+            )
         raise IndexMissing(f"no index at {path}")
     try:
         conn = sqlite.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)

@@ -8,6 +8,8 @@ the next one, even when that one finds no file to read.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from index.store.digest_share import start as share
 from index.store.digests import refresh as refresh_digests
 from index.store.digests import stale as stale_digests
@@ -20,10 +22,11 @@ from index.store.tx import transaction
 from lib import sqlite
 
 
-def finalize(conn: sqlite.Connection, jobs: int = 1) -> bool:
+def finalize(conn: sqlite.Connection, jobs: int = 1, db: Path | None = None) -> bool:
     """Finalise if anything was written since the last finalisation; returns whether it did. With
     `jobs` > 1 (the run's parsers are gone by now) a helper process builds most session documents'
-    texts and stale digests while this one does the rest (`index/store/digest_share.py`)."""
+    texts and stale digests while this one does the rest (`index/store/digest_share.py`). `db`: the
+    index path whose user state applies, when `conn` is not on it (a first index built beside it)."""
     if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
         refresh_session_docs(conn)  # nothing new; builds the documents an index from before v6 lacks
         refresh_digests(conn)  # and the digests an index from before v7 lacks
@@ -37,7 +40,9 @@ def finalize(conn: sqlite.Connection, jobs: int = 1) -> bool:
             refold_pending(conn)
             materialise(conn)
             conn.execute("DELETE FROM pending WHERE what='finalize'")
-            reapply_memories(conn)  # promoted memories missing from a new file, demoted ones that came back
+            reapply_memories(
+                conn, db
+            )  # promoted memories missing from a new file, demoted ones that came back
         # digests and documents after the titles and the goal stack, which they read; nothing below
         # changes what they read
         if helper:

@@ -13,9 +13,10 @@ from typing import Any
 
 import orjson
 
-from index.store.db import IndexCorrupt, IndexError_, access_problem, is_damage, open_writer
+from index.store.db import IndexCorrupt, IndexError_, access_problem, is_damage, open_writer, set_journal
 from index.store.extractor_stamp import stamp_extractors
 from index.store.finalize import finalize
+from index.store.first_build import building_path, discard_build, is_first, publish
 from index.store.lock import IndexBusy, writer_lock
 from index.store.parsers import Unread, few_collections, parse_all
 from index.store.plugins import vectors
@@ -175,7 +176,8 @@ def _run_index(
     agents: AgentRoots | None,
 ) -> IndexReport:
     started = time.perf_counter()
-    conn = open_writer(db)
+    first = is_first(db)
+    conn, path = _open(db, first)
     sync_tombstones(conn, db)  # forgotten sessions stay forgotten, even in a new database file
     report = IndexReport()
     try:
@@ -216,7 +218,9 @@ def _run_index(
         report.files_skipped += len(failed)
         every = roots + [r for paths in (agents or {}).values() for r in canonical_roots(paths)]
         report.files_missing = _mark_missing(conn, every, seen)
-        finalize(conn, jobs)
+        if first:
+            set_journal(conn, logged=True)  # finalize's helper reads while the writer writes
+        finalize(conn, jobs, db)
         if full:
             with transaction(conn):  # every extraction now comes from this version's extractors
                 stamp_extractors(conn)
@@ -224,10 +228,25 @@ def _run_index(
         _record_run(conn, report, jobs, "full" if full else "incremental")
     finally:
         conn.close()
+    if first:
+        publish(path, db)
     plugin = vectors()
     if plugin is not None and (report.messages_added or report.extractions_added):
         plugin.after_index(db)  # vectors: embed what this run added (V4)
     return report
+
+
+def _open(db: Path, first: bool) -> tuple[sqlite.Connection, Path]:
+    """The writer's connection and its file: `db`, or the building file of its first index; one the
+    last run left damaged is started again (nothing but this run's own work is in it)."""
+    if not first:
+        return open_writer(db), db
+    path = building_path(db)
+    try:
+        return open_writer(path, logged=False), path
+    except IndexCorrupt:
+        discard_build(db)
+        return open_writer(path, logged=False), path
 
 
 class IndexWriteError(IndexError_):
