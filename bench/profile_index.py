@@ -39,7 +39,7 @@ WORKER = [
     (prep, "scrub_chunk", "scrub"),
     (prep, "_extract", "extract"),
     (prep, "chunk_counters", "profile counters"),
-    (prep, "fts_fields", "pack + identifier parts"),
+    (prep, "fts_columns", "pack + identifier parts"),
     (prep, "head_hash", "fingerprint"),
 ]
 WRITER = [

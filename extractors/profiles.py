@@ -12,25 +12,57 @@ from collections import Counter
 from collections.abc import Iterable
 from operator import ne
 
-from extractors.folded import Folded
+from extractors.folded import Folded, same_when_lowered
 from lib.context import Context
 from lib.model import EDIT_TOOLS, Message
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z']+")
+# `_WORD`'s matches of 5 characters or more (a match of `_WORD` is a whole run: none starts inside one).
+_LONG_WORD = re.compile(r"[A-Za-z][A-Za-z']{4,}")
 _HOME = re.compile(r"^(?:/Users/|/home/|[A-Za-z]:\\Users\\)([^/\\]+)")
 _SSH = re.compile(r"\b(?:ssh|scp|rsync|mosh)\s+(?:-\S+\s+)*(?:[\w.-]+@)?([A-Za-z][\w-]{1,40})(?:[:\s]|$)")
 _SSH_WORDS = ("ssh", "scp", "rsync", "mosh")  # every match holds one: a command without any skips the regex
 _EXT = re.compile(r"\.([A-Za-z0-9]{1,6})$")
+
+
+class _Words:
+    """`\\b(?:words)\\b`, case-insensitive (`Folded`), searched on the lower-cased text where that finds the
+    same: there as `(?:words)\\b` with the boundary before a hit checked after it. Every word starts with a
+    letter, so that boundary holds where the hit starts the text or follows a non-word character; a
+    pattern opening with `\\b` makes sre try every position, one opening with the words' first letters lets
+    it skip to them (about half the time)."""
+
+    __slots__ = ("folded", "rx", "_tail")
+
+    def __init__(self, words: str) -> None:
+        self.folded = Folded(rf"\b(?:{words})\b")
+        self.rx = self.folded.rx  # the case-insensitive pattern itself
+        self._tail = re.compile(rf"(?:{words})\b")
+
+    def found(self, text: str, low: str) -> bool:
+        """`self.rx.search(text)` finds something (as `self.folded.found(text, low)`)."""
+        if not same_when_lowered(text, low):
+            return self.rx.search(text) is not None
+        hit = self._tail.search(low)
+        while hit is not None:
+            at = hit.start()
+            if at == 0 or _WORD_CHAR.match(low, at - 1) is None:
+                return True
+            hit = self._tail.search(low, at + 1)
+        return False
+
+
+_WORD_CHAR = re.compile(r"\w")
 # Case-insensitive, searched on the lower-cased prompt where that finds the same (`extractors.folded`).
-_POSITIVE = Folded(
-    r"\b(?:thanks|thank you|perfect|great|awesome|excellent|nice|love it|works now|that works|"
-    r"looks good|lgtm|well done|exactly)\b"
+_POSITIVE = _Words(
+    r"thanks|thank you|perfect|great|awesome|excellent|nice|love it|works now|that works|"
+    r"looks good|lgtm|well done|exactly"
 )
-_NEGATIVE = Folded(
-    r"\b(?:wrong|broken|still (?:not|doesn'?t|failing)|doesn'?t work|not working|wtf|ugh|"
-    r"again\?|useless|frustrat\w*|annoying|stop)\b"
+_NEGATIVE = _Words(
+    r"wrong|broken|still (?:not|doesn'?t|failing)|doesn'?t work|not working|wtf|ugh|"
+    r"again\?|useless|frustrat\w*|annoying|stop"
 )
-_PLEASE = Folded(r"\bplease\b|\bpls\b|\bplz\b")
+_PLEASE = _Words(r"please|pls|plz")
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 
 # Tools whose use says something about how the operator works.
@@ -209,8 +241,12 @@ def learned_typos(
         return out
     ref: dict[tuple[str, int], set[str]] = {}
     firsts = {w[0] for w in maybe}  # (a reference word is looked up by its first letter: others never are)
-    for r in set(map(str.lower, _WORD.findall(reference))):  # each distinct word once
-        if len(r) >= 5 and r[0] in firsts:
+    if reference.isascii():  # lower-casing keeps ASCII text's words in place: one C call for them all
+        long_words = set(_LONG_WORD.findall(reference.lower()))
+    else:
+        long_words = set(map(str.lower, _LONG_WORD.findall(reference)))
+    for r in long_words:  # each distinct word once
+        if r[0] in firsts:
             ref.setdefault((r[0], len(r)), set()).add(r)
     if not ref:
         return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -175,3 +177,29 @@ def test_one_edit_equals_its_definition(a: str, b: str) -> None:
 
     assert one_edit(a, b) == _one_edit_spelled_out(a, b)
     assert one_edit(a, a[:2] + a[3:]) == _one_edit_spelled_out(a, a[:2] + a[3:])
+
+
+_VOICE_PIECES = (
+    "thanks thank you Thank You perfect great awesome excellent nice love it works now that works looks good "
+    "lgtm well done exactly wrong broken still not still doesnt still doesn't failing doesn't work not working "
+    "wtf ugh again? useless frustrated frustrating annoying stop please pls plz PLEASE"
+).split(" ")
+_VOICE_PIECES += list("x_9\u00e9\u00df\u0130\u0131\u017f\u212a'?.- \n")  # and what lower() moves or folds
+_VOICE_PIECES += ["thanksgiving", "unstoppable", "plzz", "agains", "gr8", "niceness", "stop_it", "x-stop"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_VOICE_PIECES), max_size=14).map("".join))
+def test_voice_words_found_as_the_folded_pattern(text: str) -> None:
+    """`_Words.found` (the words searched without the leading `\\b`, the boundary checked at each hit) says
+    what the case-insensitive pattern says, and what `Folded` said before, on any text of the words, their
+    near misses and the characters that lower-casing moves or folds."""
+    from extractors.profiles import _NEGATIVE, _PLEASE, _POSITIVE
+
+    low = text.lower()
+    for words in (_POSITIVE, _NEGATIVE, _PLEASE):
+        expected = words.folded.rx.search(text) is not None
+        assert words.found(text, low) == expected
+        assert words.folded.found(text, low) == expected
+    before = re.compile(r"\bplease\b|\bpls\b|\bplz\b", re.IGNORECASE)  # `_PLEASE` as it was written
+    assert _PLEASE.found(text, low) == (before.search(text) is not None)

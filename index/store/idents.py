@@ -33,7 +33,12 @@ def identifier_parts(text: str, memo: dict[bytes, tuple[str, ...]] | None = None
 
     `memo` (one per file: its messages name the same identifiers again and again) keeps each run's
     parts, so a run seen before costs a dict look-up instead of its decoding, tests and split."""
-    data = text.encode("utf-8", "replace")
+    return utf8_parts(text.encode("utf-8", "replace"), memo)
+
+
+def utf8_parts(data: bytes, memo: dict[bytes, tuple[str, ...]] | None = None) -> str:
+    """`identifier_parts` of the text whose UTF-8 (`errors="replace"`) is `data`: for a caller that
+    encoded the text already (the worker packs the same bytes)."""
     cls = data.translate(_CLASS)
     runs: set[bytes] = set()
     for place in _PLACES:

@@ -9,6 +9,7 @@ are built from scrubbed text; nothing reaches the writer unscrubbed.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import fields
 from itertools import chain
 from operator import attrgetter
@@ -22,7 +23,7 @@ from extractors.profiles import chunk_counters
 from extractors.scrub_batch import scrub_changes
 from extractors.scrubber import scrub_obj, scrub_text
 from extractors.summaries import extract_summary
-from index.store.message_rows import fts_fields, message_rows
+from index.store.message_rows import fts_columns, message_rows
 from index.store.record_rows import fold_turns, turn_rows
 from index.store.tasks import Task, head_hash
 from index.store.userstate import LEAF
@@ -41,13 +42,18 @@ def prepare(task: Task) -> Prepared:
         _drop_sessions(chunk, task.forgotten)
     scrub_chunk(chunk)
     rows, prompts = _extract(chunk)
-    counters = chunk_counters(chunk.messages, prompts)
-    memo: dict[bytes, tuple[str, ...]] = {}
-    fields = {m.uuid: fts_fields(m.text, memo) for m in chunk.messages}  # a uuid seen twice: its last text
-    per_row = (
-        fields.values() if len(fields) == len(chunk.messages) else [fields[m.uuid] for m in chunk.messages]
-    )
-    bodies, texts, idents = zip(*per_row) if per_row else ((), (), ())
+    return assemble(task, chunk, rows, chunk_counters(chunk.messages, prompts))
+
+
+def assemble(
+    task: Task,
+    chunk: FileChunk,
+    rows: list[tuple[Any, ...]],
+    counters: Counter[tuple[str, str]],
+) -> Prepared:
+    """The hand-over to the writer: the scrubbed chunk's rows, FTS fields and counters (a stage of its
+    own so `bench/cg_glue.py` can count it apart)."""
+    bodies, texts, idents = fts_columns(chunk.messages)
     messages = message_rows(chunk.messages, bodies)
     externals = [
         (i, m.parent_uuid, m.fallback_parent) for i, m in enumerate(chunk.messages) if m.parent_external

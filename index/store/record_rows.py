@@ -15,15 +15,18 @@ from lib.model import FileChunk, Turn
 
 def turn_rows(turns: list[Turn]) -> list[tuple[Any, ...]]:
     """Turns as rows of `turns` (without their file id); built in the worker, written by the writer.
-    One comprehension, no call per turn; `is_sidechain` stays a bool, which SQLite stores as 0 / 1."""
+    One comprehension, no call per turn; `is_sidechain` stays a bool, which SQLite stores as 0 / 1.
+    A repeat of the previous row's session id and model is put in as that row's object (pickled and
+    unpickled once: see `message_rows`)."""
+    sid = model = None
     return [
         (
             t.message_id,
             t.request_id,
-            t.session_id,
+            (sid := sid if t.session_id == sid else t.session_id),
             t.uuid,
             t.ts,
-            t.model,
+            (model := model if t.model == model else t.model),
             t.input_tokens,
             t.output_tokens,
             t.cache_creation_tokens,

@@ -21,7 +21,11 @@ _MIN_COMPRESS = 400
 def pack(text: str) -> bytes:
     """Raw deflate at level 1: most of the size win of higher levels at a third of the CPU. (A
     compressor object: `zlib.compress` takes `wbits` only from Python 3.11.)"""
-    data = text.encode("utf-8", "replace")
+    return pack_utf8(text.encode("utf-8", "replace"))
+
+
+def pack_utf8(data: bytes) -> bytes:
+    """`pack` of the text whose UTF-8 (`errors="replace"`) is `data`."""
     if len(data) < _MIN_COMPRESS:
         return _RAW + data
     z = zlib.compressobj(1, zlib.DEFLATED, -15)
