@@ -204,3 +204,14 @@ def test_jobs_two_parses_in_both_processes_and_a_failure_in_either_is_retried(
     assert open_reader(tmp_path / "one.db").execute(q).fetchall() == (
         open_reader(tmp_path / "two.db").execute(q).fetchall()
     )
+
+
+def test_the_parsers_backlog_shrinks_with_the_queue() -> None:
+    """Mid-run the parsers may hold IN_FLIGHT_BYTES; near the end no more than the queue still holds,
+    so the writer, parsing from the queue when it would wait, shares the last files."""
+    mb = 1 << 20
+    assert parsers._room(1, 1, 500 * mb, 10 * mb, 10 * mb)  # fewer than 2 per parser: always
+    assert parsers._room(2, 1, 50 * mb, 10 * mb, 900 * mb)  # mid-run: 60 MB in flight is fine
+    assert not parsers._room(2, 1, 60 * mb, 10 * mb, 900 * mb)  # not 70
+    assert not parsers._room(2, 1, 20 * mb, 10 * mb, 25 * mb)  # near the end: not past what is queued
+    assert parsers._room(2, 1, 10 * mb, 10 * mb, 25 * mb)

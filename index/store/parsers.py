@@ -123,24 +123,29 @@ IN_FLIGHT_BYTES = 64 << 20
 def _pooled(
     queue: deque[Task], jobs: int, local: Callable[[Task], Outcome] | None = None
 ) -> Generator[Outcome, None, list[Task]]:
-    """Run tasks from `queue` (at least 2×jobs in flight, more while they hold under IN_FLIGHT_BYTES);
-    returns the in-flight tasks if the pool breaks. With `local`, whenever no parsed file is waiting
-    the caller's process parses the smallest queued file itself (no pickling), so its core never idles."""
+    """Run tasks from `queue` (at least 2×jobs in flight, more while they hold under IN_FLIGHT_BYTES
+    and no more than the queue still holds); returns the in-flight tasks if the pool breaks. With
+    `local`, whenever no parsed file is waiting the caller's process parses the smallest queued file
+    itself (no pickling), so its core never idles: near the end the parsers' backlog shrinks with the
+    queue, so what is left is shared instead of waited for."""
     ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
     pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_ignore_sigint)
     running: dict[Future[Outcome], Task] = {}
     held = 0  # bytes of the running tasks
+    queued = sum(map(_bytes, queue))
     try:
         while queue or running:
-            while queue and (len(running) < 2 * jobs or held + _bytes(queue[0]) <= IN_FLIGHT_BYTES):
+            while queue and _room(len(running), jobs, held, _bytes(queue[0]), queued):
                 try:
                     running[pool.submit(_safe_prepare, queue[0])] = queue[0]
                 except BrokenProcessPool:  # a parser died since the last wait: this one never ran
                     return (yield from _salvage(running))
-                held += _bytes(queue.popleft())
+                held += _bytes(queue[0])
+                queued -= _bytes(queue.popleft())
             done, _ = wait(running, timeout=0 if local and queue else None, return_when=FIRST_COMPLETED)
             if not done and local and queue:
                 t = queue.pop()
+                queued -= _bytes(t)
                 yield local(t)
                 continue
             for fut in done:
@@ -153,6 +158,14 @@ def _pooled(
         return []
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _room(running: int, jobs: int, held: int, size: int, queued: int) -> bool:
+    """Whether the next queued task (`size` bytes, of `queued` left) goes to the parsers now: always
+    while fewer than 2 per parser run, else while the bytes in flight stay within IN_FLIGHT_BYTES and
+    within what the queue still holds (so the caller, parsing from the queue's small end when it would
+    wait, shares the last files instead of waiting for a parser's backlog)."""
+    return running < 2 * jobs or held + size <= min(IN_FLIGHT_BYTES, queued)
 
 
 def _salvage(running: dict[Future[Outcome], Task]) -> Generator[Outcome, None, list[Task]]:
