@@ -27,12 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import index.store.prepare as prep  # noqa: E402
-from bench.scratch import fresh, work_dir  # noqa: E402
+from bench.scratch import planned, work_dir  # noqa: E402
 from extractors.profiles import chunk_counters  # noqa: E402
-from index.store.db import open_writer  # noqa: E402
-from index.store.ingest import plan  # noqa: E402
-from index.store.tx import transaction  # noqa: E402
-from lib.discovery import canonical_roots  # noqa: E402
 from lib.model import Carry  # noqa: E402
 from lib.sources import parse  # noqa: E402
 
@@ -45,9 +41,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--profile", type=int, default=0, help="print the N costliest functions (cProfile)")
     args = ap.parse_args()
-    raw = open_writer(fresh(work_dir(args.work, "bench-extract-") / "plan.db"))
-    with transaction(raw):
-        tasks, _, _, _ = plan(raw, canonical_roots([args.projects]), True)
+    tasks = planned(args.projects, work_dir(args.work, "bench-extract-") / "plan.db")
     chunks = [parse(t.path, t.start, Carry.from_json(t.carry), t.info) for t in tasks]
     for c in chunks:
         prep.scrub_chunk(c)

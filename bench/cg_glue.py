@@ -26,12 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import index.store.prepare as prep  # noqa: E402
-from bench.scratch import fresh, work_dir  # noqa: E402
+from bench.scratch import planned, work_dir  # noqa: E402
 from extractors.profiles import chunk_counters  # noqa: E402
-from index.store.db import open_writer  # noqa: E402
-from index.store.ingest import plan  # noqa: E402
-from index.store.tx import transaction  # noqa: E402
-from lib.discovery import canonical_roots  # noqa: E402
 from lib.model import Carry  # noqa: E402
 from lib.sources import parse  # noqa: E402
 
@@ -42,10 +38,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--objects", action="store_true", help="count the pickles' opcodes (slow)")
     a = ap.parse_args()
-    raw = open_writer(fresh(work_dir(a.work, "tr-glue-") / "plan.db"))
-    with transaction(raw):
-        tasks, _, _, _ = plan(raw, canonical_roots([a.projects]), True)
-    raw.close()
+    tasks = planned(a.projects, work_dir(a.work, "tr-glue-") / "plan.db")
     tasks.sort(key=lambda t: t.path)
     clock = [time.process_time()]
 

@@ -26,14 +26,10 @@ sys.path.insert(0, str(ROOT))
 
 import index.store.prepare as prep  # noqa: E402
 import index.store.writer as wr  # noqa: E402
-from bench.scratch import fresh, work_dir  # noqa: E402
-from index.store.db import open_writer  # noqa: E402
+from bench.scratch import planned, work_dir  # noqa: E402
 from index.store.idents import identifier_parts  # noqa: E402
-from index.store.ingest import plan  # noqa: E402
 from index.store.schema import session_token  # noqa: E402
 from index.store.textstore import pack  # noqa: E402
-from index.store.tx import transaction  # noqa: E402
-from lib.discovery import canonical_roots  # noqa: E402
 
 
 def main() -> None:
@@ -41,10 +37,7 @@ def main() -> None:
     ap.add_argument("--projects", type=Path, default=ROOT.parent / "shared" / "corpus" / "projects")
     ap.add_argument("--work", type=Path, default=None)
     a = ap.parse_args()
-    raw = open_writer(fresh(work_dir(a.work, "tr-cg-") / "plan.db"))
-    with transaction(raw):
-        tasks, _, _, _ = plan(raw, canonical_roots([a.projects]), True)
-    raw.close()
+    tasks = planned(a.projects, work_dir(a.work, "tr-cg-") / "plan.db")
     os.getppid()
     prepared = [prep.prepare(t) for t in tasks]
     os.getppid()

@@ -5,12 +5,31 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from index.store.db import open_writer
+from index.store.first_build import discard_build
+from index.store.ingest import plan
+from index.store.tasks import Task
+from index.store.tx import transaction
+from lib.discovery import canonical_roots
+
 
 def fresh(db: Path) -> Path:
-    """`db` with no index file, WAL or shared memory left from an earlier run."""
+    """`db` with no index file, WAL or shared memory left from an earlier run, nor a first build a
+    stopped run left beside it (which the next run would go on with)."""
     for s in ("", "-wal", "-shm"):
         Path(str(db) + s).unlink(missing_ok=True)
+    discard_build(db)
     return db
+
+
+def planned(projects: Path, db: Path) -> list[Task]:
+    """Every file under `projects` as a full index of it plans it (on the scratch index `db`)."""
+    raw = open_writer(fresh(db))
+    try:
+        with transaction(raw):
+            return plan(raw, canonical_roots([projects]), True)[0]
+    finally:
+        raw.close()
 
 
 def work_dir(given: Path | None, prefix: str) -> Path:

@@ -21,11 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from index.store.db import open_writer  # noqa: E402
-from index.store.ingest import plan  # noqa: E402
+from bench.scratch import planned  # noqa: E402
 from index.store.prepare import scrub_chunk  # noqa: E402
-from index.store.tx import transaction  # noqa: E402
-from lib.discovery import canonical_roots  # noqa: E402
 from lib.model import Carry  # noqa: E402
 from lib.sources import parse  # noqa: E402
 
@@ -47,10 +44,7 @@ def main() -> None:
     ap.add_argument("--profile", type=int, default=0)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tr-walk-") as work:
-        raw = open_writer(Path(work) / "plan.db")
-        with transaction(raw):
-            tasks, _, _, _ = plan(raw, canonical_roots([a.projects]), True)
-        raw.close()
+        tasks = planned(a.projects, Path(work) / "plan.db")
     tasks.sort(key=lambda t: t.path)
     if a.stage == "none":
         print(len(tasks), "files")
