@@ -7,6 +7,7 @@ their own kinds so extractors can ignore them.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -189,3 +190,10 @@ def todo_items(text: str) -> list[tuple[str, str]]:
     (`TodoWrite: [status] content; [status] content`): the one reader of that format."""
     body = text.split(":", 1)[1] if text.startswith("TodoWrite") else text
     return [(s, " ".join(c.split()).rstrip(" ;")) for s, c in _TODO.findall(body)]
+
+
+def prompt_key(text: str) -> str:
+    """Stable key for matching a subagent's first prompt to the Task call that sent it."""
+    return hashlib.blake2b(
+        " ".join(text.split())[:2000].encode("utf-8", "replace"), digest_size=8
+    ).hexdigest()

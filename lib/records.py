@@ -5,10 +5,10 @@ in lib/session_meta.py."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from lib import content as C
+from lib.content import prompt_key
 from lib.injected import COMMAND_PREFIX, PLACEHOLDER, is_mcp_answer, only_ours
 from lib.model import (
     AgentInfo,
@@ -25,14 +25,6 @@ from lib.session_meta import TREE, other_record, through_aliases
 from lib.turns import as_dict as _dict
 from lib.turns import as_int as _int
 from lib.turns import mirrored_turn, turn_of
-
-
-def prompt_key(text: str) -> str:
-    """Stable key for matching a subagent's first prompt to the Task call that sent it."""
-    return hashlib.blake2b(
-        " ".join(text.split())[:2000].encode("utf-8", "replace"), digest_size=8
-    ).hexdigest()
-
 
 ROLES = {"system": "system", "user": "user", "assistant": "assistant"}
 

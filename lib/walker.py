@@ -13,10 +13,11 @@ from typing import Any
 
 import orjson
 
+from lib.content import prompt_key
 from lib.discovery import key_path
 from lib.model import Carry, FileChunk, FileInfo
 from lib.reader import decode, iter_lines
-from lib.records import RecordState, prompt_key
+from lib.records import RecordState
 
 __all__ = ["FileInfo", "parse_file", "prompt_key", "read_lines"]
 
