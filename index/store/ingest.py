@@ -290,7 +290,8 @@ class _Batch:
     and FTS5 flushes its pending terms once per batch instead of once per file. Larger batches
     mean fewer FTS segments to merge and fewer checkpoints (at 736 MB, 32 MB batches spend 1.2 s
     less in the writer than 8 MB ones; 96 MB ones measured no less again, docs/benchmarks.md);
-    readers see a batch when it commits, within 2 s."""
+    readers of an index that exists see a batch when it commits, within 2 s (a first index shows whole,
+    at the end: index/store/first_build.py)."""
 
     MAX_BYTES = 32 << 20
     MAX_SECONDS = 2.0
