@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from operator import ne
 
-from extractors.folded import Folded, same_when_lowered
+from extractors.folded import FoldedWords
 from lib.context import Context
 from lib.model import EDIT_TOOLS, Message
 
@@ -24,45 +24,16 @@ _SSH = re.compile(r"\b(?:ssh|scp|rsync|mosh)\s+(?:-\S+\s+)*(?:[\w.-]+@)?([A-Za-z
 _SSH_WORDS = ("ssh", "scp", "rsync", "mosh")  # every match holds one: a command without any skips the regex
 _EXT = re.compile(r"\.([A-Za-z0-9]{1,6})$")
 
-
-class _Words:
-    """`\\b(?:words)\\b`, case-insensitive (`Folded`), searched on the lower-cased text where that finds the
-    same: there as `(?:words)\\b` with the boundary before a hit checked after it. Every word starts with a
-    letter, so that boundary holds where the hit starts the text or follows a non-word character; a
-    pattern opening with `\\b` makes sre try every position, one opening with the words' first letters lets
-    it skip to them (about half the time)."""
-
-    __slots__ = ("folded", "rx", "_tail")
-
-    def __init__(self, words: str) -> None:
-        self.folded = Folded(rf"\b(?:{words})\b")
-        self.rx = self.folded.rx  # the case-insensitive pattern itself
-        self._tail = re.compile(rf"(?:{words})\b")
-
-    def found(self, text: str, low: str) -> bool:
-        """`self.rx.search(text)` finds something (as `self.folded.found(text, low)`)."""
-        if not same_when_lowered(text, low):
-            return self.rx.search(text) is not None
-        hit = self._tail.search(low)
-        while hit is not None:
-            at = hit.start()
-            if at == 0 or _WORD_CHAR.match(low, at - 1) is None:
-                return True
-            hit = self._tail.search(low, at + 1)
-        return False
-
-
-_WORD_CHAR = re.compile(r"\w")
 # Case-insensitive, searched on the lower-cased prompt where that finds the same (`extractors.folded`).
-_POSITIVE = _Words(
+_POSITIVE = FoldedWords(
     r"thanks|thank you|perfect|great|awesome|excellent|nice|love it|works now|that works|"
     r"looks good|lgtm|well done|exactly"
 )
-_NEGATIVE = _Words(
+_NEGATIVE = FoldedWords(
     r"wrong|broken|still (?:not|doesn'?t|failing)|doesn'?t work|not working|wtf|ugh|"
     r"again\?|useless|frustrat\w*|annoying|stop"
 )
-_PLEASE = _Words(r"please|pls|plz")
+_PLEASE = FoldedWords(r"please|pls|plz")
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 
 # Tools whose use says something about how the operator works.

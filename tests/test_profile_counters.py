@@ -191,15 +191,16 @@ _VOICE_PIECES += ["thanksgiving", "unstoppable", "plzz", "agains", "gr8", "nicen
 @settings(max_examples=600, deadline=None)
 @given(st.lists(st.sampled_from(_VOICE_PIECES), max_size=14).map("".join))
 def test_voice_words_found_as_the_folded_pattern(text: str) -> None:
-    """`_Words.found` (the words searched without the leading `\\b`, the boundary checked at each hit) says
-    what the case-insensitive pattern says, and what `Folded` said before, on any text of the words, their
-    near misses and the characters that lower-casing moves or folds."""
+    """`FoldedWords.found` (the words searched without the leading `\\b`, the boundary checked at each hit)
+    says what the case-insensitive pattern says, and what `Folded` said before, on any text of the words,
+    their near misses and the characters that lower-casing moves or folds."""
+    from extractors.folded import Folded
     from extractors.profiles import _NEGATIVE, _PLEASE, _POSITIVE
 
     low = text.lower()
     for words in (_POSITIVE, _NEGATIVE, _PLEASE):
-        expected = words.folded.rx.search(text) is not None
+        expected = words.rx.search(text) is not None
         assert words.found(text, low) == expected
-        assert words.folded.found(text, low) == expected
+        assert Folded(words.rx.pattern).found(text, low) == expected
     before = re.compile(r"\bplease\b|\bpls\b|\bplz\b", re.IGNORECASE)  # `_PLEASE` as it was written
     assert _PLEASE.found(text, low) == (before.search(text) is not None)
