@@ -45,20 +45,6 @@ class ClassModel:
     bundle: float
     veto: float = 0.0  # a candidate the heuristics accept is kept at or above this probability
 
-    def probability(self, features: dict[str, float]) -> float:
-        """The logistic of the bias plus the weighted features, summed in the features' order. A feature
-        of value 0 is skipped: its term is a zero, which leaves the sum as it is (the weights are finite,
-        a test checks the shipped ones), and two in three features of a candidate are 0."""
-        z = self.bias
-        w = self.weights
-        for name, x in features.items():
-            if x:
-                z += w.get(name, 0.0) * x
-        if z >= 0:
-            return 1.0 / (1.0 + math.exp(-z))
-        e = math.exp(z)
-        return e / (1.0 + e)
-
 
 # A role's classes, their biases, and per feature name the (class index, weight) pairs of the classes that
 # weigh it; keyed by the identity of the role's dict of models (`models()` makes each once; nothing changes
@@ -87,10 +73,11 @@ def _merged(role_models: dict[str, ClassModel]) -> _Merged:
 
 
 def probabilities(role_models: dict[str, ClassModel], features: dict[str, float]) -> dict[str, float]:
-    """`ClassModel.probability` of every class of a role, in one pass over the features (an utterance is
-    scored for most of its role's classes: one look-up per feature instead of one per class and feature).
-    Each class's sum takes its terms in the features' order, as `probability` does; a feature a class does
-    not weigh adds nothing here and a zero there, which leaves the probability as it is."""
+    """The probability of every class of a role: the logistic of the class's bias plus its weighted
+    features, each class's terms added in the features' order. One pass over the features (an utterance is
+    scored for most of its role's classes: one look-up per feature instead of one per class and feature);
+    a feature of value 0, or one a class does not weigh, adds nothing: its term would be a zero, which
+    leaves the sum as it is (the weights are finite, a test checks the shipped ones)."""
     names, biases, by_feature = _merged(role_models)
     z = list(biases)
     get = by_feature.get
@@ -100,7 +87,7 @@ def probabilities(role_models: dict[str, ClassModel], features: dict[str, float]
                 z[i] += w * x
     out: dict[str, float] = {}
     for cls, zi in zip(names, z, strict=True):
-        # (the logistic of `probability`, written out: a call per class cost more than its two lines)
+        # (the logistic written out: a call per class cost more than its two lines)
         if zi >= 0:
             out[cls] = 1.0 / (1.0 + math.exp(-zi))
         else:
