@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,38 @@ def test_parsers_are_handed_small_files_beyond_two_each(
     assert report.errors == [] and report.files == 12 and len(seen) == 12
     assert len(submitted) <= 12
     assert seen[0] == handed_out
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="pipe sizes are a Linux fcntl")
+def test_the_parsers_results_pipe_is_widened_and_a_refused_size_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parser's chunk of megabytes goes through a 1 MB pipe, not 64 KB writes the GIL-holding writer
+    drains slowly; a size the system refuses keeps the default pipe, and the run still reads
+    everything."""
+    pool = parsers._pool(1)
+    try:
+        fd = pool._result_queue._reader.fileno()  # type: ignore[attr-defined]
+        assert fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) == parsers.RESULT_PIPE_BYTES
+    finally:
+        pool.shutdown()
+    real = fcntl.fcntl
+
+    def refusing(fd: int, cmd: int, arg: int = 0) -> int:
+        if cmd == fcntl.F_SETPIPE_SZ:
+            raise PermissionError(1, "over the user's pipe quota")
+        return real(fd, cmd, arg)
+
+    monkeypatch.setattr(fcntl, "fcntl", refusing)
+    pool = parsers._pool(1)
+    try:
+        fd = pool._result_queue._reader.fileno()  # type: ignore[attr-defined]
+        assert real(fd, fcntl.F_GETPIPE_SZ) == 1 << 16
+    finally:
+        pool.shutdown()
+    _sessions(tmp_path / "projects", 6)
+    report = run_index(tmp_path / "index.db", [tmp_path / "projects"], jobs=2)
+    assert report.errors == [] and report.files == 6
 
 
 def test_sessions_touched_by_several_files_of_one_batch_are_counted_and_branched(tmp_path: Path) -> None:
