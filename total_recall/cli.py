@@ -39,7 +39,7 @@ from total_recall.output import (
 )
 from total_recall.render import duration, plural, say, size
 from vec import register as register_vectors
-from vec.store import VecError
+from vec.errors import VecError
 
 
 class Ctx:
