@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from extractors.gate import Gates, gate_of, wordset
+from extractors.gate import Gates, wordset
 from extractors.patterns import View, tail
+from extractors.stored_gates import derived_gate, parse_gates
 
 # Words too common to be worth indexing a cue under when the cue has a rarer required part.
 _COMMON = wordset(
@@ -38,12 +39,7 @@ class Cue:
         self.pattern = pattern
         self.weight = weight
         self.literal = literal
-        if need is not None:
-            self.gates: Gates = tuple(
-                tuple(frozenset(part.split()) for part in alt.split("&")) for alt in need.split("|")
-            )
-        else:
-            self.gates = gate_of(self.rx) or ()
+        self.gates: Gates = parse_gates(need) if need is not None else derived_gate(self.rx) or ()
         # A match opens with one of the first words of some alternative, so the search can start at
         # the first place one of them occurs (when there are few enough to look for).
         first: set[str] = set()

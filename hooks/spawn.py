@@ -15,7 +15,6 @@ for a CPU.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import signal
@@ -219,6 +218,8 @@ def _passes(
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse  # (here: hooks and `total-recall index` import this module for the rest: ≈ 1.7 ms less for them)
+
     ap = argparse.ArgumentParser(prog="python -m hooks.spawn", description="detached total-recall index run")
     ap.add_argument("--db", required=True)
     ap.add_argument("--root", action="append", default=[])

@@ -146,9 +146,11 @@ INVALID: list[tuple[str, str, dict[str, Any], str]] = [
 
 
 def server_command() -> list[str]:
+    import click
+
     from total_recall.cli import cli
 
-    if "mcp" in cli.commands:
+    if cli.get_command(click.Context(cli), "mcp") is not None:  # (commands are added as first looked up)
         return [sys.executable, "-m", "total_recall", "mcp"]
     return [sys.executable, "-m", "mcp_server"]  # until `total-recall mcp` is wired into the CLI
 

@@ -86,7 +86,7 @@ def retrieval(
     plus how well scores separate the negative questions (abstention)."""
     from index.retrieval import report, run_questions
     from index.store import open_reader
-    from vec.store import VecError
+    from vec.errors import VecError
 
     if indexes and len(indexes) != len(golds):
         fail(

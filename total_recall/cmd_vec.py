@@ -26,7 +26,7 @@ def _need_vectors() -> None:
 def _run_with_bar(as_json: bool, label: str, fn: Callable[[Any], Any]) -> Any:
     """Run fn(progress) with a progress bar on a terminal, none when piped or --json."""
     from vec.embed import EmbedError
-    from vec.store import VecError
+    from vec.errors import VecError
 
     try:
         if as_json or not sys.stderr.isatty():

@@ -30,13 +30,13 @@ from index.store import embeddable as rows_of
 from lib.settings import Settings
 from vec.driver import connect, unavailable_reason
 from vec.embed import chunk_text, embedder, model_config
+from vec.errors import VecError
 from vec.store import (
     KINDS,
     OLD_LAYOUT,
     UPGRADE,
     NoStore,
     Store,
-    VecError,
     VectorsUnavailable,
     check_stamp,
     old_layout,

@@ -38,6 +38,7 @@ from typing import Any
 from index.store import embeddable as rows_of
 from index.store import transaction
 from vec.embed import MESSAGE_KINDS
+from vec.errors import VecError
 
 REBUILD = "total-recall vec rebuild"
 KINDS = ("message", "extraction", "session")
@@ -50,16 +51,6 @@ UPGRADE = "run `total-recall vec backfill` to move it to the current layout in p
 def old_layout(conn: Any) -> bool:
     """Are the vectors still in an older version's float32 `vec0` table `vec_index`? (any driver)"""
     return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_index'").fetchone() is not None
-
-
-class VecError(Exception):
-    """A vector problem with a one-line fix."""
-
-    fix = ""
-
-    def __init__(self, message: str, fix: str = "") -> None:
-        super().__init__(message)
-        self.fix = fix or self.fix
 
 
 class VectorsUnavailable(VecError):
