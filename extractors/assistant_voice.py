@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from extractors.cues import Cue, cues, weigh
 from extractors.patterns import Hit, View, clip, sentence_at, squash, tail
+from extractors.success_open import success_open
 
 THRESHOLD = 1.0
 
@@ -134,14 +135,6 @@ _ERRORISH = Cue(
     r"isn'?t|didn'?t|can'?t|couldn'?t)\b"
 )
 _FIX_THAT = Cue(r"\b(?:let me|i'?ll|i need to) (?:fix|correct|address|handle) (?:that|this|it|those|these)\b")
-# A report that opens by announcing success ("Excellent! We've fixed ...", "Almost there!", "Network is
-# fully operational!", "Verdict landed, exploit fixed, everything pushed.") states progress; a test still
-# failing inside it is what remains, not an attempt that failed.
-_SUCCESS_OPEN = re.compile(
-    r"^\W{0,6}(?:(?:excellent|perfect|great|awesome|success|done|nice|fantastic)\b[^.\n]{0,12}[!.]|almost there\b|"
-    r"(?:all )?(?:done|fixed|complete|set)\b[.!]|[^.!?\n]{0,60}\b(?:fully operational|now working|works now|"
-    r"all (?:tests|checks) pass\w*|fixed|pushed|landed)\b[^.!?\n]{0,30}[.!])"
-)
 _DIAGNOSIS = re.compile(
     r"^\W{0,4}(?:found (?:it|the (?:issue|problem|bug|cause))|i see (?:the|what)|the (?:root )?cause)\b"
 )
@@ -352,7 +345,7 @@ def failed_attempt(v: View, tool_errors: int, last_error: str, floor: float = TH
             score += 0.3
     if _DIAGNOSIS.match(low):
         score -= 0.5
-    if _SUCCESS_OPEN.match(low):
+    if success_open(low):
         score -= 1.0
     elif 0 <= pos < _first_sentence_end(low, HEAD_REPORT):
         score += 0.4  # the text opens by reporting the failure ("Still failing.", "Config error —")

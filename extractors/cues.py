@@ -160,8 +160,10 @@ class CueTable:
     def candidates(self, tokens: frozenset[str]) -> tuple[int, ...] | list[int]:
         """Indices (in table order) of the cues whose gate the tokens pass (the ones that may match)."""
         hit = self._keys.intersection(tokens)
-        if not hit:
-            return self._always
+        return self._gated(hit, tokens) if hit else self._always
+
+    def _gated(self, hit: frozenset[str], tokens: frozenset[str]) -> tuple[int, ...] | list[int]:
+        """`candidates` once some lead words (`hit`) are among the tokens."""
         index = self._index
         if len(hit) == 1 and not self._always:
             out: list[int] = []
@@ -203,8 +205,11 @@ class CueTable:
         total = 0.0
         best_w = 0.0
         pos = -1
+        hit = self._keys.intersection(tokens)  # `candidates`, so that no lead word (2 in 5) costs no call
+        if not hit and not self._always:
+            return total, pos
         steps = self._steps
-        for i in self.candidates(tokens):
+        for i in self._gated(hit, tokens) if hit else self._always:
             c, search = steps[i]
             m = search(text)
             if m is not None:
@@ -306,18 +311,7 @@ REVIEW_PASTE = re.compile(
 )
 # Every match of REVIEW_PASTE holds one of these (or opens with "in "): most prompts hold none, and a
 # substring test costs far less than the pattern, in which sre tries every position.
-_REVIEW_HINTS = (
-    "review",
-    "feedback",
-    "comment",
-    "bot",
-    "@",
-    "point",
-    "remark",
-    "finding",
-    "suggestion",
-    "concern",
-)
+_REVIEW_HINTS = "review feedback comment bot @ point remark finding suggestion concern".split()
 
 
 def review_paste(head: str) -> bool:
