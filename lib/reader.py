@@ -23,7 +23,7 @@ _LONE = re.compile("[\ud800-\udfff]")  # only lone ones survive decoding: pairs 
 
 # (offset of the line's first byte, its bytes without the newline, terminated: False only for a final
 # segment with no newline). A plain tuple: one is made per line of every file read.
-Line = tuple[int, bytes | bytearray, bool]
+Line = tuple[int, bytes, bool]
 
 
 def iter_lines(path: str, start: int = 0) -> Iterator[Line]:
@@ -32,47 +32,45 @@ def iter_lines(path: str, start: int = 0) -> Iterator[Line]:
 
     Newlines are found with `bytes.find` (memchr) rather than `bytes.split`, whose one-byte
     separator loop costs ~5 instructions per byte: a tenth of parsing went there. Blocks are read
-    into a buffer kept for the process (`_BUFFERS`) and each line is a copy of its slice (a
-    `bytearray`, which orjson and `decode` read as they read bytes): a new 1 MB `bytes` per file
-    (most files are one block) cost the kernel a page fault per page it filled, ~0.03 CPU-s per
-    150 MB (a `bytes` copy of each line through a `memoryview` cost ~1,300 instructions a line
-    more than the slice). A block shorter than the buffer leaves an earlier block's bytes after
+    into a buffer kept for the process (`_BUFFERS`), each line copied out as bytes: a new 1 MB
+    `bytes` per file (most files are one block) cost the kernel a page fault per page it filled,
+    ~0.03 CPU-s per 150 MB. A block shorter than the buffer leaves an earlier block's bytes after
     it: a newline found there (`j >= n`) is none."""
     buf = _BUFFERS.pop() if _BUFFERS and len(_BUFFERS[-1]) == BLOCK else bytearray(BLOCK)
+    view = memoryview(buf)
     try:
         with open(key_path(path), "rb", buffering=0) as f:  # read-only, always
             f.seek(start)
             pos = start
-            pending: list[
-                bytes | bytearray
-            ] = []  # pieces of a line longer than a block, joined once (not per block)
+            pending: list[bytes] = []  # pieces of a line longer than a block, joined once (not per block)
             while True:
                 n = f.readinto(buf)
                 if not n:
                     break
                 j = buf.find(b"\n")
                 if j < 0 or j >= n:
-                    pending.append(buf[:n])
+                    pending.append(bytes(view[:n]))
                     continue
                 if pending:
-                    first: bytes | bytearray = b"".join((*pending, buf[:j]))
+                    first = b"".join((*pending, view[:j]))
                     pending = []
                 else:
-                    first = buf[:j]
+                    first = bytes(view[:j])
                 yield pos, first, True
                 pos += len(first) + 1
                 i = j + 1
                 j = buf.find(b"\n", i)
                 while 0 <= j < n:
-                    yield pos, buf[i:j], True
+                    yield pos, bytes(view[i:j]), True
                     pos += j - i + 1
                     i = j + 1
                     j = buf.find(b"\n", i)
                 if i < n:
-                    pending.append(buf[i:n])
+                    pending.append(bytes(view[i:n]))
             if pending:
                 yield pos, b"".join(pending), False
     finally:
+        view.release()
         if len(_BUFFERS) < 2:
             _BUFFERS.append(buf)
 
@@ -82,7 +80,7 @@ def iter_lines(path: str, start: int = 0) -> Iterator[Line]:
 _BUFFERS: list[bytearray] = []
 
 
-def decode(data: bytes | bytearray, whole: bool = False) -> tuple[list[dict[str, Any]], str | None, bool]:
+def decode(data: bytes, whole: bool = False) -> tuple[list[dict[str, Any]], str | None, bool]:
     """Decode one line into records.
 
     Returns (records, bad_reason, repaired). `bad_reason` is set when nothing usable was found;
@@ -101,9 +99,7 @@ def decode(data: bytes | bytearray, whole: bool = False) -> tuple[list[dict[str,
     return [], "not_object", False
 
 
-def _decode_slow(
-    data: bytes | bytearray, whole: bool = False
-) -> tuple[list[dict[str, Any]], str | None, bool]:
+def _decode_slow(data: bytes, whole: bool = False) -> tuple[list[dict[str, Any]], str | None, bool]:
     text = data.decode("utf-8", errors="replace")
     bad_utf8 = "\ufffd" in text and b"\xef\xbf\xbd" not in data
     stripped = text.strip()
