@@ -31,53 +31,37 @@ def iter_lines(path: str, start: int = 0) -> Iterator[Line]:
     index key (`lib.discovery.path_key`).
 
     Newlines are found with `bytes.find` (memchr) rather than `bytes.split`, whose one-byte
-    separator loop costs ~5 instructions per byte: a tenth of parsing went there. Blocks are read
-    into a buffer kept for the process (`_BUFFERS`), each line copied out as bytes: a new 1 MB
-    `bytes` per file (most files are one block) cost the kernel a page fault per page it filled,
-    ~0.03 CPU-s per 150 MB. A block shorter than the buffer leaves an earlier block's bytes after
-    it: a newline found there (`j >= n`) is none."""
-    buf = _BUFFERS.pop() if _BUFFERS and len(_BUFFERS[-1]) == BLOCK else bytearray(BLOCK)
-    view = memoryview(buf)
-    try:
-        with open(key_path(path), "rb", buffering=0) as f:  # read-only, always
-            f.seek(start)
-            pos = start
-            pending: list[bytes] = []  # pieces of a line longer than a block, joined once (not per block)
-            while True:
-                n = f.readinto(buf)
-                if not n:
-                    break
-                j = buf.find(b"\n")
-                if j < 0 or j >= n:
-                    pending.append(bytes(view[:n]))
-                    continue
-                if pending:
-                    first = b"".join((*pending, view[:j]))
-                    pending = []
-                else:
-                    first = bytes(view[:j])
-                yield pos, first, True
-                pos += len(first) + 1
-                i = j + 1
-                j = buf.find(b"\n", i)
-                while 0 <= j < n:
-                    yield pos, bytes(view[i:j]), True
-                    pos += j - i + 1
-                    i = j + 1
-                    j = buf.find(b"\n", i)
-                if i < n:
-                    pending.append(bytes(view[i:n]))
+    separator loop costs ~5 instructions per byte: a tenth of parsing went there."""
+    with open(key_path(path), "rb") as f:  # read-only, always
+        f.seek(start)
+        pos = start
+        pending: list[bytes] = []  # pieces of a line longer than a block, joined once (not per block)
+        while True:
+            block = f.read(BLOCK)
+            if not block:
+                break
+            j = block.find(b"\n")
+            if j < 0:
+                pending.append(block)
+                continue
             if pending:
-                yield pos, b"".join(pending), False
-    finally:
-        view.release()
-        if len(_BUFFERS) < 2:
-            _BUFFERS.append(buf)
-
-
-# Block buffers free for the next `iter_lines` (one, unless generators are interleaved; a test may
-# change `BLOCK`: a buffer of another size is not taken).
-_BUFFERS: list[bytearray] = []
+                first = b"".join((*pending, block[:j]))
+                pending = []
+            else:
+                first = block[:j]
+            yield pos, first, True
+            pos += len(first) + 1
+            i = j + 1
+            j = block.find(b"\n", i)
+            while j >= 0:
+                yield pos, block[i:j], True
+                pos += j - i + 1
+                i = j + 1
+                j = block.find(b"\n", i)
+            if i < len(block):
+                pending.append(block[i:])
+        if pending:
+            yield pos, b"".join(pending), False
 
 
 def decode(data: bytes, whole: bool = False) -> tuple[list[dict[str, Any]], str | None, bool]:

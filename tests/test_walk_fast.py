@@ -58,48 +58,6 @@ def test_iter_lines_equals_split(
     assert got == split_lines(data, start)
 
 
-@settings(max_examples=100, deadline=None)
-@given(
-    files=st.lists(
-        st.lists(st.sampled_from([b"\n", b"a", b"xyz", b"\n\n", b"0123456789"]), max_size=30).map(b"".join),
-        min_size=1,
-        max_size=5,
-    ),
-    block=st.integers(1, 40),
-    interleave=st.booleans(),
-)
-def test_iter_lines_reuses_its_buffer_safely(
-    tmp_path_factory: pytest.TempPathFactory, files: list[bytes], block: int, interleave: bool
-) -> None:
-    """The block buffer is kept across files: a shorter block leaves an earlier file's bytes (and
-    newlines) behind it, and generators may run side by side; every file still reads as its split."""
-    d = tmp_path_factory.mktemp("reuse")
-    paths = []
-    for k, data in enumerate(files):
-        p = d / f"{k}.jsonl"
-        p.write_bytes(data)
-        paths.append(str(p))
-    saved = lib.reader.BLOCK
-    lib.reader.BLOCK = block
-    try:
-        if interleave:
-            gens = [iter_lines(p) for p in paths]
-            got: list[list[tuple[int, bytes, bool]]] = [[] for _ in gens]
-            live = list(range(len(gens)))
-            while live:
-                for k in list(live):
-                    item = next(gens[k], None)
-                    if item is None:
-                        live.remove(k)
-                    else:
-                        got[k].append(item)
-        else:
-            got = [list(iter_lines(p)) for p in paths]
-    finally:
-        lib.reader.BLOCK = saved
-    assert got == [split_lines(data, 0) for data in files]
-
-
 LINES = [
     b'{"type":"user","uuid":"u1"}',
     b'  {"type":"x"}  ',
