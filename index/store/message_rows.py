@@ -63,4 +63,4 @@ def message_rows(messages: list[Message], bodies: tuple[bytes, ...]) -> list[tup
 
 
 # Positions in a `message_rows` row that the writer reads.
-PARENT, KIND, TOOL_NAME, TOOL_USE_ID = 2, 4, 9, 10
+PARENT, KIND, SIDECHAIN, TOOL_NAME, TOOL_USE_ID, MESSAGE_ID = 2, 4, 8, 9, 10, 13

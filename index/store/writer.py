@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from index.store.branch_rows import KnownRows
 from index.store.idents import identifier_parts
 from index.store.message_rows import PARENT
 from index.store.operator import mark_projects
@@ -87,6 +88,7 @@ class Deferred:
     after: int | None = None  # extractions with a larger id are not in extractions_fts yet
     sessions: dict[str, None] = field(default_factory=dict)  # touched, in the order first seen
     marked: bool = False  # the `pending` mark is in this transaction already (one statement per batch)
+    rows: KnownRows = field(default_factory=KnownRows)  # main-line rows of sessions new in this batch
 
     def mark_pending(self, conn: sqlite.Connection) -> None:
         if not self.marked:
@@ -103,12 +105,14 @@ class Deferred:
             self.after = None
         if self.sessions:
             count_sessions(conn, self.sessions)
-            update_main_branches(conn, self.sessions)
+            update_main_branches(conn, self.sessions, self.rows)
             self.sessions = {}
+        self.rows.clear()
 
     def drop(self) -> None:
         """The transaction was rolled back: nothing is pending any more."""
         self.messages, self.after, self.sessions, self.marked = [], None, {}, False
+        self.rows.clear()
 
 
 def file_id_for(conn: sqlite.Connection, path: str) -> int:
@@ -278,6 +282,7 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
         _index_messages(conn, fts)
     else:
         deferred.messages += fts
+        deferred.rows.add(conn, rows, new)
     added = len(new) - len(taken)  # a copy taken over is written again, not new
     written = 0
     if prep.extractions:
