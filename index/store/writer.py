@@ -136,8 +136,10 @@ def delete_file_rows(conn: sqlite.Connection, file_id: int) -> None:
 
 
 def _delete_messages(conn: sqlite.Connection, where: str, args: tuple[Any, ...]) -> None:
-    """Messages and their terms in the contentless FTS (which needs the text to forget it)."""
-    rows = conn.execute(f"SELECT id, body, session_id FROM messages WHERE {where}", args).fetchall()
+    """Messages and their terms in the contentless FTS (which needs the text to forget it), by rowid:
+    FTS5 writes its pending terms out as a segment whenever a rowid comes below the last one (in the
+    uuid index's order, a segment per row: 0.13 → 0.01 CPU-s for the copies taken over at 736 MB)."""
+    rows = conn.execute(f"SELECT id, body, session_id FROM messages WHERE {where} ORDER BY id", args).fetchall()
     conn.executemany(
         "INSERT INTO messages_fts(messages_fts, rowid, text, idents, session) VALUES('delete', ?, ?, ?, ?)",
         [(r[0], t, identifier_parts(t), session_token(r[2])) for r, t in ((r, unpack(r[1])) for r in rows)],
@@ -146,11 +148,11 @@ def _delete_messages(conn: sqlite.Connection, where: str, args: tuple[Any, ...])
 
 
 def _delete_extractions(conn: sqlite.Connection, where: str, args: tuple[Any, ...]) -> int:
-    """Delete the matching extractions and their FTS entries; returns how many went."""
+    """Delete the matching extractions and their FTS entries (by rowid); returns how many went."""
     mark_projects(conn, where, args)
     conn.execute(
         f"""INSERT INTO extractions_fts(extractions_fts, rowid, content, context)
-                     SELECT 'delete', id, content, context FROM extractions WHERE {where}""",
+                     SELECT 'delete', id, content, context FROM extractions WHERE {where} ORDER BY id""",
         args,
     )
     n: int = conn.execute(f"DELETE FROM extractions WHERE {where}", args).rowcount
