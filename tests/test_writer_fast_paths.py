@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from index.store.branch_rows import KnownRows
 from index.store.branches import update_main_branch
-from index.store.schema import migrate
-from index.store.writer import Deferred, _insert_messages, file_id_for
+from index.store.idents import identifier_parts
+from index.store.schema import migrate, session_token
+from index.store.textstore import pack
+from index.store.writer import Deferred, _delete_messages, _insert_messages, file_id_for
 from lib import sqlite
 from lib.discovery import path_key
 
@@ -155,3 +158,31 @@ def test_known_main_line_rows_equal_the_rows_read_back(
         assert [c.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for c in conns][0] == conns[
             1
         ].execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.permutations(range(40)), st.integers(0, 40))
+def test_messages_deleted_by_rowid_leave_the_fts_as_if_never_written(order: list[int], keep: int) -> None:
+    """`_delete_messages` forgets the FTS terms of the rows it deletes, whatever order their uuids come
+    in (it hands them to FTS5 by rowid), leaving the terms of the others exactly."""
+    texts = [f"word{i % 7} other{i} shared" for i in range(40)]
+    conns = [sqlite.connect(":memory:", isolation_level=None) for _ in range(2)]
+    for n, conn in enumerate(conns):
+        migrate(conn)
+        rows = [_row(f"u{i}") for i in range(40) if n == 0 or i in order[:keep]]
+        _, new = _insert_messages(conn, [r[:6] + (pack(texts[int(r[0][1:])]),) + r[7:] for r in rows], 1)
+        conn.executemany(
+            "INSERT INTO messages_fts(rowid, text, idents, session) VALUES(?,?,?,?)",
+            [
+                (rid, texts[int(u[1:])], identifier_parts(texts[int(u[1:])]), session_token("s"))
+                for rid, u in new
+            ],
+        )
+    gone = orjson.dumps([f"u{i}" for i in order[keep:]]).decode()
+    _delete_messages(conns[0], "uuid IN (SELECT value FROM json_each(?))", (gone,))
+    vocab = []
+    for conn in conns:
+        conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, messages_fts, instance)")
+        by_uuid = dict(conn.execute("SELECT id, uuid FROM messages"))
+        vocab.append(sorted((t, by_uuid[d], c, o) for t, d, c, o in conn.execute("SELECT * FROM temp.v")))
+    assert vocab[0] == vocab[1]
