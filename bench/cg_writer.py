@@ -9,7 +9,10 @@ tree's parsers made (the `Prepared` shape is shared). Each phase ends with `os.g
 writes one profile per phase (`.1` start-up and unpickling, `.2` the batches of `write_chunk`, `.3`
 finalize with `jobs=1`); `callgrind_annotate FILE | head -20` gives each phase's total. `--stats`
 instead runs without valgrind and prints each statement's calls and CPU (process time, so the GIL
-hand-offs of pysqlite's steps are in it), costliest first.
+hand-offs of pysqlite's steps are in it), costliest first. `--first` writes as a first index is written
+(a rollback journal, no syncs: index/store/first_build.py), `--journal MODE` and `--cache N` override
+its journal mode and page cache; every run prints the write phase's user and system CPU and its read and
+write system calls (Linux).
 """
 
 from __future__ import annotations
