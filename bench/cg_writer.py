@@ -9,7 +9,10 @@ tree's parsers made (the `Prepared` shape is shared). Each phase ends with `os.g
 writes one profile per phase (`.1` start-up and unpickling, `.2` the batches of `write_chunk`, `.3`
 finalize with `jobs=1`); `callgrind_annotate FILE | head -20` gives each phase's total. `--stats`
 instead runs without valgrind and prints each statement's calls and CPU (process time, so the GIL
-hand-offs of pysqlite's steps are in it), costliest first.
+hand-offs of pysqlite's steps are in it), costliest first. `--first` writes as a first index is written
+(a rollback journal, no syncs: index/store/first_build.py), `--journal MODE` and `--cache N` override
+its journal mode and page cache; every run prints the write phase's user and system CPU and its read and
+write system calls (Linux).
 """
 
 from __future__ import annotations
@@ -79,6 +82,12 @@ class _Rows:
         return list(self._it)
 
 
+def _io() -> dict[str, int]:
+    """This process's I/O counters (Linux): read and write system calls so far."""
+    with open("/proc/self/io") as f:
+        return {k: int(v) for k, v in (line.split(": ") for line in f)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--projects", type=Path, default=ROOT.parent / "shared" / "corpus" / "projects")
@@ -86,8 +95,15 @@ def main() -> None:
     ap.add_argument("--save", type=Path, help="prepare every file and pickle the results here")
     ap.add_argument("--load", type=Path, help="write and finalise the pickled results")
     ap.add_argument("--stats", action="store_true", help="tally each statement's calls and CPU")
+    ap.add_argument("--first", action="store_true", help="write as a first index does (rollback journal)")
+    ap.add_argument("--cache", type=int, help="PRAGMA cache_size for the writer (negative: KiB)")
+    ap.add_argument("--journal", help="PRAGMA journal_mode for the writes (with --first)")
     a = ap.parse_args()
-    raw = open_writer(fresh(work_dir(a.work, "tr-cgw-") / "cgw.db"))
+    raw = open_writer(fresh(work_dir(a.work, "tr-cgw-") / "cgw.db"), logged=not (a.first and a.load))
+    if a.journal:
+        raw.execute(f"PRAGMA journal_mode={a.journal}")
+    if a.cache is not None:
+        raw.execute(f"PRAGMA cache_size={a.cache}")
     if a.save:
         with transaction(raw):
             tasks = plan(raw, canonical_roots([a.projects]), True)[0]
@@ -96,20 +112,25 @@ def main() -> None:
     prepared = pickle.loads(a.load.read_bytes())
     conn: Any = CountingConn(raw) if a.stats else raw
     os.getppid()
-    t0 = time.process_time()
+    t0, io0, os0 = time.process_time(), _io(), os.times()
     batch = _Batch(conn)
     batch.MAX_SECONDS = 1e9  # batches by bytes only, so the split does not depend on the clock
     with few_collections():  # as `run_index` writes
         for p in prepared:
             batch.write(p)
         batch.close()
-    t1 = time.process_time()
+    t1, io1, os1 = time.process_time(), _io(), os.times()
     os.getppid()
     fin.finalize(conn)
     t2 = time.process_time()
     os.getppid()
     raw.close()
     print(f"write {t1 - t0:.2f} CPU-s, finalize {t2 - t1:.2f} CPU-s", file=sys.stderr)
+    print(
+        f"write: user {os1.user - os0.user:.2f} s, system {os1.system - os0.system:.2f} s, "
+        f"read calls {io1['syscr'] - io0['syscr']}, write calls {io1['syscw'] - io0['syscw']}",
+        file=sys.stderr,
+    )
     if a.stats:
         total = sum(v[1] for v in CALLS.values())
         print(f"{len(CALLS)} statements, {sum(v[0] for v in CALLS.values())} calls, {total:.2f} CPU-s")

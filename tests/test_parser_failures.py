@@ -19,10 +19,12 @@ from test_faults import REPO, good_session
 import index.store.parsers as parsers
 import index.store.prepare as prepare_module
 from index.stats import health, status
-from index.store.db import open_reader
+from index.store.db import open_reader, open_writer
 from index.store.ingest import run_index
+from index.store.skips import Parsing
 from index.store.tasks import Task
 from index.store.writer import Prepared
+from lib.walker import FileInfo
 from total_recall.cli import cli
 
 Prepare = Callable[[Task], Prepared]
@@ -165,6 +167,41 @@ def test_a_crash_that_kills_a_one_process_run_costs_that_file_after_two_runs(tmp
     [skipped] = status(conn, db)["skipped_files"]
     assert skipped["path"] == str(victim) and "died while parsing it" in skipped["reason"]
     assert run().stdout.split() == ["1", "0"]  # and it stays unread, quietly, while unchanged
+
+
+def test_the_parsing_note_is_rewritten_in_place_and_an_empty_one_notes_nothing(tmp_path: Path) -> None:
+    """The note (`skips.Parsing`) keeps one file open for the run: each file parsed here is written into
+    it and blanked after. What a killed run leaves is exactly the last file's note (with blanks after a
+    shorter one), or only blanks (killed between files), which the next run takes as nothing; the run's
+    end removes it."""
+    db = tmp_path / "i.db"
+    tasks = [
+        Task(f"/p/{name}.jsonl", "/p", "-p", FileInfo("main", name), 0, None, False, size, 7, 1)
+        for name, size in (("a-long-session-name", 123456), ("b", 9))
+    ]
+    conn = open_writer(db)
+    note = Parsing(db)
+    for t in tasks:
+        note(t)
+        assert json.loads(note.path.read_bytes()) == [t.path, t.size, t.mtime_ns]  # the shorter one too
+        note(None)
+        assert note.path.read_bytes().strip() == b""
+    with conn:  # the next run (a note of its own) finds the blank file of a run killed between files
+        assert Parsing(db).take(conn) is None
+    assert not note.path.exists() and conn.execute("SELECT count(*) FROM skipped_files").fetchone()[0] == 0
+    note.close()
+    for killed_while_parsing in (tasks[1], tasks[0]):
+        note = Parsing(db)
+        note(killed_while_parsing)
+    with conn:  # only the last run's file counts; a first crash is not yet a skip
+        assert Parsing(db).take(conn) is None
+    assert conn.execute("SELECT path, tries FROM skipped_files").fetchall() == [(tasks[0].path, 1)]
+    note = Parsing(db)
+    note(tasks[0])
+    note.close()  # a run's end (or a stop without a crash): no file left
+    assert not note.path.exists()
+    note.close()  # twice is harmless
+    conn.close()
 
 
 @pytest.mark.parametrize("where", ["main", "worker"])

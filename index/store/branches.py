@@ -9,17 +9,21 @@ history before it: the walk continues with the preceding record in file order.
 
 from __future__ import annotations
 
+from index.store.branch_rows import Row
 from index.store.pending import mark_digest
 from lib import sqlite
 
 
-def update_main_branch(conn: sqlite.Connection, session_id: str) -> int:
-    """Recompute `messages.on_main` for one session; returns how many rows changed."""
-    rows = conn.execute(
-        """SELECT id, uuid, parent_uuid, kind, on_main, message_id FROM messages
-           WHERE session_id=? AND is_sidechain=0 ORDER BY id""",
-        (session_id,),
-    ).fetchall()
+def update_main_branch(conn: sqlite.Connection, session_id: str, known: list[Row] | None = None) -> int:
+    """Recompute `messages.on_main` for one session; returns how many rows changed. `known`: the rows
+    the query below would return, when the writer has them already (index/store/branch_rows.py)."""
+    rows = known
+    if rows is None:
+        rows = conn.execute(
+            """SELECT id, uuid, parent_uuid, kind, on_main, message_id FROM messages
+               WHERE session_id=? AND is_sidechain=0 ORDER BY id""",
+            (session_id,),
+        ).fetchall()
     if not rows:
         return 0
     parent = {r[1]: r[2] for r in rows}

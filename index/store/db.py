@@ -113,12 +113,15 @@ def open_writer(path: Path, *, logged: bool = True) -> sqlite.Connection:
 def set_journal(conn: sqlite.Connection, logged: bool) -> None:
     """WAL, so readers never wait for the writer, with commits made durable at checkpoints; or, for a
     first index that nobody reads yet (index/store/first_build.py), batches kept atomic by a rollback
-    journal and nothing forced to disk until the end."""
+    journal and nothing forced to disk until the end. That journal is kept between batches, its header
+    zeroed at each commit (`PERSIST`; turning to WAL removes it): truncated at each commit (`TRUNCATE`),
+    the kernel freed its pages and allocated them again for the next batch, ≈ 0.3 CPU-s of the
+    writer's system time per 736 MB (docs/benchmarks.md, issue 18, sixth session)."""
     if logged:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
     else:
-        conn.execute("PRAGMA journal_mode=TRUNCATE")
+        conn.execute("PRAGMA journal_mode=PERSIST")
         conn.execute("PRAGMA synchronous=OFF")
 
 

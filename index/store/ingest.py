@@ -180,8 +180,8 @@ def _run_index(
     conn, path = _open(db, first)
     sync_tombstones(conn, db)  # forgotten sessions stay forgotten, even in a new database file
     report = IndexReport()
+    note = Parsing(db)
     try:
-        note = Parsing(db)
         fresh = conn.execute("SELECT 1 FROM ingest_state LIMIT 1").fetchone() is None
         with transaction(conn):  # planning may drop rows (resets): all or nothing
             died = note.take(conn)  # the file a crash in the parser killed the last run on, if any
@@ -227,6 +227,7 @@ def _run_index(
         report.elapsed_s = time.perf_counter() - started
         _record_run(conn, report, jobs, "full" if full else "incremental")
     finally:
+        note.close()
         conn.close()
     if first:
         publish(path, db)

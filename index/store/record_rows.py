@@ -15,7 +15,7 @@ from lib.model import FileChunk, Turn
 
 def turn_rows(turns: list[Turn]) -> list[tuple[Any, ...]]:
     """Turns as rows of `turns` (without their file id); built in the worker, written by the writer.
-    One comprehension, no call per turn; `is_sidechain` stays a bool, which SQLite stores as 0 / 1.
+    One comprehension, no call per turn; `is_sidechain` goes as the int SQLite stores (see `message_rows`).
     A repeat of the previous row's session id and model is put in as that row's object (pickled and
     unpickled once: see `message_rows`)."""
     sid = model = None
@@ -34,7 +34,7 @@ def turn_rows(turns: list[Turn]) -> list[tuple[Any, ...]]:
             t.cache_1h_tokens,
             t.cache_read_tokens,
             t.web_search_requests,
-            t.is_sidechain,
+            1 if t.is_sidechain else 0,
             t.agent_id,
         )
         for t in turns

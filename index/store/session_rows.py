@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from index.store.branch_rows import KnownRows
 from index.store.branches import update_main_branch
 from lib import sqlite
 from lib.discovery import key_path
@@ -96,7 +97,10 @@ def count_sessions(conn: sqlite.Connection, session_ids: Iterable[str]) -> None:
         )
 
 
-def update_main_branches(conn: sqlite.Connection, session_ids: Iterable[str]) -> None:
-    """Mark the live branch (the one holding the newest leaf) for each touched session (W6)."""
+def update_main_branches(
+    conn: sqlite.Connection, session_ids: Iterable[str], known: KnownRows | None = None
+) -> None:
+    """Mark the live branch (the one holding the newest leaf) for each touched session (W6); from the
+    rows the batch `known`s where it has them all."""
     for sid in session_ids:
-        update_main_branch(conn, sid)
+        update_main_branch(conn, sid, None if known is None else known.rows(sid))

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from index.store.branch_rows import KnownRows
 from index.store.idents import identifier_parts
 from index.store.message_rows import PARENT
 from index.store.operator import mark_projects
@@ -87,6 +88,7 @@ class Deferred:
     after: int | None = None  # extractions with a larger id are not in extractions_fts yet
     sessions: dict[str, None] = field(default_factory=dict)  # touched, in the order first seen
     marked: bool = False  # the `pending` mark is in this transaction already (one statement per batch)
+    rows: KnownRows = field(default_factory=KnownRows)  # main-line rows of sessions new in this batch
 
     def mark_pending(self, conn: sqlite.Connection) -> None:
         if not self.marked:
@@ -103,12 +105,14 @@ class Deferred:
             self.after = None
         if self.sessions:
             count_sessions(conn, self.sessions)
-            update_main_branches(conn, self.sessions)
+            update_main_branches(conn, self.sessions, self.rows)
             self.sessions = {}
+        self.rows.clear()
 
     def drop(self) -> None:
         """The transaction was rolled back: nothing is pending any more."""
         self.messages, self.after, self.sessions, self.marked = [], None, {}, False
+        self.rows.clear()
 
 
 def file_id_for(conn: sqlite.Connection, path: str) -> int:
@@ -132,8 +136,10 @@ def delete_file_rows(conn: sqlite.Connection, file_id: int) -> None:
 
 
 def _delete_messages(conn: sqlite.Connection, where: str, args: tuple[Any, ...]) -> None:
-    """Messages and their terms in the contentless FTS (which needs the text to forget it)."""
-    rows = conn.execute(f"SELECT id, body, session_id FROM messages WHERE {where}", args).fetchall()
+    """Messages and their terms in the contentless FTS (which needs the text to forget it), by rowid: FTS5
+    flushes a segment at each rowid below the last (uuid order: 0.13 → 0.01 CPU-s at 736 MB)."""
+    by_id = f"SELECT id, body, session_id FROM messages WHERE {where} ORDER BY id"
+    rows = conn.execute(by_id, args).fetchall()
     conn.executemany(
         "INSERT INTO messages_fts(messages_fts, rowid, text, idents, session) VALUES('delete', ?, ?, ?, ?)",
         [(r[0], t, identifier_parts(t), session_token(r[2])) for r, t in ((r, unpack(r[1])) for r in rows)],
@@ -142,11 +148,11 @@ def _delete_messages(conn: sqlite.Connection, where: str, args: tuple[Any, ...])
 
 
 def _delete_extractions(conn: sqlite.Connection, where: str, args: tuple[Any, ...]) -> int:
-    """Delete the matching extractions and their FTS entries; returns how many went."""
+    """Delete the matching extractions and their FTS entries (by rowid); returns how many went."""
     mark_projects(conn, where, args)
     conn.execute(
         f"""INSERT INTO extractions_fts(extractions_fts, rowid, content, context)
-                     SELECT 'delete', id, content, context FROM extractions WHERE {where}""",
+                     SELECT 'delete', id, content, context FROM extractions WHERE {where} ORDER BY id""",
         args,
     )
     n: int = conn.execute(f"DELETE FROM extractions WHERE {where}", args).rowcount
@@ -278,6 +284,7 @@ def write_chunk(conn: sqlite.Connection, prep: Prepared, deferred: Deferred | No
         _index_messages(conn, fts)
     else:
         deferred.messages += fts
+        deferred.rows.add(conn, rows, new)
     added = len(new) - len(taken)  # a copy taken over is written again, not new
     written = 0
     if prep.extractions:
