@@ -441,11 +441,7 @@ def test_the_worker_scrubs_every_text_field_of_every_row_type() -> None:
     )
     for cls in row_types:
         texty = {f.name for f in fields(cls) if "str" in str(f.type) and "[" not in str(f.type)}
-        names, values = _str_fields(cls)
-        assert set(names) == texty, cls
-        # The generated getter reads exactly those fields, in that order.
-        row = cls(**{f.name: f"v-{f.name}" if f.name in texty else None for f in fields(cls)})
-        assert values([row]) == [tuple(getattr(row, n) for n in names)], cls
+        assert set(_str_fields(cls)) == texty, cls
     containers = {
         f.name for cls in row_types for f in fields(cls) if "str" in str(f.type) and "[" in str(f.type)
     }
