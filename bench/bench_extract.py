@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import index.store.prepare as prep  # noqa: E402
-from bench.scratch import planned, work_dir  # noqa: E402
+from bench.scratch import corpus_options, planned_tasks  # noqa: E402
 from extractors.profiles import chunk_counters  # noqa: E402
 from lib.model import Carry  # noqa: E402
 from lib.sources import parse  # noqa: E402
@@ -35,13 +35,12 @@ from lib.sources import parse  # noqa: E402
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--projects", type=Path, default=ROOT.parent / "shared" / "corpus" / "projects")
-    ap.add_argument("--work", type=Path, default=None)
+    corpus_options(ap)
     ap.add_argument("--stage", choices=("extract", "counters", "none"), default="extract")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--profile", type=int, default=0, help="print the N costliest functions (cProfile)")
     args = ap.parse_args()
-    tasks = planned(args.projects, work_dir(args.work, "bench-extract-") / "plan.db")
+    tasks = planned_tasks(args, "bench-extract-")
     chunks = [parse(t.path, t.start, Carry.from_json(t.carry), t.info) for t in tasks]
     for c in chunks:
         prep.scrub_chunk(c)

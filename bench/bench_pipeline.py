@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import index.store.ingest as ingest  # noqa: E402
-from bench.scratch import fresh, work_dir  # noqa: E402
+from bench.scratch import corpus_options, fresh, work_dir  # noqa: E402
 
 
 def _state(path: str) -> str | None:
@@ -129,9 +129,8 @@ class HandOver:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--projects", type=Path, default=ROOT.parent / "shared" / "corpus" / "projects")
+    corpus_options(ap)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--work", type=Path, default=None)
     a = ap.parse_args()
     work = work_dir(a.work, "tr-pipe-")
     db = fresh(work / "pipe.db")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.scratch import fresh  # noqa: E402
+from bench.scratch import corpus_options, fresh  # noqa: E402
 
 NAIVE = ROOT.parent / "shared" / "bench" / "naive_index.py"
 
@@ -43,10 +43,9 @@ def run(cmd: list[str], cwd: Path = ROOT) -> tuple[float, float, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--projects", type=Path, default=ROOT.parent / "shared" / "corpus" / "projects")
+    corpus_options(ap)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--baseline", type=Path, default=None, help="another checkout of the project to compare")
     a = ap.parse_args()
     work = a.work or Path(tempfile.mkdtemp(prefix="tr-ratio-"))

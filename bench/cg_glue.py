@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import index.store.prepare as prep  # noqa: E402
-from bench.scratch import planned, work_dir  # noqa: E402
+from bench.scratch import corpus_options, planned_tasks  # noqa: E402
 from extractors.profiles import chunk_counters  # noqa: E402
 from lib.model import Carry  # noqa: E402
 from lib.sources import parse  # noqa: E402
@@ -34,11 +34,10 @@ from lib.sources import parse  # noqa: E402
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--projects", type=Path, default=ROOT.parent / "shared" / "corpus" / "projects")
-    ap.add_argument("--work", type=Path, default=None)
+    corpus_options(ap)
     ap.add_argument("--objects", action="store_true", help="count the pickles' opcodes (slow)")
     a = ap.parse_args()
-    tasks = planned(a.projects, work_dir(a.work, "tr-glue-") / "plan.db")
+    tasks = planned_tasks(a, "tr-glue-")
     tasks.sort(key=lambda t: t.path)
     clock = [time.process_time()]
 

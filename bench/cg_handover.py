@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 import index.store.prepare as prep  # noqa: E402
 import index.store.writer as wr  # noqa: E402
-from bench.scratch import planned, work_dir  # noqa: E402
+from bench.scratch import corpus_options, planned_tasks  # noqa: E402
 from index.store.idents import identifier_parts  # noqa: E402
 from index.store.schema import session_token  # noqa: E402
 from index.store.textstore import pack  # noqa: E402
@@ -34,10 +34,9 @@ from index.store.textstore import pack  # noqa: E402
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--projects", type=Path, default=ROOT.parent / "shared" / "corpus" / "projects")
-    ap.add_argument("--work", type=Path, default=None)
+    corpus_options(ap)
     a = ap.parse_args()
-    tasks = planned(a.projects, work_dir(a.work, "tr-cg-") / "plan.db")
+    tasks = planned_tasks(a, "tr-cg-")
     os.getppid()
     prepared = [prep.prepare(t) for t in tasks]
     os.getppid()

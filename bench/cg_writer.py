@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import index.store.finalize as fin  # noqa: E402
 import index.store.prepare as prep  # noqa: E402
-from bench.scratch import fresh, work_dir  # noqa: E402
+from bench.scratch import corpus_options, fresh, work_dir  # noqa: E402
 from index.store.db import open_writer  # noqa: E402
 from index.store.ingest import _Batch, plan  # noqa: E402
 from index.store.parsers import few_collections  # noqa: E402
@@ -90,8 +90,7 @@ def _io() -> dict[str, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--projects", type=Path, default=ROOT.parent / "shared" / "corpus" / "projects")
-    ap.add_argument("--work", type=Path, default=None)
+    corpus_options(ap)
     ap.add_argument("--save", type=Path, help="prepare every file and pickle the results here")
     ap.add_argument("--load", type=Path, help="write and finalise the pickled results")
     ap.add_argument("--stats", action="store_true", help="tally each statement's calls and CPU")

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 import index.store.finalize as fin  # noqa: E402
 import index.store.prepare as prep  # noqa: E402
 import index.store.writer as wr  # noqa: E402
-from bench.scratch import fresh, work_dir  # noqa: E402
+from bench.scratch import corpus_options, fresh, work_dir  # noqa: E402
 from index.store.db import open_writer  # noqa: E402
 from index.store.ingest import _Batch, plan  # noqa: E402
 from index.store.tx import transaction  # noqa: E402
@@ -109,8 +109,7 @@ class TimedConn:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--projects", type=Path, default=ROOT.parent / "shared" / "corpus" / "projects")
-    ap.add_argument("--work", type=Path, default=None)
+    corpus_options(ap)
     ap.add_argument("--top", type=int, default=0, help="also print the N costliest functions of each side")
     a = ap.parse_args()
     work = work_dir(a.work, "tr-prof-")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from pathlib import Path
 
@@ -11,6 +12,21 @@ from index.store.ingest import plan
 from index.store.tasks import Task
 from index.store.tx import transaction
 from lib.discovery import canonical_roots
+
+# The corpus the bench scripts read unless told otherwise: ../shared beside the checkout.
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "projects"
+
+
+def corpus_options(ap: argparse.ArgumentParser) -> None:
+    """The options every corpus bench takes: `--projects` (the transcripts, default `CORPUS`) and
+    `--work` (where its scratch files go, default a new temporary directory: `work_dir`)."""
+    ap.add_argument("--projects", type=Path, default=CORPUS)
+    ap.add_argument("--work", type=Path, default=None)
+
+
+def planned_tasks(a: argparse.Namespace, prefix: str) -> list[Task]:
+    """`planned` for `corpus_options`' arguments: every file of `--projects`, planned in `--work`."""
+    return planned(a.projects, work_dir(a.work, prefix) / "plan.db")
 
 
 def fresh(db: Path) -> Path:
