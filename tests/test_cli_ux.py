@@ -353,9 +353,14 @@ def _commands() -> list[tuple[str, object]]:
     from total_recall.cli import cli
 
     out: list[tuple[str, object]] = [("", cli)]
+    ctx = click.Context(cli)
 
     def walk(group: click.Group, path: str) -> None:
-        for name, cmd in group.commands.items():
+        # Through click's lookup, not `group.commands`: the CLI adds its other commands when one is
+        # first looked up or listed, so a walk of the dict alone would see only `index` and `version`.
+        for name in group.list_commands(ctx):
+            cmd = group.get_command(ctx, name)
+            assert cmd is not None, name
             out.append((f"{path} {name}".strip(), cmd))
             if isinstance(cmd, click.Group):
                 walk(cmd, f"{path} {name}")
