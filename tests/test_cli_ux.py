@@ -366,6 +366,9 @@ def _commands() -> list[tuple[str, object]]:
                 walk(cmd, f"{path} {name}")
 
     walk(cli, "")
+    assert {"index", "search", "mcp", "vec status"} <= {
+        path for path, _ in out
+    }  # every command, not the eager few
     return out
 
 
